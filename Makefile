@@ -1,0 +1,50 @@
+# Two commands on a fresh machine:
+#   make lab    set up everything, then open JupyterLab on notebooks/ (main job)
+#   make test   set up everything, then run the whole test suite (what CI runs)
+# Other targets: make demo (headless seed examples), make bench, make lint.
+
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup lab demo test test-fast lint bench system-deps clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -U pip
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# Debian packages the browser tests need (Chromium); installed only when missing.
+system-deps:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing chromium (browser tests)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/
+
+demo: setup
+	$(BIN)/python -m workbench.demo
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow and not flink and not browser and not notebook"
+
+test: setup system-deps
+	$(BIN)/python -m pytest -q
+	$(BIN)/python -m workbench.conformance -q tests/data/conformance
+
+lint: setup
+	$(BIN)/ruff check workbench tests benchmarks
+	$(BIN)/ruff format --check workbench tests benchmarks
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python -m benchmarks.run --generate
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,19 @@
+"""CEP Workbench: complex event processing in Jupyter.
+
+``%load_ext workbench`` loads the IPython magics (imported lazily, so ``import workbench`` stays
+light). The engine lives in :mod:`workbench.engine` (stdlib only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["__version__", "load_ipython_extension"]
+__version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the ``%cep`` / ``%%cep`` magics (IPython calls this on ``%load_ext workbench``)."""
+    from workbench.jupyter.extension import load_ipython_extension as _load
+
+    _load(ipython)

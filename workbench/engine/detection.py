@@ -1,0 +1,116 @@
+"""The records the engine emits: detections, channel reactions and trace entries.
+
+One :class:`Detection` type serves every pattern family. A reaction-group detection lists the events
+in the order the group recorded them, each with the channel it came on, plus the ``@not`` channels
+proved absent; a sequence match lists its events stage by stage (``by_stage()`` gives Flink's
+``stage name -> [events]`` view). ``kind`` is ``"match"`` or ``"timeout"`` (a timed-out partial
+match or a group that timed out without success).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from workbench.engine.events import Event
+
+__all__ = ["Detection", "Reaction", "TraceKind", "TraceRecord"]
+
+MATCH = "match"
+TIMEOUT = "timeout"
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One detection (a match, or a timeout) of one pattern instance.
+
+    Attributes:
+        pattern: the pattern's name.
+        key: the partition key the instance belongs to.
+        instance: the instance id (unique per pattern within one engine run).
+        kind: ``"match"`` or ``"timeout"``.
+        time: emit time (event time, ms).
+        events: the contributing events, in the order the pattern lists them.
+        channels: for each event, the channel or stage it came on (parallel to ``events``).
+        negated: ids of the ``@not`` channels satisfied by absence.
+        initiator: the event that started the instance (reaction groups), if any.
+        extra: family-specific data: ``"tree"`` for nested groups, ``"aggregate"`` for window
+            accumulators, ``"exit"`` (``"and"``/``"or"``), ...
+    """
+
+    pattern: str
+    key: Hashable
+    instance: int
+    kind: str
+    time: int | float
+    events: tuple[Event, ...]
+    channels: tuple[str, ...]
+    negated: tuple[str, ...] = ()
+    initiator: Event | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def by_stage(self) -> dict[str, list[Event]]:
+        """Flink's view: stage (or channel) name -> its events, in order of first appearance."""
+        out: dict[str, list[Event]] = {}
+        for name, event in zip(self.channels, self.events, strict=True):
+            out.setdefault(name, []).append(event)
+        return out
+
+    @property
+    def seqs(self) -> tuple[int, ...]:
+        """Arrival positions of the events."""
+        return tuple(e.seq for e in self.events)
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    """A channel accepted an event (what a Prova channel continuation such as ``println`` sees)."""
+
+    pattern: str
+    key: Hashable
+    instance: int
+    channel: str
+    event: Event
+    time: int | float
+    status: str = "accepted"
+
+
+class TraceKind(StrEnum):
+    """What happened to an instance, a channel or a partial match."""
+
+    STARTED = "started"
+    ACCEPTED = "accepted"
+    COUNTED = "counted"
+    PAUSED = "paused"
+    RESUMED = "resumed"
+    STOPPED = "stopped"
+    NEGATED = "negated"
+    VIOLATED = "violated"
+    TIMED_OUT = "timed_out"
+    DETECTED = "detected"
+    FAILED = "failed"
+    EXTENDED = "extended"
+    PRUNED = "pruned"
+    IGNORED = "ignored"
+    LATE = "late"
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRecord:
+    """One state change, at event time ``time``.
+
+    ``element`` is the channel or stage concerned (``None`` for the whole instance); ``event_seq``
+    the event that caused it (``None`` for timers); ``detail`` free data such as ``{"count": 2,
+    "of": 3}``.
+    """
+
+    time: int | float
+    pattern: str
+    key: Hashable
+    instance: int
+    kind: TraceKind
+    element: str | None = None
+    event_seq: int | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)

@@ -1,0 +1,149 @@
+"""Immutable events and their validation.
+
+An :class:`Event` has a ``type``, a ``time`` (event time, in milliseconds), a partition ``key``
+(Prova's conversation id, Flink's ``keyBy``) and a mapping of ``fields``. The engine stamps each
+accepted event with ``seq``, its 0-based arrival position, which identifies it in detections, the
+shared buffer and the trace.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from workbench.errors import EventError
+
+__all__ = ["Event", "make_event"]
+
+_RESERVED = frozenset({"type", "time", "t", "key", "seq"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One immutable event.
+
+    Fields are read with ``event["price"]``, ``event.get("price")`` or, when the name does not clash
+    with an attribute (``type``, ``time``, ``key``, ``fields``, ``seq``), ``event.price``;
+    ``event.fields`` is the whole mapping. ``seq`` is ``-1`` until the engine accepts the event.
+
+    >>> e = Event("trade", 5, "k1", {"price": 101.5})
+    >>> e["price"], e.key, e.time
+    (101.5, 'k1', 5)
+    """
+
+    type: str
+    time: int | float
+    key: Hashable = None
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    seq: int = -1
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self.fields[name]
+        except KeyError:
+            msg = f"event #{self.seq} ({self.type!r}) has no field {name!r}; fields: {sorted(self.fields)}"
+            raise KeyError(msg) from None
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: ``e.price`` reads the field (conditions use it).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            fields = object.__getattribute__(self, "fields")
+        except AttributeError:
+            raise AttributeError(name) from None
+        try:
+            return fields[name]
+        except KeyError:
+            msg = f"event {self.type!r} (#{self.seq}) has no field {name!r}; fields: {sorted(fields)}"
+            raise AttributeError(msg) from None
+
+    @property
+    def t(self) -> int | float:
+        """Alias of ``time``."""
+        return self.time
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The field's value, or ``default`` when the event has no such field."""
+        return self.fields.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.fields
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.fields)
+
+    def with_seq(self, seq: int) -> Event:
+        """A copy stamped with arrival position ``seq``."""
+        return replace(self, seq=seq)
+
+    def with_time(self, time: int | float) -> Event:
+        """A copy with another time (processing-time mode stamps arrival time this way)."""
+        return replace(self, time=time)
+
+    def describe(self) -> str:
+        """A short human-readable form: ``login#3@120[user=u1, ip=1.2.3.4]``."""
+        inner = ", ".join(f"{k}={v}" for k, v in self.fields.items())
+        return f"{self.type}#{self.seq}@{self.time}[{inner}]"
+
+
+def _check_time(value: Any, position: int | None, name: str = "time") -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        msg = f"time must be a number of milliseconds, got {type(value).__name__} {value!r}"
+        raise EventError(msg, position=position, field=name)
+    if isinstance(value, float) and not math.isfinite(value):
+        msg = f"time must be finite, got {value!r}"
+        raise EventError(msg, position=position, field=name)
+    return value
+
+
+def make_event(raw: object, position: int | None = None) -> Event:
+    """Validate ``raw`` and build an :class:`Event`.
+
+    ``raw`` is an :class:`Event` or a mapping with ``type``, ``time`` (or ``t``), optional ``key`` and
+    either a ``fields`` mapping or the fields inline. Raises :class:`EventError` naming the position
+    and the field for a missing type, a missing or non-numeric time, or an unhashable key.
+
+    >>> make_event({"type": "a", "t": 3, "key": "k", "price": 2}).fields
+    {'price': 2}
+    """
+    typ: object
+    if isinstance(raw, Event):
+        typ, time, key, fields = raw.type, raw.time, raw.key, raw.fields
+    elif isinstance(raw, Mapping):
+        if "type" not in raw or raw["type"] is None:
+            msg = "missing event type"
+            raise EventError(msg, position=position, field="type")
+        typ = raw["type"]
+        if "time" in raw:
+            time = raw["time"]
+        elif "t" in raw:
+            time = raw["t"]
+        else:
+            msg = "missing event time ('time' or 't')"
+            raise EventError(msg, position=position, field="time")
+        key = raw.get("key")
+        if "fields" in raw:
+            fields = raw["fields"]
+            if not isinstance(fields, Mapping):
+                msg = f"'fields' must be a mapping, got {type(fields).__name__}"
+                raise EventError(msg, position=position, field="fields")
+        else:
+            fields = {k: v for k, v in raw.items() if k not in _RESERVED}
+    else:
+        msg = f"an event must be a mapping or an Event, got {type(raw).__name__}"
+        raise EventError(msg, position=position)
+    if not isinstance(typ, str) or not typ:
+        msg = f"event type must be a non-empty string, got {typ!r}"
+        raise EventError(msg, position=position, field="type")
+    time = _check_time(time, position)
+    try:
+        hash(key)
+    except TypeError:
+        msg = f"key must be hashable, got {type(key).__name__} {key!r}"
+        raise EventError(msg, position=position, field="key") from None
+    if isinstance(raw, Event):
+        return raw
+    return Event(typ, time, key, dict(fields))

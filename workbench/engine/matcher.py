@@ -1,0 +1,113 @@
+"""The contract between the keyed runtime and a compiled pattern.
+
+A pattern object (a frozen dataclass: a reaction group, a sequence) compiles to a :class:`Matcher`.
+The matcher is immutable and shared by every key; everything that changes lives in a per-key state
+object it creates with ``new_state`` and that the runtime stores, routes and snapshots. Per-key
+state must be plain, picklable data (no callables, no references to the matcher), so that a host
+(Flink keyed state, a checkpoint) can hold it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, Protocol, runtime_checkable
+
+from workbench.engine.detection import Detection, Reaction, TraceKind
+from workbench.engine.events import Event
+
+__all__ = ["Context", "Matcher", "Pattern"]
+
+
+class Context(Protocol):
+    """What a matcher may do while it handles one event or one timer of one key."""
+
+    @property
+    def key(self) -> Hashable:
+        """The key being processed."""
+        ...
+
+    @property
+    def now(self) -> int | float:
+        """The time of the event or timer being handled."""
+        ...
+
+    @property
+    def tracing(self) -> bool:
+        """Whether trace records are wanted; guard record construction with it."""
+        ...
+
+    @property
+    def final(self) -> bool:
+        """True while the runtime flushes at end of input: recurring timers should not re-arm."""
+        ...
+
+    def emit(self, detection: Detection) -> None:
+        """Output a detection."""
+        ...
+
+    def react(self, reaction: Reaction) -> None:
+        """Output a channel reaction (an accepted channel event)."""
+        ...
+
+    def schedule(self, time: int | float, token: Hashable) -> None:
+        """Ask for ``on_timer(state, time, token)`` once event time passes ``time``.
+
+        Timers are never cancelled; a matcher ignores a timer whose token it no longer expects.
+        """
+        ...
+
+    def new_instance(self) -> int:
+        """A fresh instance id, unique within this key and pattern (deterministic per key)."""
+        ...
+
+    def trace(
+        self,
+        kind: TraceKind,
+        instance: int,
+        element: str | None = None,
+        event_seq: int | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        """Record a state change (no-op when tracing is off)."""
+        ...
+
+
+@runtime_checkable
+class Matcher(Protocol):
+    """A compiled pattern: immutable, shared across keys."""
+
+    name: str
+
+    def event_types(self) -> frozenset[str] | None:
+        """The event types this matcher can use (``None``: all). Others never reach it."""
+        ...
+
+    def new_state(self, key: Hashable) -> Any:
+        """A fresh per-key state (plain picklable data)."""
+        ...
+
+    def process(self, state: Any, event: Event, ctx: Context) -> None:
+        """Handle one event of the state's key."""
+        ...
+
+    def on_timer(self, state: Any, time: int | float, token: Hashable, ctx: Context) -> None:
+        """Handle a timer scheduled through ``ctx.schedule``."""
+        ...
+
+    def is_idle(self, state: Any) -> bool:
+        """True when the state holds nothing worth keeping (the runtime may drop it)."""
+        ...
+
+
+@runtime_checkable
+class Pattern(Protocol):
+    """A declarative pattern: a frozen dataclass with a name that compiles to a matcher."""
+
+    @property
+    def name(self) -> str:
+        """The pattern's name (unique within one engine)."""
+        ...
+
+    def compile(self) -> Matcher:
+        """Validate and compile; raises :class:`~workbench.errors.PatternError` if malformed."""
+        ...

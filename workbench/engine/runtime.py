@@ -1,0 +1,459 @@
+"""The keyed runtime: splitter, event-time clock, watermarks, timers, late events.
+
+:class:`Engine` runs many patterns over one stream. Each event is validated, stamped with its
+arrival position (``seq``), routed by key (the splitter: Prova's conversation id, Flink's
+``keyBy``, the patent's stream splitter) and by event type to the matchers that can use it, and
+handed to each matcher together with that key's state.
+
+Time and ordering rules (event-time mode, the default):
+
+* The watermark follows Flink: ``advance_time(w)`` declares that no event with ``time <= w`` will
+  arrive any more. Every buffered event with ``time <= w`` is processed and every timer with
+  ``time <= w`` fires.
+* With ``out_of_orderness=B`` the engine derives a watermark from the events themselves: after an
+  event, events with ``time <= max_seen - B`` are released (in ``(time, arrival)`` order), while
+  timers fire only for ``time < max_seen - B`` -- an event may still arrive at exactly
+  ``max_seen - B``. With ``B = 0`` an in-order stream is processed immediately.
+* **Ties**: at one timestamp, events come first, then timers (Prova's documented "event first"
+  resolution, ``prova.md`` 9.15); equal-time events keep arrival order; equal-time timers fire in
+  the order they were scheduled. A matcher that must act *before* an event at a boundary (Flink's
+  ``within`` prunes at ``t - t_first >= window``) checks that in ``process`` itself.
+* An event older than the watermark (``time < max_seen - B``, or ``time <= w`` after
+  ``advance_time(w)``) is **late**: it is not matched, it is appended to :attr:`Engine.late`, counted
+  in ``late_count``, passed to ``on_late`` callbacks and traced. Nothing is dropped silently.
+
+Processing-time mode (``time_mode="processing"``) stamps each event with the clock at arrival and
+processes it at once; :meth:`Engine.tick` fires the timers that the clock has passed (a live feed
+calls it periodically).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import pickle
+import time as _time
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
+from workbench.engine.events import Event, make_event
+from workbench.engine.matcher import Matcher, Pattern
+from workbench.errors import CepError, PatternError
+
+__all__ = ["Engine", "EngineSnapshot", "KeyState", "RunResult", "run"]
+
+INF = math.inf
+Clock = Callable[[], float]
+
+
+def wall_clock_ms() -> float:
+    """Milliseconds since the epoch, the default processing-time clock."""
+    return _time.time() * 1000.0
+
+
+@dataclass(slots=True)
+class KeyState:
+    """Everything the runtime keeps for one key: one state per pattern, and an instance counter."""
+
+    states: dict[int, Any] = field(default_factory=dict)
+    instances: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class EngineSnapshot:
+    """A picklable image of the engine's mutable state (patterns are not part of it)."""
+
+    pattern_names: tuple[str, ...]
+    keys: dict[Hashable, KeyState]
+    timers: list[tuple[int | float, int, Hashable, int, Hashable]]
+    timer_counts: dict[tuple[Hashable, int], int]
+    buffer: list[tuple[int | float, int, Event]]
+    watermark: tuple[float, bool]
+    max_seen: float
+    next_seq: int
+    next_timer: int
+    late: list[Event]
+    late_count: int
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What :func:`run` returns."""
+
+    detections: list[Detection]
+    reactions: list[Reaction]
+    late: list[Event]
+    trace: list[TraceRecord]
+
+
+class _Ctx:
+    """The single mutable :class:`~workbench.engine.matcher.Context` implementation."""
+
+    __slots__ = ("_engine", "final", "key", "keystate", "now", "pattern", "pindex", "tracing")
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self.key: Hashable = None
+        self.now: int | float = 0
+        self.pindex = 0
+        self.pattern = ""
+        self.keystate = KeyState()
+        self.tracing = engine.tracing
+        self.final = False
+
+    def emit(self, detection: Detection) -> None:
+        self._engine._emit(detection)
+
+    def react(self, reaction: Reaction) -> None:
+        self._engine._react(reaction)
+
+    def schedule(self, time: int | float, token: Hashable) -> None:
+        self._engine._schedule(time, self.key, self.pindex, token)
+
+    def new_instance(self) -> int:
+        n = self.keystate.instances.get(self.pindex, 0) + 1
+        self.keystate.instances[self.pindex] = n
+        return n
+
+    def trace(
+        self,
+        kind: TraceKind,
+        instance: int,
+        element: str | None = None,
+        event_seq: int | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        if self.tracing:
+            rec = TraceRecord(
+                self.now, self.pattern, self.key, instance, kind, element, event_seq, detail or {}
+            )
+            self._engine._trace(rec)
+
+
+class Engine:
+    """Run several patterns over one keyed stream.
+
+    Args:
+        patterns: pattern objects (anything with ``name`` and ``compile()``) or compiled matchers.
+        out_of_orderness: how far (ms) behind the newest event an event may arrive and still be
+            sorted into place instead of being late.
+        time_mode: ``"event"`` (default) or ``"processing"`` (events stamped with ``clock()``).
+        clock: the processing-time clock in ms (default: wall clock).
+        trace: record state changes (see :class:`~workbench.engine.detection.TraceRecord`).
+        on_detection / on_reaction / on_late / on_trace: callbacks, called synchronously.
+        collect: keep detections, reactions and trace records in lists on the engine (default).
+
+    >>> from workbench.engine.runtime import Engine
+    >>> Engine([]).process({"type": "a", "time": 1})
+    []
+    """
+
+    def __init__(
+        self,
+        patterns: Iterable[Pattern | Matcher] = (),
+        *,
+        out_of_orderness: int | float = 0,
+        time_mode: Literal["event", "processing"] = "event",
+        clock: Clock | None = None,
+        trace: bool = False,
+        on_detection: Callable[[Detection], None] | None = None,
+        on_reaction: Callable[[Reaction], None] | None = None,
+        on_late: Callable[[Event], None] | None = None,
+        on_trace: Callable[[TraceRecord], None] | None = None,
+        collect: bool = True,
+    ) -> None:
+        if time_mode not in ("event", "processing"):
+            msg = f"time_mode must be 'event' or 'processing', got {time_mode!r}"
+            raise CepError(msg)
+        if out_of_orderness < 0:
+            msg = f"out_of_orderness must be >= 0, got {out_of_orderness!r}"
+            raise CepError(msg)
+        self.matchers: list[Matcher] = []
+        self._by_type: dict[str, list[int]] = {}
+        self._any_type: list[int] = []
+        self.out_of_orderness = out_of_orderness
+        self.time_mode = time_mode
+        self.clock: Clock = clock or wall_clock_ms
+        self.tracing = trace
+        self.collect = collect
+        self._on_detection = on_detection
+        self._on_reaction = on_reaction
+        self._on_late = on_late
+        self._on_trace = on_trace
+        self.detections: list[Detection] = []
+        self.reactions: list[Reaction] = []
+        self.trace_records: list[TraceRecord] = []
+        self.late: list[Event] = []
+        self.late_count = 0
+        self._keys: dict[Hashable, KeyState] = {}
+        self._timers: list[tuple[int | float, int, Hashable, int, Hashable]] = []
+        self._timer_counts: dict[tuple[Hashable, int], int] = {}
+        self._timer_seq = itertools.count()
+        self._buffer: list[tuple[int | float, int, Event]] = []
+        self._wm: tuple[float, bool] = (-INF, False)
+        self._max_seen = -INF
+        self._next_seq = 0
+        self._out: list[Detection] = []
+        self._ctx = _Ctx(self)
+        for p in patterns:
+            self.add(p)
+
+    # ------------------------------------------------------------------ set-up
+    def add(self, pattern: Pattern | Matcher) -> Matcher:
+        """Add a pattern (compiling it) and return its matcher. Names must be unique."""
+        matcher: Matcher = pattern if isinstance(pattern, Matcher) else pattern.compile()
+        if any(m.name == matcher.name for m in self.matchers):
+            msg = "a pattern with this name is already in the engine"
+            raise PatternError(msg, pattern=matcher.name)
+        index = len(self.matchers)
+        self.matchers.append(matcher)
+        types = matcher.event_types()
+        if types is None:
+            self._any_type.append(index)
+            for lst in self._by_type.values():
+                lst.append(index)
+                lst.sort()
+        else:
+            for t in types:
+                if t not in self._by_type:
+                    self._by_type[t] = list(self._any_type)
+                self._by_type[t].append(index)
+                self._by_type[t].sort()
+        return matcher
+
+    @property
+    def watermark(self) -> float:
+        """The current watermark (``-inf`` before any time has passed)."""
+        return self._wm[0]
+
+    @property
+    def keys(self) -> Mapping[Hashable, KeyState]:
+        """Live per-key states (read-only view for inspection)."""
+        return self._keys
+
+    def state_of(self, pattern: str, key: Hashable) -> Any:
+        """The per-key state of one pattern (``None`` if the key holds none)."""
+        ks = self._keys.get(key)
+        if ks is None:
+            return None
+        for i, m in enumerate(self.matchers):
+            if m.name == pattern:
+                return ks.states.get(i)
+        msg = f"no pattern named {pattern!r}; patterns: {[m.name for m in self.matchers]}"
+        raise CepError(msg)
+
+    # ------------------------------------------------------------------ input
+    def process(self, raw: Event | Mapping[str, Any]) -> list[Detection]:
+        """Feed one event; return the detections emitted as a consequence (possibly by timers)."""
+        self._out = []
+        position = self._next_seq
+        self._next_seq += 1  # a rejected event still occupies its input position
+        event = make_event(raw, position).with_seq(position)
+        if self.time_mode == "processing":
+            now = max(self.clock(), self._max_seen)
+            event = event.with_time(now)
+            self._max_seen = now
+            self._advance((now, False))
+            self._dispatch(event)
+            return self._out
+        t = event.time
+        if self._is_late(t):
+            self._late(event)
+            return self._out
+        if t > self._max_seen:
+            self._max_seen = t
+        heapq.heappush(self._buffer, (t, event.seq, event))
+        self._advance((self._max_seen - self.out_of_orderness, False))
+        return self._out
+
+    def process_many(self, events: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
+        """Feed events in order; return all detections they caused."""
+        out: list[Detection] = []
+        for e in events:
+            out.extend(self.process(e))
+        return out
+
+    def advance_time(self, watermark: int | float) -> list[Detection]:
+        """Declare that no event with ``time <= watermark`` will arrive; fire what is due."""
+        self._out = []
+        self._advance((watermark, True))
+        return self._out
+
+    def tick(self) -> list[Detection]:
+        """Processing-time mode: fire the timers the clock has passed."""
+        self._out = []
+        now = max(self.clock(), self._max_seen)
+        self._max_seen = now
+        self._advance((now, False))
+        return self._out
+
+    def finish(self, until: int | float | None = None) -> list[Detection]:
+        """End of input: release everything buffered and fire timers up to ``until`` (default: all).
+
+        With ``until=None`` the flush is *final*: recurring timers (Prova ``@timer`` windows) do not
+        re-arm, so the flush terminates.
+        """
+        self._out = []
+        if until is None:
+            self._ctx.final = True
+            try:
+                self._advance((INF, True))
+            finally:
+                self._ctx.final = False
+        else:
+            self._advance((until, True))
+        return self._out
+
+    # ------------------------------------------------------------------ snapshots
+    def snapshot(self) -> bytes:
+        """Pickle the mutable state (keys, timers, buffer, clock, counters)."""
+        snap = EngineSnapshot(
+            tuple(m.name for m in self.matchers),
+            self._keys,
+            self._timers,
+            self._timer_counts,
+            self._buffer,
+            self._wm,
+            self._max_seen,
+            self._next_seq,
+            next(self._timer_seq),
+            self.late,
+            self.late_count,
+        )
+        return pickle.dumps(snap)
+
+    def restore(self, blob: bytes) -> None:
+        """Replace the mutable state with a snapshot taken from an engine with the same patterns."""
+        snap: EngineSnapshot = pickle.loads(blob)
+        names = tuple(m.name for m in self.matchers)
+        if snap.pattern_names != names:
+            msg = f"snapshot was taken with patterns {snap.pattern_names}, this engine has {names}"
+            raise CepError(msg)
+        self._keys = snap.keys
+        self._timers = snap.timers
+        self._timer_counts = snap.timer_counts
+        self._buffer = snap.buffer
+        self._wm = snap.watermark
+        self._max_seen = snap.max_seen
+        self._next_seq = snap.next_seq
+        self._timer_seq = itertools.count(snap.next_timer)
+        self.late = snap.late
+        self.late_count = snap.late_count
+
+    # ------------------------------------------------------------------ internals
+    def _is_late(self, t: int | float) -> bool:
+        wm, closed = self._wm
+        return t < wm or (closed and t == wm)
+
+    def _late(self, event: Event) -> None:
+        self.late_count += 1
+        self.late.append(event)
+        if self._on_late is not None:
+            self._on_late(event)
+        if self.tracing:
+            self._trace(TraceRecord(event.time, "", event.key, 0, TraceKind.LATE, None, event.seq, {}))
+
+    def _advance(self, wm: tuple[float, bool]) -> None:
+        if wm > self._wm:
+            self._wm = wm
+        limit, closed = self._wm
+        buf, timers = self._buffer, self._timers
+        while True:
+            ev_due = bool(buf) and buf[0][0] <= limit
+            tm_due = bool(timers) and (timers[0][0] < limit or (closed and timers[0][0] == limit))
+            if ev_due and (not tm_due or buf[0][0] <= timers[0][0]):
+                _, _, event = heapq.heappop(buf)
+                self._dispatch(event)
+            elif tm_due:
+                time, _, key, pindex, token = heapq.heappop(timers)
+                self._fire(time, key, pindex, token)
+            else:
+                break
+
+    def _dispatch(self, event: Event) -> None:
+        targets = self._by_type.get(event.type, self._any_type)
+        if not targets:
+            return
+        key = event.key
+        ks = self._keys.get(key)
+        if ks is None:
+            ks = self._keys[key] = KeyState()
+        ctx = self._ctx
+        ctx.key, ctx.now, ctx.keystate = key, event.time, ks
+        for pindex in targets:
+            matcher = self.matchers[pindex]
+            state = ks.states.get(pindex)
+            if state is None:
+                state = ks.states[pindex] = matcher.new_state(key)
+            ctx.pindex, ctx.pattern = pindex, matcher.name
+            matcher.process(state, event, ctx)
+            self._maybe_release(ks, key, pindex, matcher, state)
+
+    def _fire(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
+        counts = self._timer_counts
+        counts[(key, pindex)] -= 1
+        ks = self._keys.get(key)
+        if ks is None or pindex not in ks.states:
+            return
+        matcher = self.matchers[pindex]
+        state = ks.states[pindex]
+        ctx = self._ctx
+        ctx.key, ctx.now, ctx.keystate, ctx.pindex, ctx.pattern = key, time, ks, pindex, matcher.name
+        matcher.on_timer(state, time, token, ctx)
+        self._maybe_release(ks, key, pindex, matcher, state)
+
+    def _maybe_release(self, ks: KeyState, key: Hashable, pindex: int, matcher: Matcher, state: Any) -> None:
+        if self._timer_counts.get((key, pindex), 0) == 0 and matcher.is_idle(state):
+            self._timer_counts.pop((key, pindex), None)
+            del ks.states[pindex]
+            # Keep the key's instance counter once an instance was created: ids stay unique per key.
+            if not ks.states and not ks.instances:
+                del self._keys[key]
+
+    def _schedule(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
+        heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))
+        k = (key, pindex)
+        self._timer_counts[k] = self._timer_counts.get(k, 0) + 1
+
+    def _emit(self, detection: Detection) -> None:
+        self._out.append(detection)
+        if self.collect:
+            self.detections.append(detection)
+        if self._on_detection is not None:
+            self._on_detection(detection)
+
+    def _react(self, reaction: Reaction) -> None:
+        if self.collect:
+            self.reactions.append(reaction)
+        if self._on_reaction is not None:
+            self._on_reaction(reaction)
+
+    def _trace(self, record: TraceRecord) -> None:
+        if self.collect:
+            self.trace_records.append(record)
+        if self._on_trace is not None:
+            self._on_trace(record)
+
+
+def run(
+    patterns: Sequence[Pattern | Matcher] | Pattern | Matcher,
+    events: Iterable[Event | Mapping[str, Any]],
+    *,
+    until: int | float | None = None,
+    out_of_orderness: int | float = 0,
+    trace: bool = False,
+) -> RunResult:
+    """Run patterns over a finite stream and flush at the end.
+
+    >>> run([], [{"type": "a", "time": 1}]).detections
+    []
+    """
+    plist: Sequence[Pattern | Matcher] = [patterns] if isinstance(patterns, Pattern | Matcher) else patterns
+    engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace)
+    for e in events:
+        engine.process(e)
+    engine.finish(until)
+    return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records)

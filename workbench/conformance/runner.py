@@ -29,6 +29,7 @@ __all__ = [
     "iter_case_files",
     "main",
     "run_case",
+    "through_language",
 ]
 
 BACKENDS = ("local", "flink")
@@ -65,6 +66,19 @@ ADAPTERS: dict[str, str] = {
     "not_applicable": "workbench.conformance.groups:run_case",
     "sequence": "workbench.conformance.sequences:run_case",
 }
+
+
+def through_language(pattern: Any, options: RunOptions) -> Any:
+    """With ``--via-language``: print the pattern as ``%%cep`` text and compile that text back.
+
+    Adapters pass every pattern object they build through this function, so the flag exercises the
+    language front end on every case. Without the flag the pattern is returned unchanged.
+    """
+    if not options.via_language:
+        return pattern
+    from workbench.language import compile_pattern, format_pattern  # noqa: PLC0415 - optional layer
+
+    return compile_pattern(format_pattern(pattern))
 
 
 def _load_adapter(kind: str) -> Adapter | str:

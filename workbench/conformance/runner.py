@@ -76,7 +76,7 @@ def through_language(pattern: Any, options: RunOptions) -> Any:
     """
     if not options.via_language:
         return pattern
-    from workbench.language import compile_pattern, format_pattern  # noqa: PLC0415 - optional layer
+    from workbench.language import compile_pattern, format_pattern
 
     return compile_pattern(format_pattern(pattern))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.errors import EventError
@@ -77,11 +77,11 @@ class Event:
 
     def with_seq(self, seq: int) -> Event:
         """A copy stamped with arrival position ``seq``."""
-        return replace(self, seq=seq)
+        return Event(self.type, self.time, self.key, self.fields, seq)
 
     def with_time(self, time: int | float) -> Event:
         """A copy with another time (processing-time mode stamps arrival time this way)."""
-        return replace(self, time=time)
+        return Event(self.type, time, self.key, self.fields, self.seq)
 
     def describe(self) -> str:
         """A short human-readable form: ``login#3@120[user=u1, ip=1.2.3.4]``."""
@@ -104,15 +104,16 @@ def make_event(raw: object, position: int | None = None) -> Event:
 
     ``raw`` is an :class:`Event` or a mapping with ``type``, ``time`` (or ``t``), optional ``key`` and
     either a ``fields`` mapping or the fields inline. Raises :class:`EventError` naming the position
-    and the field for a missing type, a missing or non-numeric time, or an unhashable key.
+    and the field for a missing type, a missing or non-numeric time, or an unhashable key. An event
+    built from a mapping gets ``seq = position``; an :class:`Event` is returned unchanged.
 
     >>> make_event({"type": "a", "t": 3, "key": "k", "price": 2}).fields
     {'price': 2}
     """
-    typ: object
     if isinstance(raw, Event):
-        typ, time, key, fields = raw.type, raw.time, raw.key, raw.fields
-    elif isinstance(raw, Mapping):
+        return _fast_check(raw, position)
+    typ: object
+    if isinstance(raw, Mapping):
         if "type" not in raw or raw["type"] is None:
             msg = "missing event type"
             raise EventError(msg, position=position, field="type")
@@ -144,6 +145,22 @@ def make_event(raw: object, position: int | None = None) -> Event:
     except TypeError:
         msg = f"key must be hashable, got {type(key).__name__} {key!r}"
         raise EventError(msg, position=position, field="key") from None
-    if isinstance(raw, Event):
-        return raw
-    return Event(typ, time, key, dict(fields))
+    return Event(typ, time, key, dict(fields), -1 if position is None else position)
+
+
+def _fast_check(event: Event, position: int | None) -> Event:
+    """Cheap validation of an already-built :class:`Event` (the hot path of replays)."""
+    time = event.time
+    if type(time) is not int and type(time) is not float:
+        _check_time(time, position, "time")
+    if type(event.type) is not str or not event.type:
+        msg = f"event type must be a non-empty string, got {event.type!r}"
+        raise EventError(msg, position=position, field="type")
+    key = event.key
+    if type(key) is not str and type(key) is not int and key is not None:
+        try:
+            hash(key)
+        except TypeError:
+            msg = f"key must be hashable, got {type(key).__name__} {key!r}"
+            raise EventError(msg, position=position, field="key") from None
+    return event

@@ -197,6 +197,7 @@ class Engine:
         self._max_seen = -INF
         self._next_seq = 0
         self._out: list[Detection] = []
+        self._processing = time_mode == "processing"
         self._ctx = _Ctx(self)
         for p in patterns:
             self.add(p)
@@ -247,27 +248,47 @@ class Engine:
 
     # ------------------------------------------------------------------ input
     def process(self, raw: Event | Mapping[str, Any]) -> list[Detection]:
-        """Feed one event; return the detections emitted as a consequence (possibly by timers)."""
-        self._out = []
+        """Feed one event; return the detections emitted as a consequence (possibly by timers).
+
+        ``raw`` is an :class:`~workbench.engine.events.Event` or a mapping (see
+        :func:`~workbench.engine.events.make_event`). An event without ``seq`` is stamped with its
+        input position; an event that already carries one (``seq >= 0``) keeps it, so a host that
+        splits one stream over several engines keeps global ids.
+        """
+        out: list[Detection] = []
+        self._out = out
         position = self._next_seq
-        self._next_seq += 1  # a rejected event still occupies its input position
-        event = make_event(raw, position).with_seq(position)
-        if self.time_mode == "processing":
+        self._next_seq = position + 1  # a rejected event still occupies its input position
+        event = make_event(raw, position)
+        if event.seq < 0:
+            event = event.with_seq(position)
+        if self._processing:
             now = max(self.clock(), self._max_seen)
             event = event.with_time(now)
             self._max_seen = now
             self._advance((now, False))
             self._dispatch(event)
-            return self._out
+            return out
         t = event.time
-        if self._is_late(t):
+        wm, closed = self._wm
+        if t < wm or (closed and t == wm):
             self._late(event)
-            return self._out
+            return out
+        if not self._buffer and not self.out_of_orderness and t >= self._max_seen:
+            # Fast path for in-order input: nothing to sort, fire timers strictly before t, go.
+            self._max_seen = t
+            if t > wm:
+                self._wm = (t, False)
+            timers = self._timers
+            if timers and timers[0][0] < t:
+                self._advance(self._wm)
+            self._dispatch(event)
+            return out
         if t > self._max_seen:
             self._max_seen = t
-        heapq.heappush(self._buffer, (t, event.seq, event))
+        heapq.heappush(self._buffer, (t, position, event))
         self._advance((self._max_seen - self.out_of_orderness, False))
-        return self._out
+        return out
 
     def process_many(self, events: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
         """Feed events in order; return all detections they caused."""
@@ -383,14 +404,18 @@ class Engine:
             ks = self._keys[key] = KeyState()
         ctx = self._ctx
         ctx.key, ctx.now, ctx.keystate = key, event.time, ks
+        states = ks.states
+        matchers = self.matchers
         for pindex in targets:
-            matcher = self.matchers[pindex]
-            state = ks.states.get(pindex)
+            matcher = matchers[pindex]
+            state = states.get(pindex)
             if state is None:
-                state = ks.states[pindex] = matcher.new_state(key)
-            ctx.pindex, ctx.pattern = pindex, matcher.name
+                state = states[pindex] = matcher.new_state(key)
+            ctx.pindex = pindex
+            ctx.pattern = matcher.name
             matcher.process(state, event, ctx)
-            self._maybe_release(ks, key, pindex, matcher, state)
+            if matcher.is_idle(state):
+                self._maybe_release(ks, key, pindex)
 
     def _fire(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
         counts = self._timer_counts
@@ -403,10 +428,12 @@ class Engine:
         ctx = self._ctx
         ctx.key, ctx.now, ctx.keystate, ctx.pindex, ctx.pattern = key, time, ks, pindex, matcher.name
         matcher.on_timer(state, time, token, ctx)
-        self._maybe_release(ks, key, pindex, matcher, state)
+        if matcher.is_idle(state):
+            self._maybe_release(ks, key, pindex)
 
-    def _maybe_release(self, ks: KeyState, key: Hashable, pindex: int, matcher: Matcher, state: Any) -> None:
-        if self._timer_counts.get((key, pindex), 0) == 0 and matcher.is_idle(state):
+    def _maybe_release(self, ks: KeyState, key: Hashable, pindex: int) -> None:
+        """Drop an idle state once no timer of it is pending."""
+        if self._timer_counts.get((key, pindex), 0) == 0:
             self._timer_counts.pop((key, pindex), None)
             del ks.states[pindex]
             # Keep the key's instance counter once an instance was created: ids stay unique per key.

@@ -1,0 +1,417 @@
+"""Engine records as pandas DataFrames, and DataFrames back into events.
+
+This is the only module outside ``jupyter/`` and ``widgets/`` that imports pandas. Every frame has a
+fixed, documented set of columns, in a fixed order, also when the input is empty.
+
+**One row per detection** (:func:`detections_to_frame`), columns :data:`DETECTION_COLUMNS`:
+
+===============  =================================================================================
+``pattern``      the pattern's name
+``key``          the partition key
+``instance``     instance id (unique per pattern and key within one run)
+``kind``         ``"match"`` or ``"timeout"``
+``emit_time``    emit time (event time, ms)
+``n_events``     number of contributing events
+``events``       tuple of the events' arrival positions (``seq``), in the detection's order
+``types``        tuple of the events' types, parallel to ``events``
+``channels``     tuple of the channel or stage of each event, parallel to ``events``
+``negated``      tuple of the ``@not`` channels satisfied by absence
+``initiator``    ``seq`` of the event that started the instance (``<NA>`` when there is none)
+``first_time``   time of the earliest contributing event (``NaN`` when there are no events)
+``last_time``    time of the latest contributing event (``NaN`` when there are no events)
+``extra``        the family-specific ``extra`` mapping (a dict; empty for most detections)
+===============  =================================================================================
+
+**One row per (detection, event)** (:func:`detection_events_to_frame`): ``detection`` (the row
+number of the detection in :func:`detections_to_frame`), ``pattern``, ``key``, ``instance``,
+``kind``, ``emit_time``, ``position`` (0-based index of the event in the detection), ``channel``,
+``seq``, ``type``, ``time``, then one column per event field, in order of first appearance. A
+field whose name collides with one of those columns is renamed ``field_<name>``. A field an event
+does not have is missing (``NaN``/``None``) in its row.
+
+Reactions (:func:`reactions_to_frame`) and trace records (:func:`trace_to_frame`) have their own
+fixed columns, :data:`REACTION_COLUMNS` and :data:`TRACE_COLUMNS`.
+
+The reverse direction, :func:`frame_to_events`, reads a DataFrame with columns ``type``, ``time``
+(or ``t``), optionally ``key``, and one column per field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any, Final
+
+import pandas as pd
+
+from workbench.engine.detection import Detection, Reaction, TraceRecord
+from workbench.engine.events import Event, make_event
+from workbench.errors import EventError
+
+__all__ = [
+    "DETECTION_COLUMNS",
+    "DETECTION_EVENT_COLUMNS",
+    "EVENT_COLUMNS",
+    "REACTION_COLUMNS",
+    "TRACE_COLUMNS",
+    "detection_events_to_frame",
+    "detections_to_frame",
+    "events_to_frame",
+    "frame_to_events",
+    "reactions_to_frame",
+    "trace_to_frame",
+]
+
+DETECTION_COLUMNS: tuple[str, ...] = (
+    "pattern",
+    "key",
+    "instance",
+    "kind",
+    "emit_time",
+    "n_events",
+    "events",
+    "types",
+    "channels",
+    "negated",
+    "initiator",
+    "first_time",
+    "last_time",
+    "extra",
+)
+"""Columns of :func:`detections_to_frame`, in order."""
+
+DETECTION_EVENT_COLUMNS: tuple[str, ...] = (
+    "detection",
+    "pattern",
+    "key",
+    "instance",
+    "kind",
+    "emit_time",
+    "position",
+    "channel",
+    "seq",
+    "type",
+    "time",
+)
+"""Fixed leading columns of :func:`detection_events_to_frame`; event fields follow."""
+
+REACTION_COLUMNS: tuple[str, ...] = (
+    "pattern",
+    "key",
+    "instance",
+    "channel",
+    "status",
+    "time",
+    "seq",
+    "type",
+    "event_time",
+)
+"""Columns of :func:`reactions_to_frame` (event fields follow, as in the long detection form)."""
+
+TRACE_COLUMNS: tuple[str, ...] = (
+    "time",
+    "pattern",
+    "key",
+    "instance",
+    "kind",
+    "element",
+    "event_seq",
+    "count",
+    "of",
+    "detail",
+)
+"""Columns of :func:`trace_to_frame`; ``count``/``of`` are read from ``detail`` (``<NA>`` otherwise)."""
+
+EVENT_COLUMNS: tuple[str, ...] = ("seq", "type", "time", "key")
+"""Fixed leading columns of :func:`events_to_frame`; event fields follow."""
+
+_INT: Final = "Int64"  # nullable integer: stays integral when a value is missing
+
+
+def _times(values: Sequence[int | float]) -> pd.Series:
+    """Times as int64 when all are integral numbers, else float64."""
+    if all(isinstance(v, int) for v in values):
+        return pd.Series(values, dtype="int64")
+    return pd.Series(values, dtype="float64")
+
+
+def _objects(values: Sequence[Any]) -> pd.Series:
+    """A column that keeps Python objects as they are (keys, tuples, dicts)."""
+    s = pd.Series(index=range(len(values)), dtype=object)
+    for i, v in enumerate(values):
+        s.iat[i] = v
+    return s
+
+
+def _strings(values: Sequence[str | None]) -> pd.Series:
+    return pd.Series(values, dtype=object)
+
+
+def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
+    """One row per detection, columns :data:`DETECTION_COLUMNS` (see the module docstring).
+
+    >>> from workbench.engine import Detection, Event
+    >>> d = Detection("p", "k", 1, "match", 9, (Event("a", 3, "k", seq=0),), ("a",))
+    >>> detections_to_frame([d])[["pattern", "instance", "events", "first_time"]].to_dict("records")
+    [{'pattern': 'p', 'instance': 1, 'events': (0,), 'first_time': 3.0}]
+    """
+    ds = list(detections)
+    firsts = [min((e.time for e in d.events), default=math.nan) for d in ds]
+    lasts = [max((e.time for e in d.events), default=math.nan) for d in ds]
+    data: dict[str, pd.Series] = {
+        "pattern": _strings([d.pattern for d in ds]),
+        "key": _objects([d.key for d in ds]),
+        "instance": pd.Series([d.instance for d in ds], dtype="int64"),
+        "kind": _strings([d.kind for d in ds]),
+        "emit_time": _times([d.time for d in ds]),
+        "n_events": pd.Series([len(d.events) for d in ds], dtype="int64"),
+        "events": _objects([d.seqs for d in ds]),
+        "types": _objects([tuple(e.type for e in d.events) for d in ds]),
+        "channels": _objects([tuple(d.channels) for d in ds]),
+        "negated": _objects([tuple(d.negated) for d in ds]),
+        "initiator": pd.Series(
+            [d.initiator.seq if d.initiator is not None else None for d in ds], dtype=_INT
+        ),
+        "first_time": pd.Series(firsts, dtype="float64"),
+        "last_time": pd.Series(lasts, dtype="float64"),
+        "extra": _objects([dict(d.extra) for d in ds]),
+    }
+    return pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
+
+
+def _field_columns(fixed: Sequence[str], events: Iterable[Event]) -> dict[str, str]:
+    """Field name -> column name, in order of first appearance; clashes get a ``field_`` prefix."""
+    taken = set(fixed)
+    out: dict[str, str] = {}
+    for e in events:
+        for name in e.fields:
+            if name not in out:
+                col = name if name not in taken else f"field_{name}"
+                while col in taken:
+                    col = f"field_{col}"
+                taken.add(col)
+                out[name] = col
+    return out
+
+
+def _add_fields(frame: pd.DataFrame, events: Sequence[Event], fixed: Sequence[str]) -> pd.DataFrame:
+    columns = _field_columns(fixed, events)
+    if not columns:
+        return frame
+    extra: dict[str, list[Any]] = {col: [] for col in columns.values()}
+    for e in events:
+        for name, col in columns.items():
+            extra[col].append(e.fields.get(name))
+    # Let pandas infer each field column (numbers stay numeric; a missing value becomes NaN/None).
+    fields = pd.DataFrame({col: pd.Series(vals) for col, vals in extra.items()}, index=frame.index)
+    return pd.concat([frame, fields], axis=1)
+
+
+def detection_events_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
+    """One row per (detection, event): :data:`DETECTION_EVENT_COLUMNS`, then the events' fields.
+
+    >>> from workbench.engine import Detection, Event
+    >>> d = Detection("p", "k", 1, "match", 9, (Event("a", 3, "k", {"x": 1}, seq=0),), ("a",))
+    >>> detection_events_to_frame([d])[["detection", "position", "channel", "seq", "x"]].to_dict("records")
+    [{'detection': 0, 'position': 0, 'channel': 'a', 'seq': 0, 'x': 1}]
+    """
+    rows: list[tuple[int, Detection, int, str, Event]] = []
+    for i, d in enumerate(detections):
+        for pos, (channel, event) in enumerate(zip(d.channels, d.events, strict=True)):
+            rows.append((i, d, pos, channel, event))
+    events = [r[4] for r in rows]
+    data: dict[str, pd.Series] = {
+        "detection": pd.Series([r[0] for r in rows], dtype="int64"),
+        "pattern": _strings([r[1].pattern for r in rows]),
+        "key": _objects([r[1].key for r in rows]),
+        "instance": pd.Series([r[1].instance for r in rows], dtype="int64"),
+        "kind": _strings([r[1].kind for r in rows]),
+        "emit_time": _times([r[1].time for r in rows]),
+        "position": pd.Series([r[2] for r in rows], dtype="int64"),
+        "channel": _strings([r[3] for r in rows]),
+        "seq": pd.Series([e.seq for e in events], dtype="int64"),
+        "type": _strings([e.type for e in events]),
+        "time": _times([e.time for e in events]),
+    }
+    frame = pd.DataFrame(data, columns=list(DETECTION_EVENT_COLUMNS))
+    return _add_fields(frame, events, DETECTION_EVENT_COLUMNS)
+
+
+def reactions_to_frame(reactions: Iterable[Reaction]) -> pd.DataFrame:
+    """One row per channel reaction: :data:`REACTION_COLUMNS`, then the events' fields.
+
+    ``time`` is when the channel accepted the event; ``event_time`` is the event's own time.
+    """
+    rs = list(reactions)
+    events = [r.event for r in rs]
+    data: dict[str, pd.Series] = {
+        "pattern": _strings([r.pattern for r in rs]),
+        "key": _objects([r.key for r in rs]),
+        "instance": pd.Series([r.instance for r in rs], dtype="int64"),
+        "channel": _strings([r.channel for r in rs]),
+        "status": _strings([r.status for r in rs]),
+        "time": _times([r.time for r in rs]),
+        "seq": pd.Series([e.seq for e in events], dtype="int64"),
+        "type": _strings([e.type for e in events]),
+        "event_time": _times([e.time for e in events]),
+    }
+    frame = pd.DataFrame(data, columns=list(REACTION_COLUMNS))
+    return _add_fields(frame, events, REACTION_COLUMNS)
+
+
+def trace_to_frame(records: Iterable[TraceRecord]) -> pd.DataFrame:
+    """One row per trace record, columns :data:`TRACE_COLUMNS`.
+
+    ``kind`` is the :class:`~workbench.engine.detection.TraceKind` value as a string; ``element``
+    is ``None`` for records about a whole instance; ``count`` and ``of`` come from the detail of
+    ``counted`` records.
+    """
+    rs = list(records)
+
+    def _detail_int(r: TraceRecord, name: str) -> int | None:
+        v = r.detail.get(name)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    data: dict[str, pd.Series] = {
+        "time": _times([r.time for r in rs]),
+        "pattern": _strings([r.pattern for r in rs]),
+        "key": _objects([r.key for r in rs]),
+        "instance": pd.Series([r.instance for r in rs], dtype="int64"),
+        "kind": _strings([str(r.kind) for r in rs]),
+        "element": _strings([r.element for r in rs]),
+        "event_seq": pd.Series([r.event_seq for r in rs], dtype=_INT),
+        "count": pd.Series([_detail_int(r, "count") for r in rs], dtype=_INT),
+        "of": pd.Series([_detail_int(r, "of") for r in rs], dtype=_INT),
+        "detail": _objects([dict(r.detail) for r in rs]),
+    }
+    return pd.DataFrame(data, columns=list(TRACE_COLUMNS))
+
+
+def events_to_frame(events: Iterable[Event]) -> pd.DataFrame:
+    """One row per event: :data:`EVENT_COLUMNS`, then the fields (the inverse of :func:`frame_to_events`)."""
+    es = list(events)
+    data: dict[str, pd.Series] = {
+        "seq": pd.Series([e.seq for e in es], dtype="int64"),
+        "type": _strings([e.type for e in es]),
+        "time": _times([e.time for e in es]),
+        "key": _objects([e.key for e in es]),
+    }
+    frame = pd.DataFrame(data, columns=list(EVENT_COLUMNS))
+    return _add_fields(frame, es, EVENT_COLUMNS)
+
+
+# ---------------------------------------------------------------------- DataFrame -> events
+
+_MS = pd.Timedelta(milliseconds=1)
+
+
+def _column_values(frame: pd.DataFrame, col: str) -> list[Any]:
+    """A column as plain Python values; datetimes and durations become milliseconds (``None`` for NaT)."""
+    s: Any = frame[col]  # the stubs do not model Series // Timedelta
+    if isinstance(s.dtype, pd.DatetimeTZDtype):
+        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+    if pd.api.types.is_datetime64_dtype(s.dtype):
+        s = (s - pd.Timestamp(0)).floordiv(_MS).astype(_INT)  # NaT -> <NA>, the rest int
+    elif pd.api.types.is_timedelta64_dtype(s.dtype):
+        s = s.floordiv(_MS).astype(_INT)
+    values = s.tolist()
+    out: list[Any] = []
+    for v in values:
+        if isinstance(v, pd.Timestamp):  # object column holding timestamps
+            ts = v.tz_convert("UTC").tz_localize(None) if v.tzinfo is not None else v
+            v = (ts - pd.Timestamp(0)) // _MS
+        elif isinstance(v, pd.Timedelta):
+            v = v // _MS
+        out.append(v)
+    return out
+
+
+def _is_missing(v: Any) -> bool:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, float) and math.isnan(v)
+
+
+def frame_to_events(
+    frame: pd.DataFrame,
+    *,
+    type_column: str = "type",
+    time_column: str | None = None,
+    key_column: str | None = "key",
+    fields: Sequence[str] | None = None,
+) -> list[Event]:
+    """Build events from a DataFrame, one per row, in row order.
+
+    Args:
+        frame: the rows. ``type`` and a time column are required; datetime columns (the time or a
+            field; timezone-aware ones are converted to UTC) become milliseconds since the epoch,
+            timedelta columns become milliseconds.
+        type_column: the column holding each event's type.
+        time_column: the time column (default: ``time``, else ``t``).
+        key_column: the partition key column; when it is absent every event has key ``None``.
+        fields: the columns that become event fields (default: every other column except ``seq``).
+            A missing value (``NaN``, ``None``, ``NaT``) means the event has no such field, so rows
+            of different event types can share one frame.
+
+    Returns:
+        The events (``seq`` not yet stamped: the engine stamps arrival positions).
+
+    Raises:
+        EventError: a required column is missing, or a row has no type, a missing or non-numeric
+            time, or an unhashable key; the message names the row (position and index label) and
+            the column.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"type": ["a"], "time": pd.to_datetime(["1970-01-01 00:00:01"]), "x": [2]})
+    >>> frame_to_events(df)
+    [Event(type='a', time=1000, key=None, fields={'x': 2}, seq=-1)]
+    """
+    if time_column is None:
+        time_column = "time" if "time" in frame.columns or "t" not in frame.columns else "t"
+    for required, what in ((type_column, "type"), (time_column, "time")):
+        if required not in frame.columns:
+            msg = f"the DataFrame has no {what} column {required!r}; columns: {list(frame.columns)}"
+            raise EventError(msg, field=required)
+    has_key = key_column is not None and key_column in frame.columns
+    reserved = {type_column, time_column, "seq", "type", "time", "t"}
+    if has_key and key_column is not None:
+        reserved.add(key_column)
+    if fields is None:
+        field_cols = [str(c) for c in frame.columns if c not in reserved]
+    else:
+        unknown = [c for c in fields if c not in frame.columns]
+        if unknown:
+            msg = f"field columns {unknown} are not in the DataFrame; columns: {list(frame.columns)}"
+            raise EventError(msg, field=unknown[0])
+        field_cols = list(fields)
+    types = _column_values(frame, type_column)
+    # A time column with a gap is float64 in pandas: whole values go back to int milliseconds.
+    times = [
+        int(v) if isinstance(v, float) and v.is_integer() else v for v in _column_values(frame, time_column)
+    ]
+    keys: list[Hashable] = _column_values(frame, key_column) if has_key and key_column else []
+    columns = {c: _column_values(frame, c) for c in field_cols}
+    labels = frame.index.tolist()
+    out: list[Event] = []
+    for i, label in enumerate(labels):
+        where = f"row {i} (index {label!r})"
+        typ = types[i]
+        if _is_missing(typ):
+            msg = f"{where}: missing event type in column {type_column!r}"
+            raise EventError(msg, position=i, field=type_column)
+        t = times[i]
+        if _is_missing(t):
+            msg = f"{where}: missing event time in column {time_column!r}"
+            raise EventError(msg, position=i, field=time_column)
+        key = keys[i] if has_key else None
+        if _is_missing(key):
+            key = None
+        row_fields = {c: columns[c][i] for c in field_cols if not _is_missing(columns[c][i])}
+        try:
+            event = make_event({"type": typ, "time": t, "key": key, "fields": row_fields})
+        except EventError as err:
+            column = {"type": type_column, "time": time_column, "key": key_column}.get(err.field or "")
+            msg = f"{where}, column {column!r}: {err.args[0]}"
+            raise EventError(msg, position=i, field=column) from None
+        out.append(event)
+    return out

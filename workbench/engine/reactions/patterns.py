@@ -1,0 +1,339 @@
+"""Prova reaction groups as frozen, declarative pattern objects.
+
+A :class:`ReactionGroup` is Prova's ``@group(g)`` plus its ``@and(g)``/``@or(g)`` exit: a set of event
+*channels* (member reactions) joined by an operator. Channels carry the member annotations
+(``@not``, ``@stop``, ``@id``, ``@pause``/``@resume``/``@paused``, ``@count``, ``@size``,
+``@timer``, ``@optional``, ``@vars``, ``@timeout``). An :class:`Initiator` is the ``rcvMult`` that
+starts one group instance per matching event and binds variables from it.
+
+Conditions
+----------
+Every condition (``where`` of a channel or initiator, the group's ``where``) is either
+
+* a **string** in Python syntax, compiled lazily by :func:`workbench.engine.expr.compile_expr`; its
+  variables are ``e`` (the event: ``e.ip``, ``e.type``, ``e.t``) plus every variable bound so far by
+  name (the initiator's ``bind``, ``state``, the group's ``constants``, earlier channels' ``binds``
+  and, in a group ``where``, the ``@vars`` bindings); or
+* a **callable** ``cond(e, env) -> bool`` where ``e`` is the :class:`~workbench.engine.events.Event`
+  and ``env`` a read-only mapping of the same variables (``lambda e, env: e.ip != env["IP"]``).
+  A group ``where`` callable receives ``e`` = the current event.
+
+Match values (``match={"user": Var("User")}``) compare an event field with a literal or with a bound
+variable. Pattern objects never build callables at construction time, so two patterns built from the
+same ``%%cep`` text compare equal; :meth:`ReactionGroup.compile` validates and compiles.
+
+>>> g = ReactionGroup("suspicious", "or", channels=(
+...     Channel("c_login", "login", match={"user": Var("User")}, where="e.ip != IP"),
+...     Channel("c_logout", "logout", match={"user": Var("User"), "ip": Var("IP")}),
+... ), initiator=Initiator("login", bind={"User": "user", "IP": "ip"}), timeout_ms=1000)
+>>> g.compile().name
+'suspicious'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from workbench.engine.events import Event
+from workbench.engine.reactions.accumulators import Accumulator, MapCounter, SortedAccumulator
+
+if TYPE_CHECKING:
+    from workbench.engine.reactions.matcher import GroupMatcher
+    from workbench.engine.reactions.receive import ReceiveMatcher
+
+__all__ = [
+    "AND",
+    "OR",
+    "Channel",
+    "Condition",
+    "Count",
+    "Exit",
+    "Initiator",
+    "Instance",
+    "MapCounter",
+    "Member",
+    "ReactionGroup",
+    "Receive",
+    "Size",
+    "SortedAccumulator",
+    "Timer",
+    "Var",
+]
+
+AND = "and"
+OR = "or"
+
+#: A condition: a Python-syntax string, or ``cond(e, env) -> bool``.
+Condition: TypeAlias = str | Callable[[Event, Mapping[str, Any]], Any]
+
+Pairs = tuple[tuple[str, Any], ...]
+
+
+def _pairs(value: Mapping[str, Any] | Pairs | None) -> Pairs:
+    if value is None:
+        return ()
+    if isinstance(value, Mapping):
+        return tuple((str(k), v) for k, v in value.items())
+    return tuple((str(k), v) for k, v in value)
+
+
+def _ids(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A reference to a bound variable in a ``match`` mapping (Prova's shared variable name)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """``@count(min, max, mode)`` on a channel (AND groups).
+
+    ``mode`` is ``"ignore"`` (the channel closes on its ``max``-th event: exactly that many events are
+    recorded), ``"record"`` (every event is recorded, the channel stays open; it is satisfied once
+    ``min`` events arrived) or ``"strict"`` (an event beyond ``max`` fails the group). Build it the
+    way Prova writes it with :meth:`of`: ``Count.of(2)`` = ``@count(2)``, ``Count.of(-1)`` =
+    ``@count(-1)`` (any number, record), ``Count.of(1, -1)`` = at least one, record.
+
+    With ``@not`` (``Channel(negated=True)``) the channel is violated when ``min`` events arrived
+    (ignore/record); in strict mode it is satisfied exactly when the number of events lies *outside*
+    ``[min, max]`` -- zero events included (the User Guide's "anything but", prova.md 9.7).
+    """
+
+    min: int
+    max: int
+    mode: Literal["ignore", "record", "strict"] = "ignore"
+
+    @classmethod
+    def of(cls, n: int, m: int | None = None, mode: str | None = None) -> Count:
+        """Prova's argument conventions (prova.md 4.8)."""
+        if m is None:
+            if n < 0:
+                return cls(0, 0, "record")
+            return cls(n, n, "ignore")
+        if m < 0:
+            return cls(n, n, "record")
+        chosen = mode or "ignore"
+        if chosen not in ("ignore", "record", "strict"):
+            from workbench.errors import PatternError
+
+            msg = f"@count mode must be ignore, record or strict, got {chosen!r}"
+            raise PatternError(msg)
+        return cls(n, m, chosen)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """``@size(n[, reset[, acc]])`` on an OR channel.
+
+    ``n`` events are needed before the channel fires. With ``reset`` the group is recurring: it
+    emits on the ``n``-th event and then every ``reset`` events (``@size(1,1)``: one emission per
+    event). With an ``accumulator`` the emission carries its snapshot (``extra["aggregate"]``).
+    """
+
+    n: int
+    reset: int | None = None
+    accumulator: Accumulator | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """``@timer(delay[, period[, acc]])`` on an OR channel: a recurring time window.
+
+    The first window closes ``delay_ms`` after the instance starts, the next ones every ``period_ms``
+    (default: ``delay_ms``, as Prova's one-argument form). Each close emits the window's events and
+    the accumulator snapshot, empty windows included. At the end of input (final flush) windows do
+    not re-arm.
+    """
+
+    delay_ms: float
+    period_ms: float | None = None
+    accumulator: Accumulator | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """One member reaction of a group (``@group(g) rcvMsg(...)``).
+
+    Args:
+        id: the channel's ``@id`` (unique in its group); used by ``stop_ids``/``pause_ids``/``after``.
+        type: the event type it listens to (``None``: any).
+        match: field -> literal or :class:`Var` equalities.
+        where: guard condition (see module docstring).
+        negated: ``@not``.
+        stop: bare ``@stop`` (optional control channel that ends the group).
+        stop_ids / pause_ids / resume_ids: ``@stop(ids)``, ``@pause(ids)``, ``@resume(ids)``.
+        paused: ``@paused`` (starts paused).
+        optional: ``@optional``.
+        count / size / timer: ``@count``, ``@size``, ``@timer``.
+        timeout_ms: member ``@timeout`` counted from the channel's creation.
+        vars: ``@vars``: variable -> field, joined across channels (AND).
+        binds: variables bound from the accepted event for channels created ``after`` this one.
+        after: ids of channels whose firing creates a new instance of this channel (group
+            extension: how Prova writes sequences). A channel with ``after`` does not exist when the
+            instance starts.
+        collect: ``(variable, expression)`` pairs: on acceptance append the expression's value to the
+            instance's list variable (per-instance state such as Prova's ``Basket``).
+    """
+
+    id: str
+    type: str | None = None
+    match: Pairs = ()
+    where: Condition | None = None
+    negated: bool = False
+    stop: bool = False
+    stop_ids: tuple[str, ...] = ()
+    pause_ids: tuple[str, ...] = ()
+    resume_ids: tuple[str, ...] = ()
+    paused: bool = False
+    optional: bool = False
+    count: Count | None = None
+    size: Size | None = None
+    timer: Timer | None = None
+    timeout_ms: float | None = None
+    vars: Pairs = ()
+    binds: Pairs = ()
+    after: tuple[str, ...] = ()
+    collect: Pairs = ()
+
+    def __post_init__(self) -> None:
+        for name in ("match", "vars", "binds", "collect"):
+            object.__setattr__(self, name, _pairs(getattr(self, name)))
+        for name in ("stop_ids", "pause_ids", "resume_ids", "after"):
+            object.__setattr__(self, name, _ids(getattr(self, name)))
+
+    @property
+    def is_control(self) -> bool:
+        """A ``@pause``/``@resume`` channel: recorded, never completes the group, stays live."""
+        return bool(self.pause_ids or self.resume_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class Initiator:
+    """The reaction that starts group instances (``rcvMult(XID,...,login(User,IP))``).
+
+    Args:
+        type: event type (``None``: any).
+        match / where: as for :class:`Channel` (``where`` sees ``e`` and the group constants).
+        bind: variable -> field bound from the initiating event.
+        mult: ``True`` (``rcvMult``): one instance per matching event; ``False`` (``rcvMsg``): only
+            the first matching event of each key starts an instance.
+        template: Prova's ``@group(g) rcvMult(...)`` (a template group): the initiating event is
+            also the first member event of the instance (recorded in its trace, channel ``id``).
+        state: per-instance variables with their initial values (copied per instance).
+        id: the channel name used for the initiating event when ``template`` is set.
+    """
+
+    type: str | None = None
+    match: Pairs = ()
+    where: Condition | None = None
+    bind: Pairs = ()
+    mult: bool = True
+    template: bool = False
+    state: Pairs = ()
+    id: str = "initiator"
+
+    def __post_init__(self) -> None:
+        for name in ("match", "bind", "state"):
+            object.__setattr__(self, name, _pairs(getattr(self, name)))
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """A group instance created at start-up (Prova ``:- eval(server(q1))``), for partition ``key``."""
+
+    key: Any
+    created_t: float = 0
+    vars: Pairs = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "vars", _pairs(self.vars))
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    """Annotations on the exit reaction: ``@count(n)`` caps the emissions of an instance;
+    ``@size(n)`` on an OR exit stops a recurring group after ``n`` emissions."""
+
+    count: int | None = None
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReactionGroup:
+    """A Prova reaction group: channels joined by ``@and`` or ``@or``.
+
+    Args:
+        name: the pattern name (for a nested group: the inner group's name, used in ``tree``).
+        operator: ``"and"`` or ``"or"``.
+        channels: :class:`Channel` members and nested :class:`ReactionGroup` members (whose exit is
+            also ``@group(outer)``).
+        timeout_ms: the group ``@timeout``, counted from instance creation.
+        timeout_channel: whether a failed instance reports a ``kind="timeout"`` detection (Prova's
+            second exit ``rcvMsg(...,timeout,Events)``); without it a failure is silent.
+        initiator: starts one instance per matching event; ``None`` with ``instances``.
+        instances: instances created at start-up.
+        exit: ``@count``/``@size`` on the exit.
+        where: the group ``@where``, evaluated on ``@vars`` joins.
+        constants: names available to every condition.
+    """
+
+    name: str
+    operator: Literal["and", "or"] = "and"
+    channels: tuple[Member, ...] = ()
+    timeout_ms: float | None = None
+    timeout_channel: bool = False
+    initiator: Initiator | None = None
+    instances: tuple[Instance, ...] = ()
+    exit: Exit = field(default_factory=Exit)
+    where: Condition | None = None
+    constants: Pairs = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "channels", tuple(self.channels))
+        object.__setattr__(self, "instances", tuple(self.instances))
+        object.__setattr__(self, "constants", _pairs(self.constants))
+
+    def compile(self) -> GroupMatcher:
+        """Validate and compile (raises :class:`~workbench.errors.PatternError`)."""
+        from workbench.engine.reactions.matcher import GroupMatcher
+
+        return GroupMatcher(self)
+
+
+Member: TypeAlias = Channel | ReactionGroup
+
+
+@dataclass(frozen=True, slots=True)
+class Receive:
+    """A plain reaction outside any group (``rcvMsg``/``rcvMult``): one detection per accepted event.
+
+    ``count``: ``None`` or ``-1`` = unlimited (``rcvMult``, ``@count(-1)``); ``n`` = the first ``n``
+    matching events of each key (``rcvMsg`` is ``count=1``).
+    """
+
+    name: str
+    type: str | None = None
+    match: Pairs = ()
+    where: Condition | None = None
+    count: int | None = None
+    constants: Pairs = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "match", _pairs(self.match))
+        object.__setattr__(self, "constants", _pairs(self.constants))
+
+    def compile(self) -> ReceiveMatcher:
+        """Validate and compile."""
+        from workbench.engine.reactions.receive import ReceiveMatcher
+
+        return ReceiveMatcher(self)

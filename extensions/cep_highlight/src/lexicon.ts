@@ -1,0 +1,83 @@
+/**
+ * The words of the %%cep language, kept in step with workbench/language/cep.lark.
+ *
+ * tests/extensions/test_keywords.py reads the string literals of these arrays and compares them with
+ * the grammar (and with the compiler's annotation list), so keep every entry a plain string literal.
+ */
+
+/** Structural keywords: schemas, sequences (Flink CEP) and reaction groups (Prova). */
+export const KEYWORDS: readonly string[] = [
+  'event',
+  'sequence',
+  'group',
+  'partition',
+  'by',
+  'within',
+  'of',
+  'previous',
+  'begin',
+  'next',
+  'followed',
+  'any',
+  'where',
+  'until',
+  'times',
+  'more',
+  'one',
+  'optional',
+  'greedy',
+  'consecutive',
+  'allow',
+  'combinations',
+  'no',
+  'skip',
+  'to',
+  'past',
+  'first',
+  'last',
+  'fail',
+  'on',
+  'once'
+];
+
+/** Keywords of the condition expressions (a restricted subset of Python). */
+export const OPERATOR_WORDS: readonly string[] = [
+  'and',
+  'or',
+  'not',
+  'in',
+  'is',
+  'if',
+  'else',
+  'for',
+  'lambda'
+];
+
+/** Constant names the condition evaluator knows (Python's); not grammar keywords. */
+export const CONSTANTS: readonly string[] = ['True', 'False', 'None'];
+
+/** Reaction-group annotations (Prova), written `@name`; `@and` and `@or` open a group block. */
+export const ANNOTATIONS: readonly string[] = [
+  'and',
+  'or',
+  'group',
+  'not',
+  'stop',
+  'id',
+  'pause',
+  'resume',
+  'paused',
+  'count',
+  'size',
+  'timer',
+  'timeout',
+  'optional',
+  'vars',
+  'where'
+];
+
+/** Units a duration literal may carry: `250ms`, `10s`, `10 sec`, `5min`, `1h`, `3d`. */
+export const DURATION_UNITS: readonly string[] = ['ms', 's', 'sec', 'min', 'h', 'd'];
+
+/** What starts a comment that runs to the end of the line. */
+export const LINE_COMMENT = '#';

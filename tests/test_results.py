@@ -199,3 +199,11 @@ def test_engine_does_not_import_pandas_through_results() -> None:
 
     code = "import workbench.engine, sys; assert 'pandas' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_doctests() -> None:
+    import doctest
+
+    import workbench.results
+
+    assert doctest.testmod(workbench.results).failed == 0

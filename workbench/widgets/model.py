@@ -1,0 +1,507 @@
+"""The timeline's data model: trace records and detections -> rows, state bands and markers.
+
+Pure Python (no bokeh, no widgets), so every rule here is unit-tested without a browser.
+
+**Rows.** One row per pattern instance (its ``element`` is ``None``) and one per channel or stage
+of that instance that appears in the trace, grouped by key, then pattern, then instance; an
+instance's own row comes first, its elements follow in order of first appearance. Late events get
+a ``late`` row per key.
+
+**States.** Each row is a sequence of state segments (:class:`Band`). A record changes the state
+of its row (see :func:`next_state`): ``started``/``extended``/``accepted`` make it *active*,
+``counted`` makes it *counted* with a ``k/n`` label, ``paused`` pauses it and ``resumed`` restores
+the state it had before the pause, and ``stopped``, ``negated`` (satisfied by absence),
+``violated``, ``timed_out``, ``detected``, ``failed`` and ``pruned`` set their own state.
+``ignored`` and ``late`` leave the state alone (they are markers only). An element row exists from
+its instance's start; before its first record it is *waiting*.
+
+**Lifetime.** An instance ends at an instance-level record (``element is None``) of kind
+``detected``, ``failed``, ``timed_out``, ``stopped`` or ``pruned``, unless a later record of the
+same instance follows (repeated emission): then it goes on. Rows of open instances extend to the
+*horizon*, the latest time seen.
+
+**Scrubbing.** :meth:`TimelineModel.state_at` gives every row's state at time ``t``: the state
+after every record with ``time <= t``.
+
+**Bounded views.** :meth:`TimelineModel.view` keeps a window of the ``max_instances`` most recently
+active instances and aggregates when rows would exceed ``max_rows``: first element rows fold into
+their instance row (level ``"instance"``), then instances into one row per key and pattern
+(``"key"``), then into one row per pattern (``"pattern"``). Markers beyond ``max_markers`` are
+binned per row, kind and time bucket, each bin carrying its count.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Collection, Hashable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from workbench.engine.detection import Detection, TraceKind, TraceRecord
+from workbench.engine.events import Event
+
+__all__ = [
+    "LEVELS",
+    "Band",
+    "DetectionMark",
+    "Instance",
+    "Marker",
+    "RowId",
+    "RowState",
+    "State",
+    "TimelineModel",
+    "View",
+    "next_state",
+]
+
+
+class State(StrEnum):
+    """The state of a channel, stage or instance over an interval."""
+
+    WAITING = "waiting"
+    ACTIVE = "active"
+    PAUSED = "paused"
+    COUNTED = "counted"
+    STOPPED = "stopped"
+    NEGATED = "negated"
+    VIOLATED = "violated"
+    TIMED_OUT = "timed_out"
+    DETECTED = "detected"
+    FAILED = "failed"
+    PRUNED = "pruned"
+
+
+_SET_STATE: dict[TraceKind, State] = {
+    TraceKind.STOPPED: State.STOPPED,
+    TraceKind.NEGATED: State.NEGATED,
+    TraceKind.VIOLATED: State.VIOLATED,
+    TraceKind.TIMED_OUT: State.TIMED_OUT,
+    TraceKind.DETECTED: State.DETECTED,
+    TraceKind.FAILED: State.FAILED,
+    TraceKind.PRUNED: State.PRUNED,
+}
+_ENDS_INSTANCE = frozenset(
+    {TraceKind.DETECTED, TraceKind.FAILED, TraceKind.TIMED_OUT, TraceKind.STOPPED, TraceKind.PRUNED}
+)
+LEVELS = ("element", "instance", "key", "pattern")
+"""Aggregation levels of a :class:`View`, finest first."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowId:
+    """A row: an instance (``element is None``) or one of its channels or stages."""
+
+    pattern: str
+    key: Hashable
+    instance: int
+    element: str | None = None
+
+    def label(self) -> str:
+        """``key · pattern#instance · element`` (the instance row says ``(instance)``)."""
+        return f"{self.key} · {self.pattern}#{self.instance} · {self.element or '(instance)'}"
+
+
+@dataclass(frozen=True, slots=True)
+class RowState:
+    """A row's state at one time: ``live`` is False once its instance has ended."""
+
+    row: RowId
+    state: State
+    label: str
+    live: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    """A state segment ``[start, end)`` on a row (``label`` is ``k/n`` for counted states)."""
+
+    row: str
+    start: float
+    end: float
+    state: State
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A trace record (or ``count`` records binned together) at a point of a row."""
+
+    row: str
+    time: float
+    kind: str
+    text: str
+    seq: int | None = None
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class DetectionMark:
+    """A detection on its instance's row; ``index`` is its position in the model's detections."""
+
+    row: str
+    time: float
+    index: int
+    kind: str
+    text: str
+
+
+@dataclass(slots=True)
+class Instance:
+    """Everything the model knows about one instance (mutable: the live mode appends)."""
+
+    pattern: str
+    key: Hashable
+    instance: int
+    start: float
+    end: float | None = None
+    last: float = -math.inf
+    elements: list[str] = field(default_factory=list)
+    records: list[TraceRecord] = field(default_factory=list)
+    # per row (None = the instance): [(time, state, label)], the state from that time on
+    changes: dict[str | None, list[tuple[float, State, str]]] = field(default_factory=dict)
+    paused_from: dict[str | None, tuple[State, str]] = field(default_factory=dict)
+
+    def row(self, element: str | None = None) -> RowId:
+        """The :class:`RowId` of the instance (or one of its elements)."""
+        return RowId(self.pattern, self.key, self.instance, element)
+
+    def ended_by(self, t: float) -> bool:
+        """Whether the instance has ended at time ``t``."""
+        return self.end is not None and self.end <= t
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What the figure draws: row labels (top to bottom) and columnar glyph data."""
+
+    rows: list[str]
+    bands: list[Band]
+    markers: list[Marker]
+    detections: list[DetectionMark]
+    level: str
+    time: float
+    hidden_instances: int
+    binned: bool
+
+
+def next_state(
+    current: State, paused_from: tuple[State, str] | None, record: TraceRecord
+) -> tuple[State, str]:
+    """The state (and label) a row moves to when ``record`` applies to it.
+
+    >>> from workbench.engine import TraceRecord, TraceKind
+    >>> next_state((State.ACTIVE, ""), None, TraceRecord(1, "p", "k", 1, TraceKind.COUNTED, "c",
+    ...            detail={"count": 2, "of": 3}))
+    (<State.COUNTED: 'counted'>, '2/3')
+    """
+    kind = record.kind
+    if kind in (TraceKind.STARTED, TraceKind.EXTENDED):
+        return State.ACTIVE, ""
+    if kind is TraceKind.ACCEPTED:
+        return current if current[0] is State.COUNTED else (State.ACTIVE, "")
+    if kind is TraceKind.COUNTED:
+        k, n = record.detail.get("count"), record.detail.get("of")
+        return State.COUNTED, (f"{k}/{n}" if n is not None else f"{k}") if k is not None else ""
+    if kind is TraceKind.PAUSED:
+        return State.PAUSED, ""
+    if kind is TraceKind.RESUMED:
+        return paused_from if paused_from is not None else (State.ACTIVE, "")
+    if kind in _SET_STATE:
+        return _SET_STATE[kind], ""
+    return current  # IGNORED, LATE: markers only
+
+
+def _describe(record: TraceRecord, events: dict[int, Event]) -> str:
+    parts = [str(record.kind)]
+    if record.element is not None:
+        parts.append(f"on {record.element}")
+    if record.event_seq is not None:
+        e = events.get(record.event_seq)
+        parts.append(e.describe() if e is not None else f"event #{record.event_seq}")
+    if record.detail:
+        parts.append(", ".join(f"{k}={v}" for k, v in record.detail.items()))
+    return " ".join(parts) + f" @ {record.time}"
+
+
+class TimelineModel:
+    """Trace records and detections, organised for drawing and scrubbing.
+
+    Args:
+        trace: the engine's trace records (``Engine(trace=True).trace_records``), in emission order.
+        detections: the engine's detections.
+
+    Feed more with :meth:`add_record` / :meth:`add_detection` (the live mode does).
+    """
+
+    def __init__(self, trace: Iterable[TraceRecord] = (), detections: Iterable[Detection] = ()) -> None:
+        self.instances: dict[tuple[str, Hashable, int], Instance] = {}
+        self.detections: list[Detection] = []
+        self.events: dict[int, Event] = {}
+        self.late: dict[Hashable, list[TraceRecord]] = {}
+        self.keys: dict[Hashable, int] = {}  # key -> order of first appearance
+        self.patterns: dict[str, int] = {}
+        self.times: list[float] = []  # distinct record and detection times, sorted (the play steps)
+        self.horizon = -math.inf
+        self.first = math.inf
+        self.version = 0  # bumped on every change: the widget redraws when it moved
+        for r in trace:
+            self.add_record(r)
+        for d in detections:
+            self.add_detection(d)
+
+    # ------------------------------------------------------------------ input
+    def _seen(self, t: float, key: Hashable, pattern: str | None) -> None:
+        self.version += 1
+        if t > self.horizon:
+            self.horizon = t
+        if t < self.first:
+            self.first = t
+        times = self.times
+        if not times or t > times[-1]:
+            times.append(t)
+        elif t != times[-1]:
+            i = bisect.bisect_left(times, t)
+            if times[i] != t:
+                times.insert(i, t)
+        self.keys.setdefault(key, len(self.keys))
+        if pattern is not None:
+            self.patterns.setdefault(pattern, len(self.patterns))
+
+    def add_record(self, record: TraceRecord) -> None:
+        """Apply one trace record."""
+        t = record.time
+        if record.kind is TraceKind.LATE:
+            self._seen(t, record.key, None)
+            self.late.setdefault(record.key, []).append(record)
+            return
+        self._seen(t, record.key, record.pattern)
+        ident = (record.pattern, record.key, record.instance)
+        inst = self.instances.get(ident)
+        if inst is None:
+            inst = self.instances[ident] = Instance(record.pattern, record.key, record.instance, t)
+            inst.changes[None] = [(t, State.ACTIVE, "")]
+        if inst.end is not None and t > inst.end:
+            inst.end = None  # a record after the end: the instance went on (repeated emission)
+        inst.last = max(inst.last, t)
+        inst.records.append(record)
+        el = record.element
+        if el is not None and el not in inst.changes:
+            inst.elements.append(el)
+            inst.changes[el] = [(inst.start, State.WAITING, "")] if inst.start < t else []
+        changes = inst.changes[el]
+        current = changes[-1][1:] if changes else (State.WAITING, "")
+        if record.kind is TraceKind.PAUSED and current[0] is not State.PAUSED:
+            inst.paused_from[el] = current
+        state, label = next_state(current, inst.paused_from.get(el), record)
+        if record.kind is TraceKind.RESUMED:
+            inst.paused_from.pop(el, None)
+        if not changes or (state, label) != changes[-1][1:]:
+            if changes and changes[-1][0] == t:
+                changes[-1] = (t, state, label)  # same instant: the last record wins
+            else:
+                changes.append((t, state, label))
+        if el is None and record.kind in _ENDS_INSTANCE:
+            inst.end = t
+
+    def add_detection(self, detection: Detection) -> None:
+        """Add a detection (its events also label the trace's event markers)."""
+        self._seen(detection.time, detection.key, detection.pattern)
+        self.detections.append(detection)
+        for e in detection.events:
+            self.events[e.seq] = e
+        if detection.initiator is not None:
+            self.events[detection.initiator.seq] = detection.initiator
+
+    # ------------------------------------------------------------------ queries
+    def _select(
+        self, keys: Collection[Hashable] | None, patterns: Collection[str] | None, t: float
+    ) -> list[Instance]:
+        return [
+            inst
+            for inst in self.instances.values()
+            if inst.start <= t
+            and (keys is None or inst.key in keys)
+            and (patterns is None or inst.pattern in patterns)
+        ]
+
+    def state_at(
+        self,
+        t: float,
+        *,
+        keys: Collection[Hashable] | None = None,
+        patterns: Collection[str] | None = None,
+    ) -> dict[RowId, RowState]:
+        """Every row's state after all records with ``time <= t`` (rows of instances started by ``t``)."""
+        out: dict[RowId, RowState] = {}
+        for inst in self._select(keys, patterns, t):
+            live = not inst.ended_by(t)
+            for el in [None, *inst.elements]:
+                state, label = State.WAITING, ""
+                for time, s, lab in inst.changes[el]:
+                    if time > t:
+                        break
+                    state, label = s, lab
+                out[inst.row(el)] = RowState(inst.row(el), state, label, live)
+        return out
+
+    def bands_of(
+        self, inst: Instance, element: str | None, t: float = math.inf
+    ) -> list[tuple[float, float, State, str]]:
+        """The state segments ``(start, end, state, label)`` of one row, cut at ``t``."""
+        end = min(inst.end if inst.end is not None else self.horizon, t)
+        changes = inst.changes[element]
+        out = []
+        for i, (start, state, label) in enumerate(changes):
+            if start > end:
+                break
+            stop = changes[i + 1][0] if i + 1 < len(changes) else end
+            out.append((start, min(stop, end), state, label))
+        return out
+
+    def view(
+        self,
+        t: float | None = None,
+        *,
+        keys: Collection[Hashable] | None = None,
+        patterns: Collection[str] | None = None,
+        max_instances: int = 200,
+        max_rows: int = 60,
+        max_markers: int = 4000,
+    ) -> View:
+        """The drawable view at time ``t`` (default: the horizon), filtered, windowed and aggregated."""
+        now = self.horizon if t is None else t
+        chosen = self._select(keys, patterns, now)
+        chosen.sort(key=lambda i: min(i.last, now), reverse=True)
+        hidden = max(0, len(chosen) - max_instances)
+        window = chosen[:max_instances]
+        window.sort(key=lambda i: (self.keys[i.key], i.pattern, i.start, i.instance))
+        late_keys = [k for k in self.late if (keys is None or k in keys) and patterns is None]
+        level = self._level(window, late_keys, max_rows)
+
+        def row_of(inst: Instance, el: str | None) -> str:
+            if level == "element":
+                return inst.row(el).label()
+            if level == "instance":
+                return inst.row().label()
+            if level == "key":
+                return f"{inst.key} · {inst.pattern}"
+            return inst.pattern
+
+        rows: list[str] = []
+        bands: list[Band] = []
+        markers: list[Marker] = []
+        for inst in window:
+            elements: list[str | None] = [None, *inst.elements] if level == "element" else [None]
+            for el in elements:
+                name = row_of(inst, el)
+                if name not in rows:
+                    rows.append(name)
+                for start, stop, state, label in self.bands_of(inst, el, now):
+                    bands.append(Band(name, start, stop, state, label))
+            for r in inst.records:
+                if r.time > now:
+                    continue
+                markers.append(
+                    Marker(
+                        row_of(inst, r.element), r.time, str(r.kind), _describe(r, self.events), r.event_seq
+                    )
+                )
+        for k in late_keys:
+            name = f"{k} · late" if level != "pattern" else "late"
+            recs = [r for r in self.late[k] if r.time <= now]
+            if recs and name not in rows:
+                rows.append(name)
+            markers.extend(Marker(name, r.time, "late", _describe(r, self.events), r.event_seq) for r in recs)
+        in_window = {(i.pattern, i.key, i.instance): i for i in window}
+        dets = []
+        for n, d in enumerate(self.detections):
+            if d.time > now or (keys is not None and d.key not in keys):
+                continue
+            if patterns is not None and d.pattern not in patterns:
+                continue
+            ident = (d.pattern, d.key, d.instance)
+            owner = in_window.get(ident)
+            if owner is not None:
+                name = row_of(owner, None)
+            elif ident not in self.instances:
+                # An instance the trace never mentioned (tracing was off): the detection and its
+                # events still get a row of their own.
+                name = RowId(d.pattern, d.key, d.instance).label() if level in LEVELS[:2] else d.pattern
+                if name not in rows:
+                    rows.append(name)
+                markers.extend(
+                    Marker(name, e.time, "event", f"{c}: {e.describe()}", e.seq)
+                    for c, e in zip(d.channels, d.events, strict=True)
+                )
+            else:
+                continue  # outside the window of recent instances
+            text = f"{d.kind} {d.pattern}#{d.instance} key={d.key} @ {d.time}: " + ", ".join(
+                f"{c}={e.describe()}" for c, e in zip(d.channels, d.events, strict=True)
+            )
+            if d.negated:
+                text += " | not: " + ", ".join(d.negated)
+            dets.append(DetectionMark(name, d.time, n, d.kind, text))
+        binned = len(markers) > max_markers
+        if binned:
+            markers = _bin(markers, max_markers)
+        return View(rows, bands, markers, dets, level, now, hidden, binned)
+
+    def _level(self, window: list[Instance], late_keys: list[Hashable], max_rows: int) -> str:
+        extra = len(late_keys)
+        if sum(1 + len(i.elements) for i in window) + extra <= max_rows:
+            return "element"
+        if len(window) + extra <= max_rows:
+            return "instance"
+        if len({(i.key, i.pattern) for i in window}) + extra <= max_rows:
+            return "key"
+        return "pattern"
+
+    def detection_points(self, index: int) -> list[tuple[str, float, int]]:
+        """Where detection ``index``'s events sit in the element-level view: ``(row, time, seq)``.
+
+        An event is placed where its instance's trace accepted or counted it (the channel row);
+        without such a record, on the channel's row (or the instance's) at the event's time.
+        """
+        d = self.detections[index]
+        inst = self.instances.get((d.pattern, d.key, d.instance))
+        out: list[tuple[str, float, int]] = []
+        for channel, e in zip(d.channels, d.events, strict=True):
+            rec = None
+            if inst is not None:
+                rec = next(
+                    (
+                        r
+                        for r in inst.records
+                        if r.event_seq == e.seq and r.kind in (TraceKind.ACCEPTED, TraceKind.COUNTED)
+                    ),
+                    None,
+                )
+            if rec is not None:
+                out.append((RowId(d.pattern, d.key, d.instance, rec.element).label(), rec.time, e.seq))
+            else:
+                el = channel if inst is not None and channel in inst.elements else None
+                out.append((RowId(d.pattern, d.key, d.instance, el).label(), e.time, e.seq))
+        return out
+
+
+def _bin(markers: list[Marker], limit: int) -> list[Marker]:
+    """Fold markers into per (row, kind, time bucket) bins so that at most about ``limit`` remain."""
+    groups = {(m.row, m.kind) for m in markers}
+    buckets = max(1, limit // max(1, len(groups)))
+    lo = min(m.time for m in markers)
+    hi = max(m.time for m in markers)
+    width = (hi - lo) / buckets or 1.0
+    bins: dict[tuple[str, str, int], list[Marker]] = {}
+    for m in markers:
+        b = min(buckets - 1, int((m.time - lo) / width))
+        bins.setdefault((m.row, m.kind, b), []).append(m)
+    out = []
+    for (row, kind, _), ms in bins.items():
+        if len(ms) == 1:
+            out.append(ms[0])
+            continue
+        t0, t1 = ms[0].time, ms[-1].time
+        text = f"{len(ms)} × {kind} between {t0} and {t1}"
+        out.append(Marker(row, sum(m.time for m in ms) / len(ms), kind, text, None, len(ms)))
+    return out

@@ -33,7 +33,7 @@ def big_trade(e: Row) -> bool:
 
 
 def p1(ev: Sequence[Row]) -> list[Match]:
-    out = []
+    out: list[Match] = []
     for i, a in enumerate(ev[:-1]):
         b = ev[i + 1]
         if a.type == "login" and big_trade(b) and b.t - a.t < W:
@@ -42,7 +42,7 @@ def p1(ev: Sequence[Row]) -> list[Match]:
 
 
 def p2(ev: Sequence[Row]) -> list[Match]:
-    out = []
+    out: list[Match] = []
     runs: list[list[Row]] = []  # [login] or [login, update], in creation order
     for e in ev:
         runs = [r for r in runs if e.t - r[0].t < W]
@@ -62,7 +62,7 @@ def p2(ev: Sequence[Row]) -> list[Match]:
 
 
 def p2any(ev: Sequence[Row]) -> list[Match]:
-    out = []
+    out: list[Match] = []
     for i, a in enumerate(ev):
         if a.type != "login":
             continue
@@ -82,7 +82,7 @@ def _prefix_matches(
     """From login ``ev[i]``: walk later events, keep the trades ``taken`` accepts; for every ``k >=
     min_k`` the first logout after the k-th taken trade closes one match if it is in the window."""
     a = ev[i]
-    out = []
+    out: list[Match] = []
     chosen: list[Row] = []
     for j in range(i + 1, len(ev)):
         e = ev[j]
@@ -100,7 +100,7 @@ def _prefix_matches(
 
 
 def p3(ev: Sequence[Row]) -> list[Match]:
-    out = []
+    out: list[Match] = []
     for i, a in enumerate(ev):
         if a.type == "login":
             out += _prefix_matches(ev, i, W, 2, lambda chosen, e: True)
@@ -108,7 +108,7 @@ def p3(ev: Sequence[Row]) -> list[Match]:
 
 
 def p3any(ev: Sequence[Row]) -> list[Match]:
-    out = []
+    out: list[Match] = []
     for i, a in enumerate(ev):
         if a.type != "login":
             continue
@@ -124,7 +124,7 @@ def p3any(ev: Sequence[Row]) -> list[Match]:
 
 
 def p4(ev: Sequence[Row]) -> list[Match]:
-    out = []
+    out: list[Match] = []
     for i, a in enumerate(ev):
         if a.type != "login":
             continue
@@ -135,7 +135,7 @@ def p4(ev: Sequence[Row]) -> list[Match]:
 
 
 def p4any(ev: Sequence[Row]) -> list[Match]:
-    out = []
+    out: list[Match] = []
     for i, a in enumerate(ev):
         if a.type != "login":
             continue
@@ -154,7 +154,7 @@ def _keeps_average(chosen: list[Row], e: Row) -> bool:
 
 
 def p5(ev: Sequence[Row]) -> list[Match]:
-    out = []
+    out: list[Match] = []
     for i, a in enumerate(ev):
         if a.type == "login":
             out += _prefix_matches(ev, i, W5, 1, _keeps_average)

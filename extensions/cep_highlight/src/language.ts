@@ -42,7 +42,7 @@ const units = [...DURATION_UNITS].sort((a, b) => b.length - a.length).join('|');
 const DURATION = new RegExp(`^\\d+(\\.\\d+)?\\s?(${units})${WORD_BOUNDARY}`);
 const NUMBER = /^(\d+\.(?!\.)\d*|\.\d+|\d+)([eE][+-]?\d+)?/;
 const WORD = /^[A-Za-z_][A-Za-z_0-9]*/;
-const OPERATOR = /^(\*\*|\/\/|==|!=|<=|>=|\.\.|<<|[-+*/%<>=:])/;
+const OPERATOR = /^(\*\*|\/\/|==|!=|<=|>=|\.\.|<<|[-+*/%<>=:|])/;
 const MAGIC = /^%%cep(?![A-Za-z_0-9])/;
 
 /** Token names of the tokenizer, mapped to highlighting tags. */

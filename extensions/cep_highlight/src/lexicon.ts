@@ -5,7 +5,7 @@
  * the grammar (and with the compiler's annotation list), so keep every entry a plain string literal.
  */
 
-/** Structural keywords: schemas, sequences (Flink CEP) and reaction groups (Prova). */
+/** Structural keywords: schemas, sequences (Flink CEP), reaction groups (Prova), aggregates. */
 export const KEYWORDS: readonly string[] = [
   'event',
   'sequence',
@@ -29,6 +29,7 @@ export const KEYWORDS: readonly string[] = [
   'consecutive',
   'allow',
   'combinations',
+  'gaps',
   'no',
   'skip',
   'to',
@@ -36,8 +37,22 @@ export const KEYWORDS: readonly string[] = [
   'first',
   'last',
   'fail',
+  'timeouts',
+  'max',
+  'partial',
+  'matches',
+  'none',
+  'aggregate',
+  'including',
+  'current',
   'on',
-  'once'
+  'once',
+  'const',
+  'state',
+  'instance',
+  'at',
+  'with',
+  'as'
 ];
 
 /** Keywords of the condition expressions (a restricted subset of Python). */

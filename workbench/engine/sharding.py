@@ -1,0 +1,340 @@
+"""Key-hash sharding: N engines, one stream, the same detections for any N.
+
+The patent's *event stream splitter* and Flink's ``keyBy``: every key is assigned to one of N shards
+by a **stable** hash (:func:`stable_hash`: the same in every process and on every machine, unlike
+Python's randomized ``hash(str)``), and each shard is an ordinary :class:`~workbench.engine.runtime.Engine`
+with the same patterns. Matching is per key, so the shards never need each other's state.
+
+What must stay global is the clock. :class:`ShardedEngine` is the splitter: it stamps each event with
+its global arrival position (``seq``, so detections carry the same event ids for any N), decides
+lateness against the *global* watermark (the one a single engine would have), and routes the event
+to its key's shard. A shard sees a subset of the stream, so its own watermark is never ahead of the
+global one: it never calls an event late that the splitter accepted, and for every key it handles
+the same events and timers in the same order as a single engine. The detections are therefore the
+same for any number of shards (a property test checks it); only the interleaving *across keys* of
+when detections are emitted can differ, because a shard fires a timer when its own input or an
+``advance_time``/``finish`` passes it.
+
+:func:`partition` is the batch form for a multi-process or Flink host: it splits a finite stream
+into per-shard event lists (global ``seq`` stamped, late events set aside) that independent
+engines can replay anywhere; :func:`run_sharded` runs them in worker processes when asked.
+
+>>> shard_of("u0001", 4) == shard_of("u0001", 4)
+True
+>>> stable_hash(1) == stable_hash(1.0)  # equal keys are the same key
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import struct
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+from workbench.engine.detection import Detection, Reaction, TraceRecord
+from workbench.engine.events import Event, make_event
+from workbench.engine.matcher import Matcher, Pattern
+from workbench.engine.runtime import Engine
+from workbench.errors import CepError, EventError
+
+__all__ = ["Partitioned", "ShardedEngine", "partition", "run_sharded", "shard_of", "stable_hash"]
+
+INF = math.inf
+
+
+def _encode(key: object) -> bytes:
+    """A canonical byte encoding: equal keys (``1 == 1.0 == True`` aside) encode equally."""
+    if key is None:
+        return b"n"
+    if isinstance(key, bool):
+        key = int(key)  # True == 1 is the same dict key, so it must be the same shard
+    if isinstance(key, int):
+        return b"i%d" % key
+    if isinstance(key, float):
+        if key.is_integer():
+            return b"i%d" % int(key)
+        return b"f" + key.hex().encode()
+    if isinstance(key, str):
+        return b"s" + key.encode("utf-8", "surrogatepass")
+    if isinstance(key, bytes):
+        return b"y" + key
+    if isinstance(key, tuple):
+        parts = [_encode(k) for k in key]
+        return b"t" + b"".join(struct.pack(">I", len(p)) + p for p in parts)
+    if isinstance(key, frozenset):
+        parts = sorted(_encode(k) for k in key)
+        return b"z" + b"".join(struct.pack(">I", len(p)) + p for p in parts)
+    msg = (
+        f"key {key!r} of type {type(key).__name__} has no stable hash; "
+        "shard on str, int, float, bytes, None, or tuples/frozensets of them"
+    )
+    raise EventError(msg, field="key")
+
+
+def stable_hash(key: Hashable) -> int:
+    """A 64-bit hash of a key that is the same in every process, run and platform.
+
+    >>> stable_hash("u0001")
+    14194325905370549341
+    """
+    return int.from_bytes(hashlib.blake2b(_encode(key), digest_size=8).digest(), "big")
+
+
+def shard_of(key: Hashable, shards: int) -> int:
+    """The shard (``0 .. shards-1``) that owns ``key``.
+
+    >>> shard_of("u0001", 1)
+    0
+    """
+    return stable_hash(key) % shards
+
+
+def _check_shards(shards: object) -> None:
+    if type(shards) is not int or shards < 1:
+        msg = f"shards must be a positive integer, got {shards!r}"
+        raise CepError(msg)
+
+
+class _GlobalClock:
+    """The splitter's copy of a single engine's event-time lateness rule (see ``runtime``)."""
+
+    __slots__ = ("max_seen", "out_of_orderness", "wm")
+
+    def __init__(self, out_of_orderness: int | float) -> None:
+        if out_of_orderness < 0:
+            msg = f"out_of_orderness must be >= 0, got {out_of_orderness!r}"
+            raise CepError(msg)
+        self.out_of_orderness = out_of_orderness
+        self.wm: tuple[float, bool] = (-INF, False)
+        self.max_seen = -INF
+
+    def accept(self, t: int | float) -> bool:
+        """False for a late event; otherwise advance the clock by it."""
+        wm, closed = self.wm
+        if t < wm or (closed and t == wm):
+            return False
+        if t > self.max_seen:
+            self.max_seen = t
+        candidate = (self.max_seen - self.out_of_orderness, False)
+        if candidate > self.wm:
+            self.wm = candidate
+        return True
+
+    def close(self, watermark: int | float) -> None:
+        candidate = (watermark, True)
+        if candidate > self.wm:
+            self.wm = candidate
+
+
+class ShardedEngine:
+    """One stream over ``shards`` engines, split by a stable hash of the key.
+
+    Same interface as :class:`~workbench.engine.runtime.Engine` for event-time input
+    (``process``, ``process_many``, ``advance_time``, ``finish``, ``detections``, ``late``).
+
+    Args:
+        patterns: patterns (compiled once; the immutable matchers are shared by all shards).
+        shards: the number of engines.
+        out_of_orderness, trace, on_detection, on_reaction, on_late, on_trace, collect: as for
+            :class:`~workbench.engine.runtime.Engine`.
+
+    >>> ShardedEngine([], shards=3).process({"type": "a", "time": 1, "key": "k"})
+    []
+    """
+
+    def __init__(
+        self,
+        patterns: Iterable[Pattern | Matcher],
+        shards: int,
+        *,
+        out_of_orderness: int | float = 0,
+        trace: bool = False,
+        on_detection: Callable[[Detection], None] | None = None,
+        on_reaction: Callable[[Reaction], None] | None = None,
+        on_late: Callable[[Event], None] | None = None,
+        on_trace: Callable[[TraceRecord], None] | None = None,
+        collect: bool = True,
+    ) -> None:
+        _check_shards(shards)
+        self.matchers: list[Matcher] = [p if isinstance(p, Matcher) else p.compile() for p in patterns]
+        self.shards = shards
+        self._clock = _GlobalClock(out_of_orderness)
+        self.collect = collect
+        self.detections: list[Detection] = []
+        self.reactions: list[Reaction] = []
+        self.trace_records: list[TraceRecord] = []
+        self.late: list[Event] = []
+        self.late_count = 0
+        self._on_detection = on_detection
+        self._on_reaction = on_reaction
+        self._on_late = on_late
+        self._on_trace = on_trace
+        self._out: list[Detection] = []
+        self._next_seq = 0
+        self._shard_cache: dict[Hashable, int] = {}
+        self.engines = [
+            Engine(
+                self.matchers,
+                out_of_orderness=out_of_orderness,
+                trace=trace,
+                on_detection=self._emit,
+                on_reaction=self._react,
+                on_trace=self._trace,
+                collect=False,
+            )
+            for _ in range(shards)
+        ]
+
+    def shard(self, key: Hashable) -> int:
+        """The shard index of a key (cached)."""
+        index = self._shard_cache.get(key)
+        if index is None:
+            index = self._shard_cache[key] = shard_of(key, self.shards)
+        return index
+
+    def process(self, raw: Event | Mapping[str, Any]) -> list[Detection]:
+        """Feed one event; return the detections it caused (in its shard)."""
+        out: list[Detection] = []
+        self._out = out
+        position = self._next_seq
+        self._next_seq = position + 1
+        event = make_event(raw, position)
+        if event.seq < 0:
+            event = event.with_seq(position)
+        if not self._clock.accept(event.time):
+            self.late_count += 1
+            self.late.append(event)
+            if self._on_late is not None:
+                self._on_late(event)
+            return out
+        self.engines[self.shard(event.key)].process(event)
+        return out
+
+    def process_many(self, events: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
+        """Feed events in order; return all detections they caused."""
+        out: list[Detection] = []
+        for e in events:
+            out.extend(self.process(e))
+        return out
+
+    def advance_time(self, watermark: int | float) -> list[Detection]:
+        """Declare that no event with ``time <= watermark`` will arrive, on every shard."""
+        out: list[Detection] = []
+        self._out = out
+        self._clock.close(watermark)
+        for engine in self.engines:
+            engine.advance_time(watermark)
+        return out
+
+    def finish(self, until: int | float | None = None) -> list[Detection]:
+        """End of input on every shard (see :meth:`Engine.finish`)."""
+        out: list[Detection] = []
+        self._out = out
+        for engine in self.engines:
+            engine.finish(until)
+        return out
+
+    def _emit(self, detection: Detection) -> None:
+        self._out.append(detection)
+        if self.collect:
+            self.detections.append(detection)
+        if self._on_detection is not None:
+            self._on_detection(detection)
+
+    def _react(self, reaction: Reaction) -> None:
+        if self.collect:
+            self.reactions.append(reaction)
+        if self._on_reaction is not None:
+            self._on_reaction(reaction)
+
+    def _trace(self, record: TraceRecord) -> None:
+        if self.collect:
+            self.trace_records.append(record)
+        if self._on_trace is not None:
+            self._on_trace(record)
+
+
+@dataclass(slots=True)
+class Partitioned:
+    """A finite stream split by key: per-shard event lists (global ``seq``) and the late events."""
+
+    shards: list[list[Event]]
+    late: list[Event]
+
+
+def partition(
+    events: Iterable[Event | Mapping[str, Any]], shards: int, *, out_of_orderness: int | float = 0
+) -> Partitioned:
+    """Split a finite stream over ``shards`` (what a multi-process or Flink host does before matching).
+
+    Events are validated and stamped with their global position; late ones (by the global
+    watermark, as a single engine would judge them) are set aside.
+
+    >>> p = partition([{"type": "a", "time": 1, "key": k} for k in "abc"], 2)
+    >>> sorted(e.seq for s in p.shards for e in s)
+    [0, 1, 2]
+    """
+    _check_shards(shards)
+    clock = _GlobalClock(out_of_orderness)
+    out: list[list[Event]] = [[] for _ in range(shards)]
+    late: list[Event] = []
+    cache: dict[Hashable, int] = {}
+    for position, raw in enumerate(events):
+        event = make_event(raw, position)
+        if event.seq < 0:
+            event = event.with_seq(position)
+        if not clock.accept(event.time):
+            late.append(event)
+            continue
+        index = cache.get(event.key)
+        if index is None:
+            index = cache[event.key] = shard_of(event.key, shards)
+        out[index].append(event)
+    return Partitioned(out, late)
+
+
+def _load_patterns(factory: str) -> list[Pattern | Matcher]:
+    module_name, _, attr = factory.partition(":")
+    if not module_name or not attr:
+        msg = f"pattern factory must be 'module:function', got {factory!r}"
+        raise CepError(msg)
+    fn = getattr(import_module(module_name), attr)
+    return list(fn())
+
+
+def _run_shard(factory: str, events: Sequence[Event], out_of_orderness: int | float) -> list[Detection]:
+    engine = Engine(_load_patterns(factory), out_of_orderness=out_of_orderness)
+    for e in events:
+        engine.process(e)
+    engine.finish()
+    return engine.detections
+
+
+def run_sharded(
+    factory: str,
+    events: Iterable[Event | Mapping[str, Any]],
+    shards: int,
+    *,
+    processes: int | None = None,
+    out_of_orderness: int | float = 0,
+) -> tuple[list[Detection], list[Event]]:
+    """Run a finite stream on ``shards`` independent engines, in worker processes.
+
+    ``factory`` names a function ``"module:function"`` returning the patterns; each worker builds
+    its own (patterns need not be picklable). ``processes=0`` runs the shards in this process, one
+    after another. Returns the detections (shard by shard) and the late events.
+    """
+    parts = partition(events, shards, out_of_orderness=out_of_orderness)
+    _load_patterns(factory)  # fail early, here, on a bad factory
+    if processes == 0:
+        results = [_run_shard(factory, part, out_of_orderness) for part in parts.shards]
+    else:
+        with ProcessPoolExecutor(max_workers=processes or shards) as pool:
+            futures = [pool.submit(_run_shard, factory, part, out_of_orderness) for part in parts.shards]
+            results = [f.result() for f in futures]
+    return [d for r in results for d in r], parts.late

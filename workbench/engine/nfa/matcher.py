@@ -1,0 +1,517 @@
+"""The NFA matcher: advances partial matches per event, windows, skip strategies, emission.
+
+One :class:`NFAMatcher` (immutable, shared by every key) interprets the compiled graph; each key has
+an :class:`~workbench.engine.nfa.state.NFAState`. Per event:
+
+1. time is advanced to the event's time: partial matches whose first-and-last window
+   (``t - t_first >= within``) or previous-and-current window expired are removed; those waiting in
+   a trailing ``notFollowedBy`` become matches, the others timeouts;
+2. only the partial matches whose NFA state can be changed by an event of this type are visited
+   (the event-type index, see :meth:`NFAMatcher.wakes`); each one follows ``PROCEED`` edges and
+   branches on every ``TAKE``/``IGNORE`` edge whose condition holds, exactly like Flink's NFA,
+   with Dewey versions in the shared buffer;
+3. completed matches are emitted, subject to the after-match skip strategy.
+"""
+
+from __future__ import annotations
+
+import heapq
+import warnings
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any
+
+from workbench.engine.aggregates import make_aggregate, value_with
+from workbench.engine.detection import Detection, TraceKind
+from workbench.engine.events import Event
+from workbench.engine.matcher import Context
+from workbench.engine.nfa.buffer import EventId, NodeId, Version, add_stage, increase
+from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef, compile_nfa
+from workbench.engine.nfa.conditions import ConditionContext, type_profile
+from workbench.engine.nfa.pattern import SequencePattern
+from workbench.engine.nfa.state import NFAState, Run
+from workbench.errors import PatternError, SkipStrategyError
+
+__all__ = ["NFAMatcher"]
+
+_TIMER = "nfa-window"
+
+
+class NFAMatcher:
+    """A compiled sequence pattern (implements :class:`~workbench.engine.matcher.Matcher`).
+
+    Attributes:
+        name: the pattern's name.
+        pattern: the source pattern.
+        nfa: the compiled graph.
+    """
+
+    def __init__(self, pattern: SequencePattern) -> None:
+        self.name = pattern.name
+        self.pattern = pattern
+        specs = pattern.aggregates
+        names = [a.name for a in specs]
+        if len(set(names)) != len(names):
+            msg = f"duplicate aggregate names: {names}"
+            raise PatternError(msg, pattern=pattern.name)
+        self._agg_index = {a.name: i for i, a in enumerate(specs)}
+        for a in specs:
+            make_aggregate(a.function, **dict(a.params))  # validates the function name early
+        self.nfa: CompiledNFA = compile_nfa(pattern, frozenset(names))
+        for a in specs:
+            if a.stage not in self.nfa.stage_names:
+                msg = f"aggregate {a.name!r} refers to unknown stage {a.stage!r}"
+                raise PatternError(msg, pattern=pattern.name, element=a.name)
+        self._states: Mapping[str, StateDef] = self.nfa.states
+        self._skip = pattern.skip
+        self._final_reach = {name: self._proceed_closure(name) for name in self._states}
+        self._wakes = {name: self.wakes(name) for name in self._states}
+        self._always = frozenset(n for n, w in self._wakes.items() if w is None)
+        by_type: dict[str, set[str]] = {}
+        for n, w in self._wakes.items():
+            for typ in w or ():
+                by_type.setdefault(typ, set()).add(n)
+        self._by_type = {t: frozenset(s) for t, s in by_type.items()}
+
+    # ------------------------------------------------------------------ analysis
+    def _proceed_closure(self, name: str) -> bool:
+        """Whether Final may be reachable from ``name`` through PROCEED edges."""
+        seen, stack = set(), [name]
+        while stack:
+            s = stack.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            st = self._states[s]
+            if st.kind == Kind.FINAL:
+                return True
+            stack.extend(t.target for t in st.transitions if t.action == Action.PROCEED)
+        return False
+
+    def wakes(self, name: str) -> frozenset[str] | None:
+        """Event types that can change a partial match waiting in state ``name`` (``None``: all).
+
+        For any other type, every edge reachable from the state is certainly false except its own
+        ``IGNORE`` loop, which is certainly true, so the partial match stays exactly as it is.
+        """
+        out: set[str] = set()
+        seen, stack = set(), [name]
+        while stack:
+            s = stack.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            for tr in self._states[s].transitions:
+                prof = type_profile(tr.cond)
+                if prof is None:
+                    return None
+                types, value = prof
+                self_ignore = tr.action == Action.IGNORE and tr.target == name
+                if value is not self_ignore:
+                    return None
+                out |= types
+                if tr.action == Action.PROCEED:
+                    stack.append(tr.target)
+        return frozenset(out)
+
+    # ------------------------------------------------------------------ Matcher protocol
+    def event_types(self) -> frozenset[str] | None:
+        """All types (strict contiguity and time advance need to see every event of the key)."""
+        return None
+
+    def new_state(self, key: Hashable) -> NFAState:
+        """A fresh per-key state."""
+        return NFAState()
+
+    def is_idle(self, state: NFAState) -> bool:
+        """Nothing in flight."""
+        return not state.runs and not state.completed
+
+    def on_timer(self, state: NFAState, time: int | float, token: Hashable, ctx: Context) -> None:
+        """A window deadline passed with no event: advance time to it."""
+        self.advance(state, time, ctx)
+
+    def process(self, state: NFAState, event: Event, ctx: Context) -> None:
+        """Advance time to the event, then feed it to the partial matches it can change."""
+        t = event.time
+        self.advance(state, t, ctx)
+        eid: EventId = (t, event.seq)
+        runs = state.runs
+        ids: set[int] = set()
+        for s in self._always:
+            ids.update(state.by_state.get(s, ()))
+        for s in self._by_type.get(event.type, ()):
+            ids.update(state.by_state.get(s, ()))
+        visiting = sorted((runs[i] for i in ids), key=Run.order)
+        potential: list[Run] = []
+        new_runs: list[Run] = []
+        for run in visiting:
+            self._remove(state, run)
+            succ = self._step(state, run, event, eid, ctx)
+            stopped = False
+            keep: list[Run] = []
+            for r in succ:
+                kind = self._states[r.state].kind
+                if kind == Kind.FINAL:
+                    potential.append(r)
+                elif kind == Kind.STOP:
+                    stopped = True
+                    state.buffer.release(r.node, r.version)
+                else:
+                    keep.append(r)
+            if stopped:
+                for r in keep:
+                    if r is not run:
+                        state.buffer.release(r.node, r.version)
+                if ctx.tracing:
+                    ctx.trace(TraceKind.VIOLATED, run.inst, None, event.seq)
+                if any(r is run for r in keep):
+                    state.buffer.release(run.node, run.version)
+            else:
+                new_runs.extend(keep)
+        start = self._start_run(state)
+        succ = self._step(state, start, event, eid, ctx)
+        for r in succ:
+            kind = self._states[r.state].kind
+            if kind == Kind.FINAL:
+                potential.append(r)
+            elif kind == Kind.STOP:
+                state.buffer.release(r.node, r.version)
+            elif r.start_id is None:
+                state.start_version = r.version
+            else:
+                new_runs.append(r)
+        for r in new_runs:
+            self._add(state, r, ctx)
+        self._emit_matches(state, potential, t, ctx)
+        self._cap(state, ctx)
+
+    # ------------------------------------------------------------------ time
+    def advance(self, state: NFAState, t: int | float, ctx: Context) -> None:
+        """Advance the key's time to ``t``: expire windows, release pending ``notFollowedBy`` matches."""
+        if state.time is None or t > state.time:
+            state.time = t
+        window = self.nfa.window_ms
+        expired: dict[int, bool] = {}  # rid -> timed out by the previous-event window
+        runs = state.runs
+        if window is not None:
+            heap = state.first_deadlines
+            while heap and heap[0][0] <= t:
+                _, rid = heapq.heappop(heap)
+                if rid in runs:
+                    expired[rid] = False
+        heap = state.prev_deadlines
+        while heap and heap[0][0] <= t:
+            _, rid = heapq.heappop(heap)
+            if rid in runs:
+                expired[rid] = True
+        if not expired:
+            return
+        potential: list[Run] = []
+        timeouts: list[tuple[Run, int | float]] = []
+        for run in sorted((runs[i] for i in expired), key=Run.order):
+            self._remove(state, run)
+            if self._states[run.state].kind == Kind.PENDING:
+                potential.append(run)
+                continue
+            by_prev = expired[run.rid]
+            if self.pattern.emit_timeouts:
+                if by_prev:
+                    deadline = run.prev_ts + self.nfa.window_times[run.state]
+                else:
+                    assert window is not None
+                    deadline = run.start_ts + window
+                timeouts.append((run, deadline))
+                continue
+            if ctx.tracing:
+                ctx.trace(TraceKind.TIMED_OUT, run.inst)
+            state.buffer.release(run.node, run.version)
+        self._emit_matches(state, potential, t, ctx)
+        for run, deadline in timeouts:
+            self._emit(state, run, "timeout", deadline, ctx)
+            state.buffer.release(run.node, run.version)
+
+    # ------------------------------------------------------------------ one run, one event
+    def _start_run(self, state: NFAState) -> Run:
+        return Run(-1, self.nfa.start, None, state.start_version, None, None, None, 0, ())
+
+    def _step(self, state: NFAState, run: Run, event: Event, eid: EventId, ctx: Context) -> list[Run]:
+        """Flink's ``computeNextStates`` for one run (successors; releases the run's reference)."""
+        states = self._states
+        buffer = state.buffer
+        cctx = ConditionContext(
+            lambda: self._materialize(state, run), self._agg_reader(run, event), event.time
+        )
+        edges = []
+        stack = [run.state]
+        takes = ignores = 0
+        while stack:
+            st = states[stack.pop()]
+            for tr in st.transitions:
+                if tr.cond(event, cctx):
+                    if tr.action == Action.PROCEED:
+                        stack.append(tr.target)
+                    else:
+                        edges.append(tr)
+                        if tr.action == Action.TAKE:
+                            takes += 1
+                        elif tr.target != run.state:
+                            ignores += 1
+        is_start = run.start_id is None
+        version = run.version
+        self_inc = 0 if takes == 0 and ignores == 0 else ignores + max(1, takes)
+        takes_left = max(0, takes - 1)
+        ignores_left = ignores
+        take_skip = max(0, takes - 1)
+        out: list[Run] = []
+        for tr in edges:
+            if tr.action == Action.IGNORE:
+                if is_start:
+                    continue
+                if tr.target == run.state:
+                    v = increase(version, self_inc)
+                    if v == version and not any(r is run for r in out):
+                        out.append(run)  # unchanged: keep the run (and its buffer reference)
+                        continue
+                else:
+                    v = add_stage(increase(version, take_skip + ignores_left))
+                    ignores_left -= 1
+                out.append(self._new_run(state, tr.target, run.node, v, run, run.aggs, ctx))
+            else:
+                edge_v = increase(version, takes_left)
+                takes_left -= 1
+                node = buffer.put(states[tr.source].stage, event, eid, run.node, edge_v)
+                nxt_v = add_stage(edge_v)
+                aggs = self._take_aggs(run.aggs, states[tr.source].stage, event)
+                if is_start:
+                    proto = Run(-1, "", None, (), event.time, eid, event.time, ctx.new_instance(), aggs)
+                else:
+                    proto = Run(-1, "", None, (), run.start_ts, run.start_id, event.time, run.inst, aggs)
+                out.append(self._new_run(state, tr.target, node, nxt_v, proto, aggs, ctx))
+                final = self._final_after_proceed(tr.target, event, cctx)
+                if final is not None:
+                    out.append(self._new_run(state, final, node, nxt_v, proto, aggs, ctx))
+        if is_start:
+            out.append(Run(-1, run.state, None, increase(version, self_inc), None, None, None, 0, ()))
+        elif not any(r is run for r in out):
+            buffer.release(run.node, run.version)
+        return out
+
+    def _new_run(
+        self, state: NFAState, target: str, node: NodeId | None, version: Version, like: Run,
+        aggs: tuple[Any, ...], ctx: Context,
+    ) -> Run:  # fmt: skip
+        rid = state.next_rid
+        state.next_rid = rid + 1
+        if node is not None:
+            state.buffer.lock(node, version)
+        return Run(rid, target, node, version, like.start_ts, like.start_id, like.prev_ts, like.inst, aggs)
+
+    def _final_after_proceed(self, target: str, event: Event, cctx: ConditionContext) -> str | None:
+        if not self._final_reach[target]:
+            return None
+        stack, seen = [target], set()
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            st = self._states[name]
+            for tr in st.transitions:
+                if tr.action != Action.PROCEED:
+                    continue
+                if tr.cond(event, cctx):
+                    if self._states[tr.target].kind == Kind.FINAL:
+                        return tr.target
+                    stack.append(tr.target)
+        return None
+
+    # ------------------------------------------------------------------ aggregates
+    def _agg_reader(self, run: Run, event: Event) -> Callable[[str], Any]:
+        specs = self.pattern.aggregates
+        index = self._agg_index
+
+        def read(name: str, stage: str | None = None) -> Any:
+            i = index.get(name)
+            if i is None:
+                msg = f"no aggregate named {name!r}; declared: {sorted(index)}"
+                raise PatternError(msg, pattern=self.name)
+            spec = specs[i]
+            agg = run.aggs[i] if run.aggs else make_aggregate(spec.function, **dict(spec.params))
+            if spec.include_current and stage == spec.stage:
+                return value_with(agg, event if spec.field is None else event[spec.field])
+            return agg.get()
+
+        return read
+
+    def _take_aggs(self, aggs: tuple[Any, ...], stage: str, event: Event) -> tuple[Any, ...]:
+        specs = self.pattern.aggregates
+        if not specs:
+            return ()
+        if not aggs:
+            aggs = tuple(make_aggregate(s.function, **dict(s.params)) for s in specs)
+        if not any(s.stage == stage for s in specs):
+            return aggs
+        out = []
+        for spec, agg in zip(specs, aggs, strict=True):
+            if spec.stage == stage:
+                agg = agg.copy()
+                agg.update(event if spec.field is None else event[spec.field])
+            out.append(agg)
+        return tuple(out)
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _add(self, state: NFAState, run: Run, ctx: Context) -> None:
+        state.runs[run.rid] = run
+        state.by_state.setdefault(run.state, set()).add(run.rid)
+        if run.start_id is not None:
+            heapq.heappush(state.starts, (run.start_id, run.rid))
+        if self.nfa.window_ms is not None and run.start_ts is not None:
+            deadline = run.start_ts + self.nfa.window_ms
+            heapq.heappush(state.first_deadlines, (deadline, run.rid))
+            if run.start_id is not None and run.prev_ts == run.start_ts and state.scheduled != deadline:
+                state.scheduled = deadline
+                ctx.schedule(deadline, _TIMER)
+        w = self.nfa.window_times.get(run.state)
+        if w is not None and run.prev_ts is not None:
+            deadline = run.prev_ts + w
+            heapq.heappush(state.prev_deadlines, (deadline, run.rid))
+            ctx.schedule(deadline, _TIMER)
+
+    @staticmethod
+    def _remove(state: NFAState, run: Run) -> None:
+        del state.runs[run.rid]
+        ids = state.by_state[run.state]
+        ids.discard(run.rid)
+        if not ids:
+            del state.by_state[run.state]
+
+    def _earliest_partial(self, state: NFAState) -> EventId | None:
+        heap, runs = state.starts, state.runs
+        while heap and heap[0][1] not in runs:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def _cap(self, state: NFAState, ctx: Context) -> None:
+        cap = self.pattern.max_partial_matches
+        if cap is None or len(state.runs) <= cap:
+            return
+        excess = len(state.runs) - cap
+        heap, runs = state.starts, state.runs
+        while len(runs) > cap and heap:
+            _, rid = heapq.heappop(heap)
+            run = runs.get(rid)
+            if run is None:
+                continue
+            self._remove(state, run)
+            state.buffer.release(run.node, run.version)
+            if ctx.tracing:
+                ctx.trace(TraceKind.PRUNED, run.inst, None, None, {"reason": "max_partial_matches"})
+        state.dropped += excess
+        warnings.warn(
+            f"pattern {self.name!r}, key {ctx.key!r}: more than {cap} partial matches; dropped the "
+            f"{excess} oldest (max_partial_matches; {state.dropped} dropped so far for this key)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+    # ------------------------------------------------------------------ matches
+    def _emit_matches(self, state: NFAState, potential: list[Run], t: int | float, ctx: Context) -> None:
+        if self._skip.kind == "no_skip":
+            for run in potential:
+                self._emit(state, run, "match", t, ctx)
+                state.buffer.release(run.node, run.version)
+            return
+        completed = state.completed
+        completed.extend(potential)
+        while completed:
+            completed.sort(key=Run.order)
+            match = completed[0]
+            earliest = self._earliest_partial(state)
+            assert match.start_id is not None
+            if earliest is not None and earliest < match.start_id:
+                break
+            completed.pop(0)
+            paths = state.buffer.extract(match.node, match.version)
+            pruning = self._pruning_id(paths)
+            if pruning is not None:
+                self._prune(state, pruning)
+            self._emit(state, match, "match", t, ctx, paths[0] if paths else [])
+            state.buffer.release(match.node, match.version)
+
+    def _pruning_id(self, paths: list[list[tuple[str, EventId]]]) -> EventId | None:
+        skip = self._skip
+        pruning: EventId | None = None
+        for path in paths:
+            if skip.kind == "skip_past_last_event":
+                last = max(eid for _, eid in path)
+                pruning = last if pruning is None else max(pruning, last)
+            elif skip.kind == "skip_to_next":
+                first = min(eid for _, eid in path)
+                pruning = first if pruning is None else min(pruning, first)
+            else:
+                ids = [eid for stage, eid in path if stage == skip.stage]
+                if not ids:
+                    if skip.throw_on_miss:
+                        msg = (
+                            f"pattern {self.name!r}: could not skip to {skip.stage!r}: no such element "
+                            f"in the found match {[s for s, _ in path]}"
+                        )
+                        raise SkipStrategyError(msg)
+                else:
+                    pick = ids[0] if skip.kind == "skip_to_first" else ids[-1]
+                    pruning = pick if pruning is None else max(pruning, pick)
+                if skip.throw_on_miss and pruning is not None and path and pruning == min(e for _, e in path):
+                    msg = (
+                        f"pattern {self.name!r}: could not skip to the first element of a match "
+                        f"({skip.kind} {skip.stage!r} would restart at the same event)"
+                    )
+                    raise SkipStrategyError(msg)
+        return pruning
+
+    def _prune(self, state: NFAState, pruning: EventId) -> None:
+        inclusive = self._skip.kind in ("skip_to_next", "skip_past_last_event")
+
+        def hit(start: EventId | None) -> bool:
+            return start is not None and (start <= pruning if inclusive else start < pruning)
+
+        heap, runs = state.starts, state.runs
+        while heap and (heap[0][1] not in runs or hit(heap[0][0])):
+            _, rid = heapq.heappop(heap)
+            run = runs.get(rid)
+            if run is not None:
+                self._remove(state, run)
+                state.buffer.release(run.node, run.version)
+        kept = []
+        for run in state.completed:
+            if hit(run.start_id):
+                state.buffer.release(run.node, run.version)
+            else:
+                kept.append(run)
+        state.completed[:] = kept
+
+    def _materialize(self, state: NFAState, run: Run) -> dict[str, list[Event]]:
+        out: dict[str, list[Event]] = {}
+        paths = state.buffer.extract(run.node, run.version)
+        if paths:
+            for stage, eid in paths[0]:
+                out.setdefault(stage, []).append(state.buffer.event(eid))
+        return out
+
+    def _emit(
+        self, state: NFAState, run: Run, kind: str, t: int | float, ctx: Context,
+        path: list[tuple[str, EventId]] | None = None,
+    ) -> None:  # fmt: skip
+        if path is None:
+            paths = state.buffer.extract(run.node, run.version)
+            path = paths[0] if paths else []
+        grouped: dict[str, list[Event]] = {}
+        for stage, eid in path:
+            grouped.setdefault(stage, []).append(state.buffer.event(eid))
+        events: list[Event] = []
+        channels: list[str] = []
+        for stage, evs in grouped.items():
+            events.extend(evs)
+            channels.extend([stage] * len(evs))
+        ctx.emit(Detection(self.name, ctx.key, run.inst, kind, t, tuple(events), tuple(channels)))
+        if ctx.tracing:
+            ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, run.inst)

@@ -1,0 +1,297 @@
+"""The sequence-pattern API (Flink CEP style) as frozen dataclasses.
+
+A :class:`SequencePattern` is a list of stages. Each :class:`Stage` (or :class:`GroupStage`) says
+how it follows the previous stage (:class:`Contiguity`: Flink's ``next`` / ``followedBy`` /
+``followedByAny``; with ``negated=True``: ``notNext`` / ``notFollowedBy``), which events it accepts
+(``where``, ``until``, ``types``) and how many (:class:`Quantifier`: ``times(n)``, ``times(n, m)``,
+``oneOrMore()``, ``timesOrMore(n)``, ``optional()``, ``greedy()``, ``consecutive()``,
+``allowCombinations()``). The pattern adds ``within_ms`` (first-and-last window), the after-match
+:class:`SkipStrategy` and named :class:`AggregateSpec` s. The fluent builder in
+:mod:`workbench.engine.nfa.builder` is sugar over these classes.
+
+Conditions (:data:`Condition`) are either
+
+* a **string** in Python syntax, checked and compiled by :func:`workbench.engine.expr.compile_expr`
+  when the pattern is compiled (never in the dataclass, so patterns built from text compare equal
+  structurally). Variables: ``e`` (the event being tested; ``e.price`` reads a field, ``e.type`` and
+  ``e.t`` the type and time), ``matched(stage)`` (list of events this partial match has already
+  taken for ``stage``, in order, **never including** ``e``), and every declared aggregate by name;
+* a **callable** ``fn(e)`` or ``fn(e, ctx)`` returning a truthy value, where ``ctx`` is a
+  :class:`~workbench.engine.nfa.conditions.ConditionContext` with ``ctx.matched(stage)``,
+  ``ctx.aggregate(name)`` (also ``ctx[name]``) and ``ctx.timestamp``;
+* :class:`AllOf` / :class:`AnyOf` of conditions (``where(a).where(b).or_(c)`` is
+  ``AnyOf((AllOf((a, b)), c))``: Flink's ``or`` applies to everything accumulated before it).
+
+``None`` means "always true".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from dataclasses import field as _field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Literal, Union
+
+from workbench.errors import PatternError
+
+if TYPE_CHECKING:
+    from workbench.engine.nfa.matcher import NFAMatcher
+
+__all__ = [
+    "AggregateSpec",
+    "AllOf",
+    "AnyOf",
+    "Condition",
+    "Contiguity",
+    "GroupStage",
+    "Quantifier",
+    "SequencePattern",
+    "SkipKind",
+    "SkipStrategy",
+    "Stage",
+]
+
+
+class Contiguity(StrEnum):
+    """How an event relates to the one taken before it.
+
+    * ``STRICT``: Flink ``next`` / ``consecutive()``: the very next event must be taken.
+    * ``RELAXED``: Flink ``followedBy`` / default loop: skip events that do NOT satisfy the
+      condition; a satisfying event must be taken.
+    * ``NONDETERMINISTIC_RELAXED``: Flink ``followedByAny`` / ``allowCombinations()``: any event may
+      be skipped, so every later satisfying event can be chosen.
+    """
+
+    STRICT = "strict"
+    RELAXED = "relaxed"
+    NONDETERMINISTIC_RELAXED = "nondeterministic_relaxed"
+
+
+@dataclass(frozen=True, slots=True)
+class AllOf:
+    """All conditions hold (Flink ``where(a).where(b)``)."""
+
+    parts: tuple[Condition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    """At least one condition holds (Flink ``.or(c)``, which ORs with everything before it)."""
+
+    parts: tuple[Condition, ...]
+
+
+Condition = Union[str, Callable[..., Any], AllOf, AnyOf]  # noqa: UP007 - runtime alias
+
+
+@dataclass(frozen=True, slots=True)
+class Quantifier:
+    """How many events a stage takes.
+
+    Attributes:
+        min: minimum count (>= 1; Flink's ``times(0, m)`` is ``min=1, max=m, optional=True``).
+        max: maximum count; ``None`` = unbounded (``oneOrMore`` / ``timesOrMore``).
+        optional: the stage may be skipped entirely.
+        greedy: a looping / ranged stage takes as many events as it can (the next stage cannot use
+            an event the loop could still take).
+        inner: contiguity between the stage's own events (``RELAXED`` default, ``STRICT`` =
+            ``consecutive()``, ``NONDETERMINISTIC_RELAXED`` = ``allowCombinations()``).
+        window_ms: Flink's ``times(n, w)`` / ``timesOrMore(n, w)`` / ``oneOrMore(w)`` gap limit.
+
+    ``min == max == 1`` is the plain single-event stage (Flink ``times(1)`` behaves the same).
+    """
+
+    min: int = 1
+    max: int | None = 1
+    optional: bool = False
+    greedy: bool = False
+    inner: Contiguity = Contiguity.RELAXED
+    window_ms: int | float | None = None
+
+    @property
+    def single(self) -> bool:
+        """One event (no quantifier)."""
+        return self.min == 1 and self.max == 1
+
+    @property
+    def looping(self) -> bool:
+        """Unbounded (``oneOrMore`` / ``timesOrMore``)."""
+        return self.max is None
+
+    @classmethod
+    def one(cls) -> Quantifier:
+        """Exactly one event."""
+        return cls()
+
+    @classmethod
+    def times(cls, n: int, m: int | None = None, *, window_ms: int | float | None = None) -> Quantifier:
+        """``times(n)`` or ``times(n, m)``; ``times(0, m)`` becomes optional ``times(1, m)``."""
+        hi = n if m is None else m
+        if n == 0 and hi > 0:
+            return cls(1, hi, optional=True, window_ms=window_ms)
+        return cls(n, hi, window_ms=window_ms)
+
+    @classmethod
+    def one_or_more(cls, *, window_ms: int | float | None = None) -> Quantifier:
+        """``oneOrMore()``."""
+        return cls(1, None, window_ms=window_ms)
+
+    @classmethod
+    def times_or_more(cls, n: int, *, window_ms: int | float | None = None) -> Quantifier:
+        """``timesOrMore(n)``."""
+        return cls(n, None, window_ms=window_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One stage (Flink: one named ``Pattern`` in the chain).
+
+    Attributes:
+        name: unique stage name (the key of the match's ``stage -> events`` view).
+        where: the condition an event must satisfy (``None`` = any event).
+        contiguity: how the stage's first event follows the previous stage (ignored for the first
+            stage: a match can start at any event).
+        negated: ``notNext`` (with ``STRICT``) or ``notFollowedBy`` (with ``RELAXED``).
+        quantifier: how many events the stage takes.
+        until: stop condition of a looping stage (Flink ``until``).
+        types: when non-empty, the stage only accepts events of these types (ANDed with ``where``;
+            lets the matcher index partial matches by event type even for callable conditions).
+        within_ms: a first-and-last window declared on this stage (the pattern uses the minimum of
+            all declared windows; ``0`` disables windows, as in Flink).
+        within_prev_ms: Flink ``within(w, PREVIOUS_AND_CURRENT)``: a partial match waiting for this
+            stage dies when ``t - t_previous_taken >= w`` (ignored on quantified stages, as in Flink).
+    """
+
+    name: str
+    where: Condition | None = None
+    contiguity: Contiguity = Contiguity.RELAXED
+    negated: bool = False
+    quantifier: Quantifier = _field(default_factory=Quantifier)
+    until: Condition | None = None
+    types: tuple[str, ...] = ()
+    within_ms: int | float | None = None
+    within_prev_ms: int | float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStage:
+    """A group pattern (Flink ``begin(Pattern)`` / ``next(Pattern)`` / ...) with its own quantifier.
+
+    The group's stages are inlined by the compiler; stage names must be unique across the whole
+    pattern. A group cannot be negated or greedy and has no ``where``.
+
+    Attributes:
+        name: the group's name (used in messages and for the trace).
+        stages: the inner stages (the first one's ``contiguity`` is irrelevant).
+        contiguity: how the group's first event follows the previous stage.
+        quantifier: how many times the whole group repeats.
+        until: stop condition of a looping group (ANDed into every inner stage).
+    """
+
+    name: str
+    stages: tuple[Stage | GroupStage, ...]
+    contiguity: Contiguity = Contiguity.RELAXED
+    quantifier: Quantifier = _field(default_factory=Quantifier)
+    until: Condition | None = None
+    within_ms: int | float | None = None
+
+    @property
+    def negated(self) -> bool:
+        """Groups are never negated."""
+        return False
+
+
+SkipKind = Literal["no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last"]
+_SKIP_KINDS = ("no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last")
+
+
+@dataclass(frozen=True, slots=True)
+class SkipStrategy:
+    """After-match skip strategy.
+
+    Attributes:
+        kind: ``no_skip`` (default), ``skip_to_next``, ``skip_past_last_event``, ``skip_to_first``,
+            ``skip_to_last``.
+        stage: the target stage of ``skip_to_first`` / ``skip_to_last``.
+        throw_on_miss: with ``skip_to_first``/``skip_to_last``: raise
+            :class:`~workbench.errors.SkipStrategyError` when a match has no event for ``stage``
+            or the skip would land on the match's first event.
+    """
+
+    kind: SkipKind = "no_skip"
+    stage: str | None = None
+    throw_on_miss: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in _SKIP_KINDS:
+            msg = f"unknown skip strategy {self.kind!r}; known: {', '.join(_SKIP_KINDS)}"
+            raise PatternError(msg)
+        if self.kind in ("skip_to_first", "skip_to_last") and not self.stage:
+            msg = f"{self.kind} needs a target stage"
+            raise PatternError(msg)
+
+    @classmethod
+    def parse(cls, text: str, *, throw_on_miss: bool = False) -> SkipStrategy:
+        """``"skip_to_first:NAME"`` style text (the conformance format)."""
+        kind, _, stage = text.partition(":")
+        return cls(kind, stage or None, throw_on_miss)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateSpec:
+    """A named incremental aggregate over the events a stage takes in one partial match.
+
+    Conditions read it by ``name``. The value is kept per partial match, updated in O(1) when the
+    stage takes an event and copied in O(number of aggregates) when a partial match branches.
+
+    Attributes:
+        name: the variable name conditions use.
+        function: an aggregate name for :func:`workbench.engine.aggregates.make_aggregate`
+            (``count``, ``sum``, ``avg``, ``min``, ``max``, ``first``, ``last``, ``var``, ``std``...).
+        stage: the stage whose taken events feed it.
+        field: the event field to aggregate (``None``: the event itself, e.g. for ``count``).
+        params: extra keyword arguments for the factory.
+        include_current: ``False`` (Flink's view, default): while stage ``stage`` evaluates a
+            candidate event, the aggregate covers only the events taken before it. ``True``
+            (SQL MATCH_RECOGNIZE ``DEFINE``): the candidate event is tentatively included.
+    """
+
+    name: str
+    function: str
+    stage: str
+    field: str | None = None
+    params: Mapping[str, Any] = _field(default_factory=dict)
+    include_current: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SequencePattern:
+    """A Flink-CEP-style sequence pattern; ``compile()`` gives the NFA matcher.
+
+    Attributes:
+        name: the pattern's name (unique within one engine).
+        stages: the stages in order (at least one).
+        within_ms: first-and-last window: a partial match dies when ``t - t_first >= within_ms``
+            (``None`` = no window). Stage-level ``within_ms`` values also count (minimum wins).
+        skip: the after-match skip strategy.
+        aggregates: named aggregates conditions can read.
+        max_partial_matches: cap on live partial matches per key (``None`` = unlimited). When it
+            bites the oldest partial matches are dropped, a :class:`RuntimeWarning` is issued and
+            ``NFAState.dropped`` counts them.
+        emit_timeouts: emit timed-out partial matches as ``kind="timeout"`` detections.
+    """
+
+    name: str
+    stages: tuple[Stage | GroupStage, ...]
+    within_ms: int | float | None = None
+    skip: SkipStrategy = _field(default_factory=SkipStrategy)
+    aggregates: tuple[AggregateSpec, ...] = ()
+    max_partial_matches: int | None = 100_000
+    emit_timeouts: bool = True
+
+    def compile(self) -> NFAMatcher:
+        """Validate and compile to an immutable NFA matcher (raises PatternError if malformed)."""
+        from workbench.engine.nfa.matcher import NFAMatcher
+
+        return NFAMatcher(self)

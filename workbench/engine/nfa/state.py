@@ -1,0 +1,78 @@
+"""Per-key NFA state: partial matches (runs), their indexes, the shared buffer. Plain picklable data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.engine.nfa.buffer import EventId, NodeId, SharedBuffer, Version
+
+__all__ = ["NFAState", "Run"]
+
+
+@dataclass(slots=True)
+class Run:
+    """One partial match (Flink's ``ComputationState``).
+
+    Attributes:
+        rid: unique id within the key (a run that changes gets a new id).
+        state: internal name of the NFA state it waits in.
+        node: the buffer node of the last taken event (``None`` before the first take).
+        version: Dewey version.
+        start_ts / start_id: time and id of the first taken event (``None`` for the start run).
+        prev_ts: time of the last taken event.
+        inst: detection instance id (shared by every run that grew from the same first event).
+        aggs: aggregate states, parallel to the pattern's ``aggregates`` (``()`` when none).
+    """
+
+    rid: int
+    state: str
+    node: NodeId | None
+    version: Version
+    start_ts: Any
+    start_id: EventId | None
+    prev_ts: Any
+    inst: int
+    aggs: tuple[Any, ...] = ()
+
+    def order(self) -> tuple[Any, ...]:
+        """Flink's partial-match order: start event id, then creation."""
+        if self.start_id is None:
+            return (1, 0, 0, self.rid)
+        return (0, *self.start_id, self.rid)
+
+
+@dataclass(slots=True)
+class NFAState:
+    """Everything one key holds for one sequence pattern.
+
+    Attributes:
+        runs: live partial matches by id (the start run is implicit: ``start_version``).
+        by_state: NFA state name -> ids of the runs waiting there (the event-type index).
+        start_version: Dewey version of the start run.
+        completed: completed matches held back by a skip strategy (sorted on emission).
+        buffer: the shared buffer.
+        starts: heap of ``(start id, run id)`` (lazy deletion): earliest start, skip pruning.
+        first_deadlines / prev_deadlines: heaps of ``(deadline, run id)`` for the windows.
+        next_rid: run id counter.
+        dropped: partial matches dropped because of ``max_partial_matches``.
+        time: the latest time the state was advanced to.
+    """
+
+    runs: dict[int, Run] = field(default_factory=dict)
+    by_state: dict[str, set[int]] = field(default_factory=dict)
+    start_version: Version = (1,)
+    completed: list[Run] = field(default_factory=list)
+    buffer: SharedBuffer = field(default_factory=SharedBuffer)
+    starts: list[tuple[EventId, int]] = field(default_factory=list)
+    first_deadlines: list[tuple[Any, int]] = field(default_factory=list)
+    prev_deadlines: list[tuple[Any, int]] = field(default_factory=list)
+    next_rid: int = 0
+    dropped: int = 0
+    time: Any = None
+    scheduled: Any = None
+
+    @property
+    def partial_matches(self) -> int:
+        """Number of live partial matches (excluding the start run)."""
+        return len(self.runs)

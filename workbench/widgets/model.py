@@ -186,7 +186,7 @@ class View:
 
 
 def next_state(
-    current: State, paused_from: tuple[State, str] | None, record: TraceRecord
+    current: tuple[State, str], paused_from: tuple[State, str] | None, record: TraceRecord
 ) -> tuple[State, str]:
     """The state (and label) a row moves to when ``record`` applies to it.
 

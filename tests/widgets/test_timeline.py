@@ -1,0 +1,227 @@
+"""The Timeline widget without a browser: sources, controls, selection, live deltas, save."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.engine import Detection, Engine, Event, TraceKind, TraceRecord
+from workbench.engine.matcher import Context
+from workbench.widgets import Timeline
+
+K = TraceKind
+
+
+def rec(
+    t: float, kind: TraceKind, element: str | None = None, seq: int | None = None, **kw: Any
+) -> TraceRecord:
+    key = kw.pop("key", "k")
+    instance = kw.pop("instance", 1)
+    return TraceRecord(t, "p", key, instance, kind, element, seq, kw)
+
+
+TRACE = [
+    rec(0, K.STARTED, seq=0),
+    rec(1, K.ACCEPTED, "a", 1),
+    rec(2, K.COUNTED, "c", 2, count=1, of=3),
+    rec(3, K.PAUSED, "b"),
+    rec(5, K.RESUMED, "b"),
+    rec(8, K.NEGATED, "n"),
+    rec(8, K.DETECTED),
+    rec(9, K.STARTED, key="k2"),
+    rec(12, K.TIMED_OUT, key="k2"),
+]
+DET = Detection("p", "k", 1, "match", 8, (Event("a", 1, "k", {"v": 7}, seq=1),), ("a",), ("n",))
+
+
+def bands(tl: Timeline) -> set[tuple[Any, ...]]:
+    # Tests run without a browser, so nothing echoes into the Python-side sources.
+    d = tl.sources["bands"].data
+    return set(zip(d["row"], d["start"], d["end"], d["state"], d["label"], strict=True))
+
+
+def markers(tl: Timeline) -> set[tuple[Any, ...]]:
+    d = tl.sources["markers"].data
+    return set(zip(d["row"], d["time"], d["kind"], d["text"], strict=True))
+
+
+def test_sources_hold_the_full_view_and_controls_the_steps() -> None:
+    tl = Timeline(TRACE, [DET])
+    assert tl.slider.max == len(tl.model.times) - 1 == 7
+    assert tl.time == 12
+    assert ("k · p#1 · c", 2, 8, "counted", "1/3") in bands(tl)
+    assert ("k2 · p#1 · (instance)", 12, 12, "timed_out", "") in bands(tl)
+    assert tl.sources["detections"].data["index"] == [0]
+    assert tl._y_range.factors[0] == "k2 · p#1 · (instance)"  # factors run bottom to top
+    assert list(tl.key_filter.options) == ["(all)", "k", "k2"]
+    assert "live rows" not in tl.status.value  # both instances have ended by t=12
+    tl.seek(9)
+    assert "live rows: active 1, detected" not in tl.status.value
+    assert "live rows: active 1" in tl.status.value
+
+
+def test_scrubbing_cuts_the_figure_at_t() -> None:
+    tl = Timeline(TRACE, [DET])
+    tl.slider.value = 3  # times: 0 1 2 3 5 8 9 12
+    assert tl.time == 3
+    assert not tl.following
+    assert all(e <= 3 for e in tl.sources["bands"].data["end"])
+    assert ("k · p#1 · b", 3, 3, "paused", "") in bands(tl)
+    assert all(t <= 3 for t in tl.sources["markers"].data["time"])
+    assert tl.sources["detections"].data["index"] == []
+    assert tl._span.location == 3
+    assert "paused 1" in tl.status.value
+    tl.step(1)
+    assert tl.time == 5
+    tl.step(-10)
+    assert tl.time == 0
+    tl.seek(8.5)
+    assert tl.time == 8
+    assert tl.sources["detections"].data["index"] == [0]
+    tl.step(100)
+    assert tl.following
+
+
+def test_speed_sets_the_play_interval() -> None:
+    tl = Timeline(TRACE)
+    tl.speed.value = 4.0
+    assert tl.play.interval == 100
+    tl.speed.value = 0.125
+    assert tl.play.interval == 3200
+
+
+def test_selecting_a_detection_rings_its_events_and_shows_its_row() -> None:
+    tl = Timeline(TRACE, [DET])
+    tl.detection_select.value = 0
+    assert tl.selected == 0
+    assert tl.sources["highlight"].data == {"row": ["k · p#1 · a"], "time": [1]}
+    assert "<table" in tl.detail.value
+    assert "match" in tl.detail.value
+    assert "(1,)" in tl.detail.value  # the events column: seqs
+    tl.detection_select.value = -1
+    assert tl.selected is None
+    assert tl.sources["highlight"].data == {"row": [], "time": []}
+    assert tl.detail.value == ""
+
+
+def test_filters() -> None:
+    tl = Timeline(TRACE, [DET])
+    tl.key_filter.value = "k2"
+    assert set(tl.sources["bands"].data["row"]) == {"k2 · p#1 · (instance)"}
+    assert tl.sources["detections"].data["index"] == []
+    tl.key_filter.value = "(all)"
+    tl.pattern_filter.value = "p"
+    assert len(set(tl.sources["bands"].data["row"])) == 6
+
+
+def test_live_updates_are_deltas_equal_to_a_full_redraw() -> None:
+    tl = Timeline()
+    for r in TRACE[:7]:
+        tl.add([r])
+    tl.add(detections=[DET])
+    for r in TRACE[7:]:
+        tl.add([r])
+    assert tl.deltas["reset"] == 1  # only the initial (empty) draw
+    assert tl.deltas["stream"] > 0
+    assert tl.deltas["patch"] > 0  # open bands grew
+    full = Timeline(TRACE, [DET])
+    assert bands(tl) == bands(full)
+    assert markers(tl) == markers(full)
+    assert tl.sources["detections"].data["index"] == [0]
+
+
+def test_live_update_resets_when_the_layout_changes() -> None:
+    tl = Timeline(max_rows=3)
+    tl.add([rec(0, K.STARTED), rec(1, K.ACCEPTED, "a", 1)])
+    before = tl.deltas["reset"]
+    tl.add([rec(2, K.ACCEPTED, "b", 2), rec(3, K.ACCEPTED, "c", 3)])  # 4 rows > 3: aggregate
+    assert tl.view().level == "instance"
+    assert tl.deltas["reset"] == before + 1
+
+
+@dataclass
+class CountState:
+    open: dict[int, int] = field(default_factory=dict)  # instance -> events seen
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """A test matcher: every two events of a key make one detection; traces what it does."""
+
+    name: str = "pairs"
+
+    def event_types(self) -> frozenset[str] | None:
+        return None
+
+    def new_state(self, key: Hashable) -> CountState:
+        return CountState()
+
+    def process(self, state: CountState, event: Event, ctx: Context) -> None:
+        if not state.open:
+            inst = ctx.new_instance()
+            state.open[inst] = 0
+            ctx.trace(K.STARTED, inst, event_seq=event.seq)
+        inst = next(iter(state.open))
+        state.open[inst] += 1
+        ctx.trace(K.COUNTED, inst, "x", event.seq, {"count": state.open[inst], "of": 2})
+        if state.open[inst] == 2:
+            del state.open[inst]
+            ctx.trace(K.DETECTED, inst)
+            ctx.emit(Detection(self.name, ctx.key, inst, "match", ctx.now, (event,), ("x",)))
+
+    def on_timer(self, state: CountState, time: float, token: Hashable, ctx: Context) -> None:
+        return None
+
+    def is_idle(self, state: CountState) -> bool:
+        return not state.open
+
+
+def test_from_engine_and_replay_task() -> None:
+    events = [{"type": "e", "time": t, "key": f"k{t % 3}"} for t in range(30)]
+    engine = Engine([Pairs()], trace=True)
+    tl = Timeline.from_engine(engine)
+    assert tl.model.instances == {}
+
+    async def main() -> None:
+        task = tl.replay(engine, events, batch=4, delay=0)
+        await task
+
+    asyncio.run(main())
+    assert len(tl.model.detections) == len(engine.detections) == 15
+    assert tl.deltas["stream"] > 3
+    full = Timeline.from_engine(engine)
+    assert bands(tl) == bands(full)
+    assert markers(tl) == markers(full)
+
+
+def test_follow_task_can_be_stopped() -> None:
+    engine = Engine([Pairs()], trace=True)
+    tl = Timeline.from_engine(engine)
+
+    async def main() -> None:
+        task = tl.follow(engine, interval=0.01)
+        engine.process_many([{"type": "e", "time": 1, "key": "a"}, {"type": "e", "time": 2, "key": "a"}])
+        await asyncio.sleep(0.05)
+        tl.stop()
+        await asyncio.sleep(0)
+        assert task.cancelled() or task.done()
+
+    asyncio.run(main())
+    assert len(tl.model.detections) == 1
+
+
+def test_save_writes_standalone_html(tmp_path: Path) -> None:
+    tl = Timeline(TRACE, [DET], title="my run")
+    out = tl.save(tmp_path / "t.html")
+    text = out.read_text(encoding="utf-8")
+    assert "<title>my run</title>" in text
+    assert "cdn.bokeh.org" not in text  # BokehJS inline: works offline
+    assert "p#1" in text
+    assert len(text) > 500_000
+
+
+def test_repr() -> None:
+    assert repr(Timeline(TRACE, [DET])) == "Timeline(2 instances, 1 detections, 8 steps, t=12)"

@@ -1,0 +1,660 @@
+"""The timeline widget: a bokeh figure in an ipywidgets container, fed by the trace and detections.
+
+``Timeline(trace, detections)`` or ``Timeline.from_engine(engine)`` builds it; displaying it in a
+notebook shows the figure (rows = instance x channel or stage, grouped by key; x = event time),
+the play/step/slider/speed controls, key and pattern filters, a detection selector (the selected
+detection's events are ringed and its DataFrame row is shown under the figure) and a legend.
+
+Everything drawn comes from :class:`~workbench.widgets.model.TimelineModel`. The bokeh data
+sources are write-only: the widget remembers what it sent and never reads ``source.data`` back
+(jupyter_bokeh echoes streamed rows into the Python-side copy; ``jupyter.md`` §2.2).
+
+Live mode (:meth:`Timeline.replay`, :meth:`Timeline.follow`) runs as an asyncio task, so the kernel
+stays responsive: it appends new records to the model and sends deltas (``stream`` for new glyphs,
+``patch`` for bands whose end moved), replacing the data wholesale only when the layout changed
+(new aggregation level, the window of recent instances moved, binning).
+
+:meth:`Timeline.save` writes a standalone HTML page (BokehJS inline, works offline) of the figure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import math
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as widgets
+from bokeh.embed import file_html
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool
+from bokeh.models.annotations import Legend, LegendItem, Span
+from bokeh.plotting import figure
+from bokeh.resources import INLINE
+
+from workbench.engine.detection import Detection, TraceRecord
+from workbench.engine.events import Event
+from workbench.engine.runtime import Engine
+from workbench.results import detections_to_frame
+from workbench.widgets.model import Band, DetectionMark, Marker, TimelineModel, View
+from workbench.widgets.styles import KIND_GLYPHS, STATE_COLORS, kind_color, marker_size
+
+__all__ = ["Timeline", "load_bokeh"]
+
+_ALL = "(all)"
+_BOKEH_LOADED = False
+
+
+def load_bokeh(force: bool = False) -> None:
+    """Load BokehJS inline into the notebook once per kernel (``BokehModel`` needs ``window.Bokeh``).
+
+    Inline, not from the CDN, so the timeline works offline and on Binder.
+    """
+    global _BOKEH_LOADED
+    if _BOKEH_LOADED and not force:
+        return
+    from bokeh.io import output_notebook
+
+    output_notebook(INLINE, hide_banner=True)
+    _BOKEH_LOADED = True
+
+
+def _band_columns(bands: list[Band]) -> dict[str, Any]:
+    return {
+        "row": [b.row for b in bands],
+        "start": [b.start for b in bands],
+        "end": [b.end for b in bands],
+        "mid": [(b.start + b.end) / 2 for b in bands],
+        "state": [str(b.state) for b in bands],
+        "label": [b.label for b in bands],
+        "color": [STATE_COLORS[b.state] for b in bands],
+        "cap": [_cap(b) for b in bands],
+    }
+
+
+def _cap(band: Band) -> float:
+    """Screen width of the tick that shows a zero-length band (a final state at the instance's end)."""
+    return 7.0 if band.end <= band.start else 0.0
+
+
+def _marker_columns(markers: list[Marker]) -> dict[str, Any]:
+    return {
+        "row": [m.row for m in markers],
+        "time": [m.time for m in markers],
+        "kind": [m.kind for m in markers],
+        "text": [m.text for m in markers],
+        "glyph": [KIND_GLYPHS.get(m.kind, "circle") for m in markers],
+        "color": [kind_color(m.kind) for m in markers],
+        "size": [marker_size(m.count) for m in markers],
+        "count": [m.count for m in markers],
+    }
+
+
+_MarkerId = tuple[str, float, str, int | None, int, int]
+
+
+def _marker_ids(markers: list[Marker]) -> dict[_MarkerId, Marker]:
+    """Markers by identity across redraws: row, time, kind, event, count and an occurrence number.
+
+    The text is not part of it: it changes when a later detection names a marker's event.
+    """
+    seen: dict[tuple[str, float, str, int | None, int], int] = {}
+    out: dict[_MarkerId, Marker] = {}
+    for m in markers:
+        base = (m.row, m.time, m.kind, m.seq, m.count)
+        n = seen[base] = seen.get(base, -1) + 1
+        out[(*base, n)] = m
+    return out
+
+
+def _detection_columns(marks: list[DetectionMark]) -> dict[str, Any]:
+    return {
+        "row": [d.row for d in marks],
+        "time": [d.time for d in marks],
+        "index": [d.index for d in marks],
+        "kind": [d.kind for d in marks],
+        "text": [d.text for d in marks],
+        "color": ["#d4a017" if d.kind == "match" else "#b07aa1" for d in marks],
+    }
+
+
+def _empty(columns: Callable[[list[Any]], dict[str, Any]]) -> dict[str, Any]:
+    return columns([])
+
+
+def _build_figure(
+    rows: list[str],
+    sources: Mapping[str, ColumnDataSource],
+    *,
+    width: int,
+    title: str,
+    cursor: float | None,
+) -> tuple[Any, Span, FactorRange]:
+    """The bokeh figure over the four sources (bands, markers, detections, highlight)."""
+    y_range = FactorRange(factors=list(reversed(rows)) or [""])
+    height = max(220, min(900, 70 + 24 * max(1, len(rows))))
+    fig = figure(
+        width=width,
+        height=height,
+        y_range=y_range,
+        title=title,
+        x_axis_label="event time (ms)",
+        tools="xpan,xwheel_zoom,box_zoom,reset,save,tap",
+        toolbar_location="above",
+    )
+    fig.ygrid.grid_line_color = None
+    fig.yaxis.major_label_text_font_size = "9pt"
+    bands = fig.hbar(
+        y="row",
+        left="start",
+        right="end",
+        height=0.6,
+        fill_color="color",
+        line_color="white",
+        fill_alpha=0.85,
+        source=sources["bands"],
+    )
+    fig.rect(
+        x="start",
+        y="row",
+        width="cap",
+        width_units="screen",
+        height=0.6,
+        fill_color="color",
+        line_color="color",
+        source=sources["bands"],
+    )
+    fig.text(
+        x="mid",
+        y="row",
+        text="label",
+        text_align="center",
+        text_baseline="middle",
+        text_font_size="8pt",
+        source=sources["bands"],
+    )
+    marks = fig.scatter(
+        x="time",
+        y="row",
+        marker="glyph",
+        size="size",
+        fill_color="color",
+        line_color="color",
+        source=sources["markers"],
+    )
+    dets = fig.scatter(
+        x="time",
+        y="row",
+        marker="star",
+        size=17,
+        fill_color="color",
+        line_color="#333333",
+        source=sources["detections"],
+    )
+    fig.scatter(
+        x="time",
+        y="row",
+        marker="circle",
+        size=20,
+        fill_alpha=0.0,
+        line_color="#e15759",
+        line_width=3,
+        source=sources["highlight"],
+    )
+    fig.add_tools(HoverTool(renderers=[marks, dets], tooltips=[("", "@text")]))
+    fig.add_tools(
+        HoverTool(
+            renderers=[bands], tooltips=[("state", "@state @label"), ("from", "@start"), ("to", "@end")]
+        )
+    )
+    # One legend entry per state, each with a never-drawn (NaN) glyph in that state's colour.
+    items = []
+    entries = [(str(s).replace("_", " "), "square", c) for s, c in STATE_COLORS.items()]
+    for label, glyph, color in [*entries, ("detection", "star", "#d4a017")]:
+        r: Any = fig.scatter(x=[math.nan], y=[math.nan], marker=glyph, size=10, color=color)
+        items.append(LegendItem(label=label, renderers=[r]))
+    legend = Legend(items=items, label_text_font_size="8pt", glyph_height=12, spacing=0)
+    fig.add_layout(legend, "right")
+    span = Span(
+        location=cursor if cursor is not None and math.isfinite(cursor) else 0,
+        dimension="height",
+        line_color="#e15759",
+        line_dash="dashed",
+        line_width=1,
+        visible=cursor is not None,
+    )
+    fig.add_layout(span)
+    return fig, span, y_range
+
+
+class Timeline:
+    """Interactive timeline of pattern instances, fed by trace records and detections.
+
+    Args:
+        trace: trace records (``Engine(trace=True)``); without them only detections are drawn.
+        detections: the detections of the same run.
+        title: figure title.
+        width: figure width in pixels.
+        max_instances: window of most recently active instances drawn (older ones are counted).
+        max_rows: more rows than this aggregate (instances, then key x pattern, then pattern).
+        max_markers: more markers than this are binned.
+        keys / patterns: initial filters (``None``: all).
+
+    >>> from workbench.engine import TraceKind, TraceRecord
+    >>> tl = Timeline([TraceRecord(0, "p", "k", 1, TraceKind.STARTED)])
+    >>> tl.view().rows
+    ['k · p#1 · (instance)']
+    """
+
+    def __init__(
+        self,
+        trace: Iterable[TraceRecord] = (),
+        detections: Iterable[Detection] = (),
+        *,
+        title: str = "CEP timeline",
+        width: int = 900,
+        max_instances: int = 200,
+        max_rows: int = 60,
+        max_markers: int = 4000,
+        keys: Collection[Hashable] | None = None,
+        patterns: Collection[str] | None = None,
+    ) -> None:
+        self.model = TimelineModel(trace, detections)
+        self.title = title
+        self.width = width
+        self.limits = {"max_instances": max_instances, "max_rows": max_rows, "max_markers": max_markers}
+        self.keys: Collection[Hashable] | None = keys
+        self.patterns: Collection[str] | None = patterns
+        self.selected: int | None = None
+        self.following = True  # the cursor sits at the newest time (live mode), until scrubbed
+        self._task: asyncio.Task[None] | None = None
+        self._sent_view: View | None = None
+        self._sent_rows: list[str] = []
+        self._sent_bands: dict[tuple[str, float, str, str], tuple[int, float]] = {}
+        self._sent_markers: dict[_MarkerId, tuple[int, str]] = {}
+        self._sent_detections: set[int] = set()
+        self._consumed: dict[int, tuple[int, int]] = {}  # id(engine) -> records, detections taken
+        self.deltas = {"stream": 0, "patch": 0, "reset": 0}  # counters, for tests and curiosity
+        self.sources = {
+            "bands": ColumnDataSource(_empty(_band_columns)),
+            "markers": ColumnDataSource(_empty(_marker_columns)),
+            "detections": ColumnDataSource(_empty(_detection_columns)),
+            "highlight": ColumnDataSource({"row": [], "time": []}),
+        }
+        self.figure, self._span, self._y_range = _build_figure(
+            [], self.sources, width=width, title=title, cursor=None
+        )
+        self.sources["detections"].selected.on_change("indices", self._on_tap)
+        self._build_controls()
+        self.refresh()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_engine(cls, engine: Engine, **kwargs: Any) -> Timeline:
+        """A timeline of what ``engine`` has recorded so far (build it with ``trace=True``)."""
+        tl = cls(engine.trace_records, engine.detections, **kwargs)
+        tl._consumed[id(engine)] = (len(engine.trace_records), len(engine.detections))
+        return tl
+
+    def _build_controls(self) -> None:
+        self.play = widgets.Play(value=0, min=0, max=0, step=1, interval=400, description="play")
+        self.slider = widgets.IntSlider(value=0, min=0, max=0, description="step", continuous_update=True)
+        widgets.jslink((self.play, "value"), (self.slider, "value"))
+        self.back = widgets.Button(description="◀ step", layout=widgets.Layout(width="80px"))
+        self.forward = widgets.Button(description="step ▶", layout=widgets.Layout(width="80px"))
+        self.speed = widgets.FloatLogSlider(value=1.0, base=2, min=-3, max=4, step=1, description="speed")
+        self.time_label = widgets.HTML()
+        self.key_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="key")
+        self.pattern_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="pattern")
+        self.detection_select = widgets.Dropdown(
+            options=[("(none)", -1)], value=-1, description="detection", layout=widgets.Layout(width="480px")
+        )
+        self.status = widgets.HTML()
+        self.detail = widgets.HTML()
+        self.slider.observe(self._on_slider, names="value")
+        self.speed.observe(self._on_speed, names="value")
+        self.back.on_click(lambda _b: self.step(-1))
+        self.forward.on_click(lambda _b: self.step(1))
+        self.key_filter.observe(self._on_filter, names="value")
+        self.pattern_filter.observe(self._on_filter, names="value")
+        self.detection_select.observe(self._on_select, names="value")
+        from jupyter_bokeh.widgets import BokehModel
+
+        self.plot = BokehModel(self.figure)
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([self.play, self.back, self.forward, self.slider, self.speed, self.time_label]),
+                widgets.HBox([self.key_filter, self.pattern_filter, self.detection_select]),
+                self.plot,
+                self.status,
+                self.detail,
+            ]
+        )
+
+    # ------------------------------------------------------------------ display
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        load_bokeh()
+        display(self.widget)
+
+    def __repr__(self) -> str:
+        m = self.model
+        return (
+            f"Timeline({len(m.instances)} instances, {len(m.detections)} detections, "
+            f"{len(m.times)} steps, t={self.time})"
+        )
+
+    # ------------------------------------------------------------------ state
+    @property
+    def time(self) -> float:
+        """The cursor's time: the slider's step, or the newest time while following."""
+        times = self.model.times
+        if not times:
+            return -math.inf
+        if self.following:
+            return times[-1]
+        return times[min(int(self.slider.value), len(times) - 1)]
+
+    def view(self) -> View:
+        """The model's view at the cursor with the current filters and limits."""
+        return self.model.view(self.time, keys=self.keys, patterns=self.patterns, **self.limits)
+
+    def seek(self, t: float) -> None:
+        """Move the cursor to the last step at or before ``t``."""
+        times = self.model.times
+        i = max(0, sum(1 for x in times if x <= t) - 1)
+        self.following = i >= len(times) - 1
+        self._set_slider(i)
+        self.refresh()
+
+    def step(self, delta: int) -> None:
+        """Move the cursor ``delta`` steps (a step is a distinct record time)."""
+        n = len(self.model.times)
+        if n:
+            i = min(max(0, self.slider.value + delta), n - 1)
+            self.following = i == n - 1
+            self._set_slider(i)
+            self.refresh()
+
+    def select(self, index: int | None) -> None:
+        """Select detection ``index`` (``None`` clears): ring its events, show its DataFrame row."""
+        self.selected = index
+        if index is None:
+            self.sources["highlight"].data = {"row": [], "time": []}
+            self.detail.value = ""
+        else:
+            d = self.model.detections[index]
+            pts = self.model.detection_points(index)
+            rows = set(self._sent_rows)
+            shown = [(r, t) for r, t, _ in pts if r in rows]
+            self.sources["highlight"].data = {"row": [r for r, _ in shown], "time": [t for _, t in shown]}
+            frame = detections_to_frame([d])
+            frame.index = [index]
+            self.detail.value = frame.to_html(classes="cep-detection", border=0)
+        want = -1 if index is None else index
+        if self.detection_select.value != want:
+            self.detection_select.value = want
+
+    # ------------------------------------------------------------------ rendering
+    def refresh(self) -> None:
+        """Bring controls and figure up to date with the model (a delta when possible)."""
+        self._sync_controls()
+        view = self.view()
+        if not self._try_delta(view):
+            self._reset(view)
+        self._sent_view = view
+        t = view.time
+        self._span.location = t if math.isfinite(t) else 0
+        self._span.visible = math.isfinite(t)
+        states = self.model.state_at(t, keys=self.keys, patterns=self.patterns) if math.isfinite(t) else {}
+        counts: dict[str, int] = {}
+        for s in states.values():
+            if s.live:
+                name = f"{s.state}" + (f" {s.label}" if s.label else "")
+                counts[name] = counts.get(name, 0) + 1
+        self.time_label.value = f"<b>t = {t if math.isfinite(t) else '-'}</b>"
+        notes = [f"view: {view.level} rows"]
+        if view.hidden_instances:
+            notes.append(f"{view.hidden_instances} older instances not drawn")
+        if view.binned:
+            notes.append("markers binned")
+        if counts:
+            notes.append("live rows: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        self.status.value = html.escape(" · ".join(notes))
+        if self.selected is not None:
+            self.select(self.selected)
+
+    def _sync_controls(self) -> None:
+        m = self.model
+        n = len(m.times)
+        if self.slider.max != max(0, n - 1):
+            self.play.max = self.slider.max = max(0, n - 1)
+        if self.following and n:
+            self._set_slider(n - 1)
+        keys = [_ALL, *[str(k) for k in m.keys]]
+        if list(self.key_filter.options) != keys:
+            self.key_filter.options = keys
+        pats = [_ALL, *m.patterns]
+        if list(self.pattern_filter.options) != pats:
+            self.pattern_filter.options = pats
+        if len(self.detection_select.options) != len(m.detections) + 1:
+            opts = [("(none)", -1)] + [
+                (f"#{i} {d.kind} {d.pattern}#{d.instance} key={d.key} @ {d.time}", i)
+                for i, d in enumerate(m.detections)
+            ]
+            self.detection_select.options = opts
+
+    def _set_slider(self, i: int) -> None:
+        self._quiet = True
+        try:
+            self.slider.value = i
+        finally:
+            self._quiet = False
+
+    def _reset(self, view: View) -> None:
+        self.deltas["reset"] += 1
+        self._y_range.factors = list(reversed(view.rows)) or [""]
+        self.figure.height = max(220, min(900, 70 + 24 * max(1, len(view.rows))))
+        self.sources["bands"].data = _band_columns(view.bands)
+        self.sources["markers"].data = _marker_columns(view.markers)
+        self.sources["detections"].data = _detection_columns(view.detections)
+        self._sent_rows = list(view.rows)
+        self._sent_bands = {
+            (b.row, b.start, str(b.state), b.label): (i, b.end) for i, b in enumerate(view.bands)
+        }
+        self._sent_markers = {
+            ident: (i, m.text) for i, (ident, m) in enumerate(_marker_ids(view.markers).items())
+        }
+        self._sent_detections = {d.index for d in view.detections}
+
+    def _try_delta(self, view: View) -> bool:
+        """Send ``view`` as stream/patch deltas against what was sent; False if it needs a reset."""
+        old = self._sent_view
+        if old is None or view.level != old.level or view.binned or old.binned:
+            return False
+        if view.hidden_instances != old.hidden_instances or view.time < old.time:
+            return False
+        if not set(self._sent_rows) <= set(view.rows):
+            return False
+        bands = {(b.row, b.start, str(b.state), b.label): b for b in view.bands}
+        if not self._sent_bands.keys() <= bands.keys():
+            return False  # a band changed state or vanished: redraw
+        marks = _marker_ids(view.markers)
+        if not self._sent_markers.keys() <= marks.keys():
+            return False
+        if view.rows != self._sent_rows:
+            self._y_range.factors = list(reversed(view.rows))
+            self.figure.height = max(220, min(900, 70 + 24 * len(view.rows)))
+            self._sent_rows = list(view.rows)
+        patches = []
+        for ident, (i, end) in self._sent_bands.items():
+            b = bands[ident]
+            if b.end != end:
+                patches.append((i, b))
+                self._sent_bands[ident] = (i, b.end)
+        if patches:
+            self.deltas["patch"] += 1
+            self.sources["bands"].patch(
+                {
+                    "end": [(i, b.end) for i, b in patches],
+                    "mid": [(i, (b.start + b.end) / 2) for i, b in patches],
+                    "cap": [(i, _cap(b)) for i, b in patches],
+                }
+            )
+        new_bands = [b for ident, b in bands.items() if ident not in self._sent_bands]
+        if new_bands:
+            base = len(self._sent_bands)
+            for j, b in enumerate(new_bands):
+                self._sent_bands[(b.row, b.start, str(b.state), b.label)] = (base + j, b.end)
+            self.deltas["stream"] += 1
+            self.sources["bands"].stream(_band_columns(new_bands))
+        # A detection that arrives later names the events of markers already sent: patch their text.
+        texts = []
+        for mid, (i, text) in self._sent_markers.items():
+            if marks[mid].text != text:
+                texts.append((i, marks[mid].text))
+                self._sent_markers[mid] = (i, marks[mid].text)
+        if texts:
+            self.deltas["patch"] += 1
+            self.sources["markers"].patch({"text": texts})
+        new_ids = [mid for mid in marks if mid not in self._sent_markers]
+        if new_ids:
+            base = len(self._sent_markers)
+            for j, mid in enumerate(new_ids):
+                self._sent_markers[mid] = (base + j, marks[mid].text)
+            new_markers = [marks[mid] for mid in new_ids]
+            self.deltas["stream"] += 1
+            self.sources["markers"].stream(_marker_columns(new_markers))
+        new_dets = [d for d in view.detections if d.index not in self._sent_detections]
+        if new_dets:
+            self._sent_detections.update(d.index for d in new_dets)
+            self.deltas["stream"] += 1
+            self.sources["detections"].stream(_detection_columns(new_dets))
+        return True
+
+    # ------------------------------------------------------------------ callbacks
+    _quiet = False
+
+    def _on_slider(self, change: Mapping[str, Any]) -> None:
+        if self._quiet:
+            return
+        n = len(self.model.times)
+        self.following = n == 0 or change["new"] >= n - 1
+        self.refresh()
+
+    def _on_speed(self, change: Mapping[str, Any]) -> None:
+        self.play.interval = max(20, int(400 / float(change["new"])))
+
+    def _on_filter(self, _change: Mapping[str, Any]) -> None:
+        by_name = {str(k): k for k in self.model.keys}
+        k, p = self.key_filter.value, self.pattern_filter.value
+        self.keys = None if k == _ALL else {by_name.get(k, k)}
+        self.patterns = None if p == _ALL else {p}
+        self._sent_view = None
+        self.refresh()
+
+    def _on_select(self, change: Mapping[str, Any]) -> None:
+        new = change["new"]
+        index = None if new is None or new < 0 else int(new)
+        if index != self.selected:
+            self.select(index)
+
+    def _on_tap(self, _attr: str, _old: Any, new: list[int]) -> None:
+        # Selection indices come from the browser; they index what we sent (our own list).
+        if not new or self._sent_view is None:
+            return
+        sent = [d.index for d in self._sent_view.detections]
+        order = sorted(self._sent_detections)
+        pick = new[0]
+        if pick < len(sent):
+            self.select(sent[pick])
+        elif pick < len(order):
+            self.select(order[pick])
+
+    # ------------------------------------------------------------------ live mode
+    def add(self, records: Iterable[TraceRecord] = (), detections: Iterable[Detection] = ()) -> None:
+        """Append records and detections to the model and redraw (deltas when possible)."""
+        for r in records:
+            self.model.add_record(r)
+        for d in detections:
+            self.model.add_detection(d)
+        self.refresh()
+
+    def replay(
+        self,
+        engine: Engine,
+        events: Iterable[Event | Mapping[str, Any]],
+        *,
+        batch: int = 50,
+        delay: float = 0.05,
+        finish: bool = True,
+    ) -> asyncio.Task[None]:
+        """Feed ``events`` to ``engine`` in batches from an asyncio task, streaming the figure.
+
+        Returns the task (``await`` it, or :meth:`stop` it). The kernel stays responsive.
+        """
+        self.stop()
+
+        async def run() -> None:
+            sent = self._consumed.get(id(engine), (0, 0))
+            chunk: list[Event | Mapping[str, Any]] = []
+            for e in events:
+                chunk.append(e)
+                if len(chunk) >= batch:
+                    engine.process_many(chunk)
+                    chunk = []
+                    sent = self._pull(engine, sent)
+                    await asyncio.sleep(delay)
+            engine.process_many(chunk)
+            if finish:
+                engine.finish()
+            self._pull(engine, sent)
+
+        self._task = asyncio.ensure_future(run())
+        return self._task
+
+    def follow(self, engine: Engine, *, interval: float = 0.2) -> asyncio.Task[None]:
+        """Poll a live engine (fed elsewhere, e.g. a processing-time feed) every ``interval`` s."""
+        self.stop()
+
+        async def run() -> None:
+            sent = self._consumed.get(id(engine), (0, 0))
+            while True:
+                sent = self._pull(engine, sent)
+                await asyncio.sleep(interval)
+
+        self._task = asyncio.ensure_future(run())
+        return self._task
+
+    def stop(self) -> None:
+        """Cancel the live task, if any."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = None
+
+    def _pull(self, engine: Engine, sent: tuple[int, int]) -> tuple[int, int]:
+        records, detections = engine.trace_records, engine.detections
+        n_r, n_d = sent
+        if len(records) > n_r or len(detections) > n_d:
+            self.add(records[n_r:], detections[n_d:])
+        self._consumed[id(engine)] = (len(records), len(detections))
+        return len(records), len(detections)
+
+    # ------------------------------------------------------------------ export
+    def save(self, path: str | Path, *, title: str | None = None) -> Path:
+        """Write the figure (full run, current filters) as a standalone HTML page with inline BokehJS."""
+        view = self.model.view(keys=self.keys, patterns=self.patterns, **self.limits)
+        sources = {
+            "bands": ColumnDataSource(_band_columns(view.bands)),
+            "markers": ColumnDataSource(_marker_columns(view.markers)),
+            "detections": ColumnDataSource(_detection_columns(view.detections)),
+            "highlight": ColumnDataSource({"row": [], "time": []}),
+        }
+        fig, _, _ = _build_figure(
+            view.rows, sources, width=self.width, title=title or self.title, cursor=None
+        )
+        out = Path(path)
+        out.write_text(file_html(fig, INLINE, title or self.title), encoding="utf-8")
+        return out

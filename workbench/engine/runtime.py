@@ -223,6 +223,12 @@ class Engine:
                     self._by_type[t] = list(self._any_type)
                 self._by_type[t].append(index)
                 self._by_type[t].sort()
+        # Optional hook: a matcher may ask for timers before any event (Prova groups created at
+        # start-up). ``initial_timers()`` yields ``(time, key, token)``.
+        initial = getattr(matcher, "initial_timers", None)
+        if initial is not None:
+            for time, key, token in initial():
+                self._schedule(time, key, index, token)
         return matcher
 
     @property
@@ -420,11 +426,13 @@ class Engine:
     def _fire(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
         counts = self._timer_counts
         counts[(key, pindex)] -= 1
-        ks = self._keys.get(key)
-        if ks is None or pindex not in ks.states:
-            return
         matcher = self.matchers[pindex]
-        state = ks.states[pindex]
+        ks = self._keys.get(key)
+        if ks is None:  # a start-up timer (initial_timers) may reach a key that has no state yet
+            ks = self._keys[key] = KeyState()
+        state = ks.states.get(pindex)
+        if state is None:
+            state = ks.states[pindex] = matcher.new_state(key)
         ctx = self._ctx
         ctx.key, ctx.now, ctx.keystate, ctx.pindex, ctx.pattern = key, time, ks, pindex, matcher.name
         matcher.on_timer(state, time, token, ctx)

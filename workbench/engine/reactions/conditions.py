@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from workbench.engine.events import Event
 from workbench.engine.expr import compile_expr
@@ -39,7 +39,7 @@ def _compile_string(source: str) -> Compiled:
     return run
 
 
-def compile_condition(cond: str | Compiled, where: str = "") -> Compiled:
+def compile_condition(cond: object, where: str = "") -> Compiled:
     """A callable ``f(e, env)`` for a condition string or callable; raises PatternError if neither."""
     if isinstance(cond, str):
         try:
@@ -48,6 +48,6 @@ def compile_condition(cond: str | Compiled, where: str = "") -> Compiled:
             msg = f"{where}: {err}" if where else str(err)
             raise PatternError(msg) from None
     if callable(cond):
-        return cond
+        return cast(Compiled, cond)
     msg = f"{where}: a condition must be a string or a callable f(e, env), got {type(cond).__name__}"
     raise PatternError(msg)

@@ -60,6 +60,7 @@ __all__ = [
     "SortedAccumulator",
     "Timer",
     "Var",
+    "pairs",
 ]
 
 AND = "and"
@@ -68,10 +69,19 @@ OR = "or"
 #: A condition: a Python-syntax string, or ``cond(e, env) -> bool``.
 Condition: TypeAlias = str | Callable[[Event, Mapping[str, Any]], Any]
 
-Pairs = tuple[tuple[str, Any], ...]
+Pairs: TypeAlias = tuple[tuple[str, Any], ...]
+#: A name -> value table: given as a mapping, stored as a tuple of pairs (see :func:`pairs`).
+Fields: TypeAlias = Mapping[str, Any] | Pairs
 
 
-def _pairs(value: Mapping[str, Any] | Pairs | None) -> Pairs:
+def pairs(value: Fields | None) -> Pairs:
+    """The ``(name, value)`` pairs of a table field (stored normalised by ``__post_init__``)."""
+    if isinstance(value, tuple):
+        return value
+    return _pairs(value)
+
+
+def _pairs(value: Fields | None) -> Pairs:
     if value is None:
         return ()
     if isinstance(value, Mapping):
@@ -187,7 +197,7 @@ class Channel:
 
     id: str
     type: str | None = None
-    match: Pairs = ()
+    match: Fields = ()
     where: Condition | None = None
     negated: bool = False
     stop: bool = False
@@ -200,10 +210,10 @@ class Channel:
     size: Size | None = None
     timer: Timer | None = None
     timeout_ms: float | None = None
-    vars: Pairs = ()
-    binds: Pairs = ()
+    vars: Fields = ()
+    binds: Fields = ()
     after: tuple[str, ...] = ()
-    collect: Pairs = ()
+    collect: Fields = ()
 
     def __post_init__(self) -> None:
         for name in ("match", "vars", "binds", "collect"):
@@ -234,12 +244,12 @@ class Initiator:
     """
 
     type: str | None = None
-    match: Pairs = ()
+    match: Fields = ()
     where: Condition | None = None
-    bind: Pairs = ()
+    bind: Fields = ()
     mult: bool = True
     template: bool = False
-    state: Pairs = ()
+    state: Fields = ()
     id: str = "initiator"
 
     def __post_init__(self) -> None:
@@ -253,7 +263,7 @@ class Instance:
 
     key: Any
     created_t: float = 0
-    vars: Pairs = ()
+    vars: Fields = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "vars", _pairs(self.vars))
@@ -296,7 +306,7 @@ class ReactionGroup:
     instances: tuple[Instance, ...] = ()
     exit: Exit = field(default_factory=Exit)
     where: Condition | None = None
-    constants: Pairs = ()
+    constants: Fields = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "channels", tuple(self.channels))
@@ -323,10 +333,10 @@ class Receive:
 
     name: str
     type: str | None = None
-    match: Pairs = ()
+    match: Fields = ()
     where: Condition | None = None
     count: int | None = None
-    constants: Pairs = ()
+    constants: Fields = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "match", _pairs(self.match))

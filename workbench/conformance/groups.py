@@ -1,0 +1,400 @@
+"""Conformance adapter for Prova cases: pattern kinds ``group``, ``filter`` and ``not_applicable``.
+
+The case's pattern (``conformance/FORMAT.md`` plus the Prova keys of ``prova.md`` section 6) is
+rebuilt with the engine's own objects (:mod:`workbench.engine.reactions`), passed through
+:func:`~workbench.conformance.runner.through_language`, run over the case's events, and compared
+with ``expected`` (documented semantics, never ``observed_head``), ``expected_timeouts``,
+``expected_subgroup`` and the checkable JUnit counters in ``assertions``.
+
+Conventions:
+
+* ``"$Name"`` in a ``match`` is the bound variable ``Name``; other values are literals.
+* A ``verb`` (initiator or channel) is checked against the event's ``verb`` field when the event
+  records one (Prova's message verb; some cases leave it out of the events).
+* ``horizon_t``: the engine is flushed with ``finish(until=horizon_t)`` and detections emitted after
+  the horizon are not part of the comparison (the JUnit test stopped observing).
+* ``on_match: "Var.append(expr)"`` becomes ``Channel.collect``; ``on_violation: "restart_from:X"``
+  makes channel ``X`` also follow this channel (``after``).
+* Counters checked from ``assertions``: ``Count`` (top-level matches, plus matches of nested groups
+  marked ``counts``, plus timeouts when the group has a timeout channel and no separate timeout
+  counter is asserted), ``TimeoutCount``/``CountTimeout``, ``Count_sum_of_totals`` (sum of the
+  window accumulators' totals), ``Latch`` (accepted events of a filter) and counters named by a
+  channel's ``counts`` (that channel's reactions). Others (``numSolutions``, counters of auxiliary
+  reactions over external state) are not checkable here and are skipped.
+* A case with ``expected_idealised`` (not exact in time) is checked on its timeouts and counters.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from workbench.conformance.runner import RunOptions, compare_detections, through_language
+from workbench.engine.detection import Detection, Reaction
+from workbench.engine.events import Event
+from workbench.engine.expr import compile_expr
+from workbench.engine.reactions import (
+    Channel,
+    Count,
+    Exit,
+    Initiator,
+    Instance,
+    MapCounter,
+    ReactionGroup,
+    Receive,
+    Size,
+    SortedAccumulator,
+    Timer,
+    Var,
+)
+from workbench.engine.reactions.matcher import TreeNode
+from workbench.engine.runtime import Engine
+from workbench.errors import CepError
+
+__all__ = ["build_pattern", "case_events", "run_case"]
+
+_APPEND = re.compile(r"^\s*([A-Za-z_]\w*)\.append\((.*)\)\s*$")
+_TIMEOUT_COUNTERS = ("TimeoutCount", "CountTimeout")
+
+
+def _value(v: Any) -> Any:
+    if isinstance(v, str) and v.startswith("$") and len(v) > 1:
+        return Var(v[1:])
+    return v
+
+
+def _match(raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {k: _value(v) for k, v in (raw or {}).items()}
+
+
+def _with_verb(where: str | None, verb: Any) -> str | None:
+    if verb is None:
+        return where
+    check = f"e.get('verb', {verb!r}) == {verb!r}"
+    return check if where is None else f"({where}) and {check}"
+
+
+def _accumulator(raw: Mapping[str, Any] | None) -> MapCounter | SortedAccumulator | None:
+    if raw is None:
+        return None
+    kind = raw.get("kind")
+    if kind == "MapCounter":
+        return MapCounter(raw["key"])
+    if kind == "SortedAccumulator":
+        return SortedAccumulator(raw["key"], raw["value"], raw.get("top"))
+    msg = f"unknown aggregator kind {kind!r}"
+    raise CepError(msg)
+
+
+def _channel(raw: Mapping[str, Any], restarts: Mapping[str, list[str]]) -> Channel:
+    cid = str(raw["id"])
+    count = None
+    if "count_min" in raw:
+        count = Count(int(raw["count_min"]), int(raw["count_max"]), raw.get("count_mode", "ignore"))
+    elif "count" in raw and raw["count"] not in (None, 1):
+        c = raw["count"]
+        count = Count.of(*c) if isinstance(c, list) else Count.of(int(c))
+    size = None
+    if raw.get("size") is not None:
+        size = Size(int(raw["size"]), raw.get("size_reset"), _accumulator(raw.get("aggregator")))
+    timer = None
+    if raw.get("timer") is not None:
+        t = raw["timer"]
+        timer = Timer(t["delay_ms"], t.get("period_ms"), _accumulator(raw.get("aggregator")))
+    collect: dict[str, str] = {}
+    if raw.get("on_match"):
+        m = _APPEND.match(str(raw["on_match"]))
+        if m is None:
+            msg = f"channel {cid!r}: unsupported on_match {raw['on_match']!r} (expected 'Var.append(expr)')"
+            raise CepError(msg)
+        collect[m.group(1)] = m.group(2)
+    after = (
+        list(raw["after"])
+        if isinstance(raw.get("after"), list)
+        else ([raw["after"]] if raw.get("after") else [])
+    )
+    after += restarts.get(cid, [])
+    return Channel(
+        cid,
+        raw.get("type"),
+        match=_match(raw.get("match")),
+        where=_with_verb(raw.get("where"), raw.get("verb")),
+        negated=bool(raw.get("not", False)),
+        stop=bool(raw.get("stop", False)),
+        stop_ids=tuple(raw.get("stop_ids") or ()),
+        pause_ids=tuple(raw.get("pause_ids") or ()),
+        resume_ids=tuple(raw.get("resume_ids") or ()),
+        paused=bool(raw.get("paused", False)),
+        optional=bool(raw.get("optional", False)),
+        count=count,
+        size=size,
+        timer=timer,
+        timeout_ms=raw.get("timeout_ms"),
+        vars=dict(raw.get("vars") or {}),
+        binds=dict(raw.get("binds") or {}),
+        after=tuple(after),
+        collect=collect,
+    )
+
+
+def _members(raw_channels: Sequence[Mapping[str, Any]], subgroups: Mapping[str, Any]) -> tuple[Any, ...]:
+    restarts: dict[str, list[str]] = {}
+    for ch in raw_channels:
+        spec = str(ch.get("on_violation") or "")
+        if spec.startswith("restart_from:"):
+            restarts.setdefault(spec.split(":", 1)[1], []).append(str(ch["id"]))
+        elif spec:
+            msg = f"channel {ch['id']!r}: unsupported on_violation {spec!r}"
+            raise CepError(msg)
+    out: list[Any] = []
+    for ch in raw_channels:
+        if ch.get("group_result"):
+            name = ch["group_result"]
+            sub = subgroups[name]
+            out.append(
+                ReactionGroup(
+                    name,
+                    sub.get("operator", "and"),
+                    channels=_members(sub["channels"], subgroups),
+                    timeout_ms=sub.get("timeout_ms"),
+                    timeout_channel=bool(sub.get("timeout_channel", False)),
+                )
+            )
+        else:
+            out.append(_channel(ch, restarts))
+    return tuple(out)
+
+
+def _initiator(raw: Mapping[str, Any], template: bool) -> Initiator:
+    state = {k: ast.literal_eval(v) if isinstance(v, str) else v for k, v in (raw.get("state") or {}).items()}
+    return Initiator(
+        raw.get("type"),
+        match=_match(raw.get("match")),
+        where=_with_verb(raw.get("where"), raw.get("verb")),
+        bind=dict(raw.get("bind") or {}),
+        mult=bool(raw.get("mult", True)),
+        template=template,
+        state=state,
+        id=str(raw.get("type") or "initiator"),
+    )
+
+
+def build_pattern(case: Mapping[str, Any]) -> ReactionGroup | Receive:
+    """The engine pattern for a case's ``pattern`` (kinds ``group`` and ``filter``)."""
+    p = case["pattern"]
+    name = str(case.get("id", "case")).rsplit("/", 1)[-1]
+    if p["kind"] == "filter":
+        return Receive(name, p.get("type"), where=_with_verb(p.get("where"), p.get("verb")), count=-1)
+    initiator = None
+    if p.get("template_channel"):
+        initiator = _initiator(p["template_channel"], template=True)
+    elif p.get("initiator"):
+        initiator = _initiator(p["initiator"], template=False)
+    exit_ = p.get("exit") or {}
+    return ReactionGroup(
+        name,
+        p.get("operator", "and"),
+        channels=_members(p["channels"], p.get("subgroups") or {}),
+        timeout_ms=p.get("timeout_ms"),
+        timeout_channel=bool(p.get("timeout_channel", False)),
+        initiator=initiator,
+        instances=tuple(
+            Instance(i["key"], i.get("created_t", 0), dict(i.get("vars") or {}))
+            for i in p.get("instances") or ()
+        ),
+        exit=Exit(exit_.get("count"), exit_.get("size")),
+        where=p.get("group_where"),
+        constants=dict(p.get("constants") or {}),
+    )
+
+
+def _generated(source: str) -> list[Any]:
+    value = compile_expr(source, {"enumerate": enumerate, "zip": zip})({})
+    return list(value)
+
+
+def case_events(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The case's events (explicit, or from ``events_generator`` via the restricted evaluator)."""
+    events = list(case.get("events") or [])
+    if case.get("events_generator"):
+        events += _generated(case["events_generator"])
+    return events
+
+
+def _expected(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = list(case.get("expected") or [])
+    if case.get("expected_generator"):
+        out += _generated(case["expected_generator"])
+    return out
+
+
+def _canon(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, Mapping):
+        return {str(k): _canon(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canon(v) for v in value]
+    return value
+
+
+def _tree(items: Sequence[Event | TreeNode]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, TreeNode):
+            out.append(
+                {
+                    "group": item.group,
+                    "exit": item.exit,
+                    "events": [e.seq for e in item.events],
+                    "negated": [{"absent_channel": n} for n in item.negated],
+                }
+            )
+        else:
+            out.append(item.seq)
+    return out
+
+
+def _as_case(d: Detection, instance_key: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "events": [e.seq for e in d.events],
+        "negated": [{"absent_channel": n} for n in d.negated],
+        "t_emit": d.time,
+        "kind": d.kind,
+        "exit": d.extra.get("exit"),
+        "group": d.extra.get("group"),
+        "initiator": d.initiator.seq if d.initiator is not None else None,
+        "tree": _tree(d.extra.get("tree", ())),
+    }
+    if instance_key:
+        out["instance"] = d.key
+    if "aggregate" in d.extra:
+        out["aggregate"] = d.extra["aggregate"]
+    return out
+
+
+def _agrees(exp: Any, act: Any) -> bool:
+    """``exp`` agrees with ``act`` on every key ``exp`` gives (recursively for dicts in lists)."""
+    if isinstance(exp, Mapping):
+        if not isinstance(act, Mapping):
+            return False
+        act = {str(k): v for k, v in act.items()}
+        return all(str(k) in act and _agrees(v, act[str(k)]) for k, v in exp.items())
+    if isinstance(exp, list):
+        return (
+            isinstance(act, list)
+            and len(exp) == len(act)
+            and all(_agrees(e, a) for e, a in zip(exp, act, strict=True))
+        )
+    return bool(json.dumps(_canon(exp), sort_keys=True) == json.dumps(_canon(act), sort_keys=True))
+
+
+def _compare_all(
+    expected: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]], label: str
+) -> list[str]:
+    diffs = compare_detections(expected, actual, label=label)
+    if diffs:
+        return diffs
+    unused = list(actual)
+    missing = []
+    for exp in expected:
+        for i, act in enumerate(unused):
+            if _agrees(exp, act):
+                del unused[i]
+                break
+        else:
+            missing.append(json.dumps(exp, sort_keys=True))
+    if missing:
+        shown = [json.dumps(_canon({k: a.get(k) for k in expected[0]}), sort_keys=True) for a in unused]
+        return [f"{label}: extras differ: missing {', '.join(missing)}; candidates {', '.join(shown)}"]
+    return []
+
+
+def _counters(
+    case: Mapping[str, Any], top: list[Detection], nested: list[Detection], reactions: list[Reaction]
+) -> dict[str, int]:
+    p = case["pattern"]
+    asserted = case.get("assertions") or {}
+    matches = [d for d in top if d.kind == "match"]
+    timeouts = [d for d in top if d.kind == "timeout"]
+    out: dict[str, int] = {}
+    claimed: set[str] = set()
+    for ch in p.get("channels") or ():
+        name = ch.get("counts")
+        if isinstance(name, str):
+            claimed.add(name)
+            out[name] = out.get(name, 0) + sum(
+                1 for r in reactions if r.channel == ch["id"] and r.status not in ("paused",)
+            )
+    if p.get("kind") == "filter":
+        for name in asserted:
+            out[name] = len(matches)
+        return out
+    if "Count" not in claimed:
+        counted = {n for n, sg in (p.get("subgroups") or {}).items() if sg.get("counts")}
+        count = len(matches) + sum(1 for d in nested if d.kind == "match" and d.extra.get("group") in counted)
+        if p.get("timeout_channel") and not any(k in asserted for k in _TIMEOUT_COUNTERS):
+            count += len(timeouts)
+        out["Count"] = count
+    for name in _TIMEOUT_COUNTERS:
+        out[name] = len(timeouts)
+    totals = 0
+    for d in matches:
+        if "aggregate" in d.extra:
+            agg = d.extra["aggregate"]
+            totals += sum(v if isinstance(v, int) else len(v) for v in agg.values())
+    out["Count_sum_of_totals"] = totals
+    return out
+
+
+def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
+    """Run one Prova case; return the differences (empty = pass)."""
+    kind = case["pattern"].get("kind")
+    if kind == "not_applicable":
+        return _not_applicable(case)
+    pattern = through_language(build_pattern(case), options)
+    engine = Engine([pattern])
+    for i, raw in enumerate(case_events(case)):
+        engine.process(
+            {"type": raw["type"], "time": raw["t"], "key": raw.get("key"), "fields": raw.get("fields") or {}}
+        )
+        if engine.late_count:
+            return [f"event {i} was late: events must be in time order"]
+    horizon = case.get("horizon_t")
+    engine.finish(until=horizon)
+    detections = [d for d in engine.detections if horizon is None or d.time <= horizon]
+    top = [d for d in detections if not d.extra.get("nested")]
+    nested = [d for d in detections if d.extra.get("nested")]
+    with_key = bool(case["pattern"].get("instances"))
+    diffs: list[str] = []
+    if not case.get("expected_idealised"):
+        diffs += _compare_all(
+            _expected(case), [_as_case(d, with_key) for d in top if d.kind == "match"], "detections"
+        )
+    diffs += _compare_all(
+        case.get("expected_timeouts") or [],
+        [_as_case(d, with_key) for d in top if d.kind == "timeout"],
+        "timeouts",
+    )
+    if "expected_subgroup" in case:
+        diffs += _compare_all(
+            case["expected_subgroup"], [_as_case(d, with_key) for d in nested], "subgroup detections"
+        )
+    reactions = [r for r in engine.reactions if horizon is None or r.time <= horizon]
+    counters = _counters(case, top, nested, reactions)
+    for name, value in (case.get("assertions") or {}).items():
+        if name in counters and counters[name] != value:
+            diffs.append(f"counter {name}: expected {value}, got {counters[name]}")
+    return diffs
+
+
+def _not_applicable(case: Mapping[str, Any]) -> list[str]:
+    diffs = []
+    if case.get("events") or case.get("events_generator"):
+        diffs.append("a not_applicable case must not carry events")
+    if case.get("expected") or case.get("expected_timeouts"):
+        diffs.append("a not_applicable case must not expect detections")
+    return diffs

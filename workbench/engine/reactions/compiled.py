@@ -1,0 +1,275 @@
+"""The compiled (immutable, shared) form of a reaction group: validated channels and conditions."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.engine.events import Event
+from workbench.engine.reactions.conditions import Compiled, compile_condition
+from workbench.engine.reactions.patterns import AND, OR, Channel, Initiator, Pairs, ReactionGroup, Var, pairs
+from workbench.errors import PatternError
+
+__all__ = [
+    "CChannel",
+    "CGroup",
+    "CInitiator",
+    "compile_group",
+    "compile_match",
+    "group_initiator",
+    "match_event",
+]
+
+_UNSET = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    field: str
+    value: Any
+    var: str | None
+
+
+def compile_match(table: Pairs) -> tuple[_Match, ...]:
+    out = []
+    for name, value in table:
+        if isinstance(value, Var):
+            out.append(_Match(name, None, value.name))
+        else:
+            out.append(_Match(name, value, None))
+    return tuple(out)
+
+
+def match_event(
+    match: tuple[_Match, ...], where: Compiled | None, type_: str | None, event: Event, env: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """``None`` if the event does not match; else the free variables it binds (often empty)."""
+    if type_ is not None and event.type != type_:
+        return None
+    fields = event.fields
+    bound: dict[str, Any] = {}
+    for m in match:
+        if m.field not in fields:
+            return None
+        actual = fields[m.field]
+        if m.var is None:
+            if actual != m.value:
+                return None
+            continue
+        expected = env.get(m.var, _UNSET)
+        if expected is _UNSET:
+            expected = bound.setdefault(m.var, actual)  # a free variable binds on first use
+        if actual != expected:
+            return None
+    if where is not None:
+        scope = {**env, **bound} if bound else env
+        if not where(event, scope):
+            return None
+    return bound
+
+
+@dataclass(frozen=True, slots=True)
+class CInitiator:
+    """A compiled initiator."""
+
+    spec: Initiator
+    match: tuple[_Match, ...]
+    where: Compiled | None
+
+    def accepts(self, event: Event, env: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The variables bound from ``event`` if it starts an instance, else ``None``."""
+        bound = match_event(self.match, self.where, self.spec.type, event, env)
+        if bound is None:
+            return None
+        for var, name in pairs(self.spec.bind):
+            if name not in event.fields:
+                return None
+            bound[var] = event.fields[name]
+        return bound
+
+
+@dataclass(frozen=True, slots=True)
+class CChannel:
+    """A compiled channel; ``successors`` are the members created each time it fires."""
+
+    spec: Channel
+    index: int
+    match: tuple[_Match, ...]
+    where: Compiled | None
+    collect: tuple[tuple[str, Compiled], ...]
+    successors: tuple[int, ...]
+
+    @property
+    def id(self) -> str:
+        """The channel id."""
+        return self.spec.id
+
+    def accepts(self, event: Event, env: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The free variables bound if the event matches this channel, else ``None``."""
+        return match_event(self.match, self.where, self.spec.type, event, env)
+
+
+@dataclass(frozen=True, slots=True)
+class CGroup:
+    """A compiled group (top-level or nested)."""
+
+    spec: ReactionGroup
+    members: tuple[CChannel | CGroup, ...]
+    index_of: Mapping[str, int]
+    initial: tuple[int, ...]
+    where: Compiled | None
+    constants: Mapping[str, Any]
+    vars_mode: bool
+    index: int = -1
+
+    @property
+    def name(self) -> str:
+        """The group name."""
+        return self.spec.name
+
+    @property
+    def op(self) -> str:
+        """``"and"`` or ``"or"``."""
+        return self.spec.operator
+
+    @property
+    def id(self) -> str:
+        """The member id of a nested group: its name."""
+        return self.spec.name
+
+    def types(self) -> frozenset[str] | None:
+        """Event types any channel (at any depth) listens to; ``None`` for all."""
+        out: set[str] = set()
+        for m in self.members:
+            if isinstance(m, CGroup):
+                sub = m.types()
+                if sub is None:
+                    return None
+                out |= sub
+            elif m.spec.type is None:
+                if m.spec.timer is None:
+                    return None
+            else:
+                out.add(m.spec.type)
+        return frozenset(out)
+
+
+def _check_ids(
+    group: ReactionGroup, ids: tuple[str, ...], what: str, known: Mapping[str, int], ch: str
+) -> None:
+    for target in ids:
+        if target not in known:
+            msg = f"channel {ch!r}: {what} names unknown channel {target!r}; channels: {sorted(known)}"
+            raise PatternError(msg, pattern=group.name, element=ch)
+
+
+def compile_group(group: ReactionGroup, index: int = -1, top: bool = True) -> CGroup:
+    """Validate ``group`` and compile its conditions; raises :class:`PatternError`."""
+    name: object = group.name
+    if not isinstance(name, str) or not name:
+        msg = "a reaction group needs a non-empty name"
+        raise PatternError(msg)
+    if group.operator not in (AND, OR):
+        msg = f"operator must be 'and' or 'or', got {group.operator!r}"
+        raise PatternError(msg, pattern=group.name)
+    if not group.channels:
+        msg = "a reaction group needs at least one channel"
+        raise PatternError(msg, pattern=group.name)
+    if not top and (group.initiator is not None or group.instances):
+        msg = "a nested group cannot have its own initiator or start-up instances"
+        raise PatternError(msg, pattern=group.name)
+    if group.timeout_ms is not None and group.timeout_ms <= 0:
+        msg = f"timeout_ms must be > 0, got {group.timeout_ms!r}"
+        raise PatternError(msg, pattern=group.name)
+    index_of: dict[str, int] = {}
+    for i, m in enumerate(group.channels):
+        member: object = m
+        if not isinstance(member, Channel | ReactionGroup):
+            msg = f"member {i} must be a Channel or a nested ReactionGroup, got {type(member).__name__}"
+            raise PatternError(msg, pattern=group.name)
+        mid = m.id if isinstance(m, Channel) else m.name
+        if mid in index_of:
+            msg = f"duplicate channel id {mid!r}"
+            raise PatternError(msg, pattern=group.name, element=mid)
+        index_of[mid] = i
+    successors: dict[str, list[int]] = {}
+    for i, m in enumerate(group.channels):
+        if isinstance(m, Channel):
+            _check_ids(group, m.after, "after", index_of, m.id)
+            _check_ids(group, m.stop_ids, "@stop", index_of, m.id)
+            _check_ids(group, m.pause_ids, "@pause", index_of, m.id)
+            _check_ids(group, m.resume_ids, "@resume", index_of, m.id)
+            for pred in m.after:
+                successors.setdefault(pred, []).append(i)
+            _check_channel(group, m)
+    members: list[CChannel | CGroup] = []
+    for i, m in enumerate(group.channels):
+        if isinstance(m, ReactionGroup):
+            members.append(compile_group(m, i, top=False))
+            continue
+        where = None
+        if m.where is not None:
+            where = compile_condition(m.where, f"group {group.name!r}, channel {m.id!r}")
+        collect = tuple(
+            (var, compile_condition(expr, f"group {group.name!r}, channel {m.id!r}, collect {var!r}"))
+            for var, expr in pairs(m.collect)
+        )
+        members.append(
+            CChannel(m, i, compile_match(pairs(m.match)), where, collect, tuple(successors.get(m.id, ())))
+        )
+    gwhere = None
+    if group.where is not None:
+        gwhere = compile_condition(group.where, f"group {group.name!r}, @where")
+    vars_mode = any(isinstance(m, Channel) and pairs(m.vars) for m in group.channels)
+    if vars_mode and group.operator != AND:
+        msg = "@vars joins are defined for AND groups only"
+        raise PatternError(msg, pattern=group.name)
+    initial = tuple(i for i, m in enumerate(group.channels) if not (isinstance(m, Channel) and m.after))
+    return CGroup(
+        group, tuple(members), index_of, initial, gwhere, dict(pairs(group.constants)), vars_mode, index
+    )
+
+
+def _check_channel(group: ReactionGroup, ch: Channel) -> None:
+    def bad(msg: str) -> PatternError:
+        return PatternError(msg, pattern=group.name, element=ch.id)
+
+    cid: object = ch.id
+    if not isinstance(cid, str) or not cid:
+        msg = "a channel needs a non-empty id"
+        raise bad(msg)
+    if ch.size is not None and group.operator != OR:
+        msg = "@size is defined for OR groups (use @count in AND groups)"
+        raise bad(msg)
+    if ch.timer is not None and group.operator != OR:
+        msg = "@timer is defined for OR groups"
+        raise bad(msg)
+    if ch.timer is not None and (ch.timer.delay_ms <= 0 or (ch.timer.period_ms or ch.timer.delay_ms) <= 0):
+        msg = "@timer delay and period must be > 0"
+        raise bad(msg)
+    if ch.count is not None and group.operator != AND:
+        msg = "@count on a channel is defined for AND groups (use @size in OR groups)"
+        raise bad(msg)
+    if ch.timeout_ms is not None and ch.timeout_ms <= 0:
+        msg = f"timeout_ms must be > 0, got {ch.timeout_ms!r}"
+        raise bad(msg)
+    if ch.size is not None and ch.size.n == 0:
+        msg = "@size(0) is not meaningful; use @optional"
+        raise bad(msg)
+
+
+def group_initiator(group: ReactionGroup) -> CInitiator | None:
+    """The compiled initiator of a top-level group, if any."""
+    init = group.initiator
+    if init is None:
+        return None
+    where = None
+    if init.where is not None:
+        where = compile_condition(init.where, f"group {group.name!r}, initiator")
+    return CInitiator(init, compile_match(pairs(init.match)), where)
+
+
+def token_key(token: Hashable) -> str:
+    """The kind of a timer token (first element)."""
+    return str(token[0]) if isinstance(token, tuple) and token else ""

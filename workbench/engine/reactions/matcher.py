@@ -1,0 +1,911 @@
+"""The reaction-group matcher: Prova's group state machine on the keyed runtime.
+
+Semantics (prova.md sections 3-5; the choices for its section 9 ambiguities are marked *Choice*
+and listed in ``docs/reaction-groups.md``):
+
+* **Instances.** Each event that matches the :class:`Initiator` starts one instance (``mult``),
+  or only the first one per key (single-shot). The initiating event is never seen by the instance
+  it creates. Start-up instances (``ReactionGroup.instances``) are created at ``created_t``.
+  The group timeout counts from creation; timers fire *after* events with the same timestamp.
+* **Per event**, the live instances of the key see it in creation order, and inside an instance
+  every live channel in creation order (a nested group's channels at the nested group's place).
+  A matching channel records the event in the instance trace, reacts (``ctx.react``), then runs
+  the operator's state machine.
+* **AND** completes when every live channel is satisfied: optional, bare ``@stop``, ``@pause``/
+  ``@resume`` control channels, ``@count`` channels with ``min`` reached, and ``@not`` channels
+  only when the group has *no* timeout. With a group timeout a live ``@not`` channel holds
+  completion back until the timeout, which then succeeds and lists it in ``Detection.negated``.
+  A ``@not`` event fails the instance (unless channels are declared ``after`` it: then it extends
+  the instance, as in Prova's restart idiom). A bare ``@stop`` event ends the instance: success if
+  everything left is satisfied, else silent failure. ``@stop(ids)`` fails the instance if a target
+  is not satisfied yet, and removes the satisfied ones.
+* **OR** completes on the first positive event with the whole trace. A ``@not`` event removes
+  its channel (the event stays in the trace); a bare ``@stop`` event ends the instance silently;
+  ``@stop(ids)`` removes its targets; ``@pause``/``@resume`` events are recorded and (un)pause
+  their targets. At the group timeout a still-live ``@not`` channel makes the OR succeed.
+* **Timer-driven completions keep the positive events** (*Choice* 9.1, the documented
+  semantics), followed by the absent ``@not`` channels.
+* An OR completion ends the instance: its other channels are gone (no leaked channels, 8.3).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.engine import detection as det
+from workbench.engine.detection import Detection, Reaction, TraceKind
+from workbench.engine.events import Event
+from workbench.engine.matcher import Context
+from workbench.engine.reactions import accumulators as accs
+from workbench.engine.reactions.compiled import CChannel, CGroup, compile_group, group_initiator
+from workbench.engine.reactions.patterns import AND, ReactionGroup, pairs
+from workbench.engine.reactions.state import ChannelState, Entry, GroupState, InstanceState, SubResult
+from workbench.errors import CepRuntimeError
+
+__all__ = ["GroupMatcher", "TreeNode"]
+
+Path = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    """A nested group's result inside ``Detection.extra["tree"]``.
+
+    ``tree`` lists the nested group's own results: events and further :class:`TreeNode` items;
+    ``negated`` its ``@not`` channels proved absent.
+    """
+
+    group: str
+    exit: str
+    tree: tuple[Event | TreeNode, ...]
+    negated: tuple[str, ...] = ()
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """The leaf events, flattened."""
+        out: list[Event] = []
+        for item in self.tree:
+            out.extend(item.events if isinstance(item, TreeNode) else (item,))
+        return tuple(out)
+
+
+def _flatten(
+    entries: Iterable[Entry], negated: Iterable[str], prefix: str = ""
+) -> tuple[list[Event], list[str], list[str], list[Event | TreeNode]]:
+    events: list[Event] = []
+    chans: list[str] = []
+    negs: list[str] = []
+    tree: list[Event | TreeNode] = []
+    for en in entries:
+        if en.sub is not None:
+            sub = en.sub
+            ev, ch, ng, st = _flatten(sub.entries, sub.negated, f"{prefix}{sub.group}.")
+            events += ev
+            chans += ch
+            negs += ng
+            tree.append(TreeNode(sub.group, sub.exit, tuple(st), tuple(sub.negated)))
+        elif en.event is not None:
+            events.append(en.event)
+            chans.append(prefix + en.channel)
+            tree.append(en.event)
+    negs += [prefix + n for n in negated]
+    return events, chans, negs, tree
+
+
+class GroupMatcher:
+    """The compiled matcher of a :class:`ReactionGroup` (immutable, shared by every key)."""
+
+    def __init__(self, pattern: ReactionGroup) -> None:
+        self.pattern = pattern
+        self.name = pattern.name
+        self.group = compile_group(pattern)
+        self.initiator = group_initiator(pattern)
+        if self.initiator is None and not pattern.instances:
+            from workbench.errors import PatternError
+
+            msg = "a reaction group needs an initiator or start-up instances"
+            raise PatternError(msg, pattern=pattern.name)
+        types = self.group.types()
+        if types is not None and self.initiator is not None:
+            types = None if self.initiator.spec.type is None else types | {self.initiator.spec.type}
+        self._types = types
+
+    # ------------------------------------------------------------------ Matcher protocol
+    def event_types(self) -> frozenset[str] | None:
+        """Types of every channel and of the initiator."""
+        return self._types
+
+    def new_state(self, key: Hashable) -> GroupState:
+        """An empty per-key state."""
+        return GroupState()
+
+    def is_idle(self, state: GroupState) -> bool:
+        """No live instance, and no consumed single-shot initiator to remember."""
+        return not state.instances and not state.initiated
+
+    def initial_timers(self) -> list[tuple[int | float, Hashable, Hashable]]:
+        """Timers creating the start-up instances: ``(created_t, key, token)``."""
+        return [(inst.created_t, inst.key, ("start", i)) for i, inst in enumerate(self.pattern.instances)]
+
+    def process(self, state: GroupState, event: Event, ctx: Context) -> None:
+        """Deliver the event to the key's live instances, then maybe start a new instance."""
+        for root in list(state.instances.values()):
+            if not root.ended:
+                self._deliver(state, root, self.group, root, (), event, ctx)
+        init = self.initiator
+        if init is None or (state.initiated and not init.spec.mult):
+            return
+        env = self.group.constants
+        bound = init.accepts(event, env)
+        if bound is None:
+            return
+        if not init.spec.mult:
+            state.initiated = True
+        variables = dict(env)
+        variables.update(copy.deepcopy(dict(pairs(init.spec.state))))
+        variables.update(bound)
+        root = self._start(state, variables, event, ctx)
+        if init.spec.template:
+            root.results.append(Entry(init.spec.id, event))
+
+    def on_timer(self, state: GroupState, time: int | float, token: Hashable, ctx: Context) -> None:
+        """Start-up instances, group and member timeouts, ``@timer`` windows."""
+        if not isinstance(token, tuple):
+            return
+        kind = token[0]
+        if kind == "start":
+            spec = self.pattern.instances[token[1]]
+            variables = dict(self.group.constants)
+            variables.update(copy.deepcopy(dict(pairs(spec.vars))))
+            self._start(state, variables, None, ctx)
+            return
+        root = state.instances.get(token[1])
+        if root is None or root.ended:
+            return  # stale: the instance is gone
+        found = self._find(root, token[2])
+        if found is None:
+            return
+        group, inst = found
+        if kind == "gt":
+            self._group_timeout(state, root, group, inst, token[2], ctx)
+            return
+        ch = inst.channels.get(token[3])
+        if ch is None:
+            return  # stale: the channel already fired or was removed
+        cc = group.members[ch.member]
+        assert isinstance(cc, CChannel)
+        if kind == "ct":
+            self._member_timeout(state, root, group, inst, token[2], ch, cc, ctx)
+        elif kind == "tick":
+            self._tick(state, root, group, inst, token[2], ch, cc, ctx)
+
+    # ------------------------------------------------------------------ creation
+    def _start(
+        self, state: GroupState, variables: dict[str, Any], initiator: Event | None, ctx: Context
+    ) -> InstanceState:
+        iid = ctx.new_instance()
+        root = InstanceState(iid, ctx.now, variables, initiator)
+        state.instances[iid] = root
+        if ctx.tracing:
+            ctx.trace(
+                TraceKind.STARTED, iid, None, initiator.seq if initiator else None, {"group": self.name}
+            )
+        self._populate(state, root, self.group, root, (), ctx)
+        return root
+
+    def _populate(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ctx: Context,
+    ) -> None:
+        if group.spec.timeout_ms is not None:
+            ctx.schedule(ctx.now + group.spec.timeout_ms, ("gt", root.id, path))
+        for index in group.initial:
+            self._create_member(state, root, group, inst, path, index, {}, ctx)
+
+    def _create_member(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        index: int,
+        env: dict[str, Any],
+        ctx: Context,
+    ) -> None:
+        member = group.members[index]
+        if isinstance(member, CGroup):
+            child = InstanceState(root.id, ctx.now, inst.vars)
+            inst.children[member.name] = child
+            inst.order.append(("g", member.name))
+            self._populate(state, root, member, child, (*path, member.name), ctx)
+            return
+        spec = member.spec
+        cid = state.next_cid
+        state.next_cid += 1
+        ch = ChannelState(cid, index, env)
+        if spec.size is not None:
+            ch.target = spec.size.n
+        acc = spec.size.accumulator if spec.size is not None else None
+        if spec.timer is not None:
+            acc = spec.timer.accumulator
+            ctx.schedule(ctx.now + spec.timer.delay_ms, ("tick", root.id, path, cid))
+        if acc is not None:
+            ch.acc = accs.new_value(acc)
+        if spec.timeout_ms is not None:
+            ctx.schedule(ctx.now + spec.timeout_ms, ("ct", root.id, path, cid))
+        if spec.paused:
+            inst.paused.add(spec.id)
+        inst.channels[cid] = ch
+        inst.order.append(("c", cid))
+
+    def _extend(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        cc: CChannel,
+        ch: ChannelState,
+        event: Event,
+        bound: Mapping[str, Any],
+        ctx: Context,
+    ) -> None:
+        if not cc.successors:
+            return
+        env = dict(ch.env)
+        env.update(bound)
+        for var, name in pairs(cc.spec.binds):
+            env[var] = event.fields.get(name)
+        for index in cc.successors:
+            self._create_member(state, root, group, inst, path, index, dict(env), ctx)
+            if ctx.tracing:
+                ctx.trace(TraceKind.EXTENDED, root.id, group.members[index].id, event.seq, {"after": cc.id})
+
+    def _find(self, root: InstanceState, path: Path) -> tuple[CGroup, InstanceState] | None:
+        group, inst = self.group, root
+        for name in path:
+            child = inst.children.get(name)
+            if child is None or child.ended:
+                return None
+            sub = group.members[group.index_of[name]]
+            assert isinstance(sub, CGroup)
+            group, inst = sub, child
+        return group, inst
+
+    # ------------------------------------------------------------------ events
+    def _deliver(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        event: Event,
+        ctx: Context,
+    ) -> None:
+        for kind, ref in list(inst.order):
+            if inst.ended or root.ended:
+                return
+            if kind == "g":
+                child = inst.children.get(ref)
+                if child is not None and not child.ended:
+                    sub = group.members[group.index_of[ref]]
+                    assert isinstance(sub, CGroup)
+                    self._deliver(state, root, sub, child, (*path, ref), event, ctx)
+                continue
+            ch = inst.channels.get(ref)
+            if ch is None:
+                continue
+            cc = group.members[ch.member]
+            assert isinstance(cc, CChannel)
+            env = {**inst.vars, **ch.env} if ch.env else inst.vars
+            bound = cc.accepts(event, env)
+            if bound is None:
+                continue
+            if group.op == AND:
+                self._and_event(state, root, group, inst, path, ch, cc, event, bound, ctx)
+            else:
+                self._or_event(state, root, group, inst, path, ch, cc, event, bound, ctx)
+        if inst.order and len(inst.order) > 2 * (len(inst.channels) + len(inst.children)) + 8:
+            inst.order = [
+                (k, r) for k, r in inst.order if (r in inst.channels if k == "c" else r in inst.children)
+            ]
+
+    def _react(self, root: InstanceState, cc: CChannel, event: Event, status: str, ctx: Context) -> None:
+        ctx.react(Reaction(self.name, ctx.key, root.id, cc.id, event, ctx.now, status))
+
+    def _collect(self, inst: InstanceState, cc: CChannel, event: Event, env: Mapping[str, Any]) -> None:
+        for var, expr in cc.collect:
+            target = inst.vars.get(var)
+            if not isinstance(target, list):
+                msg = (
+                    f"group {self.name!r}, channel {cc.id!r}: collect needs list variable {var!r} "
+                    f"(declare it in the initiator's state), got {type(target).__name__}"
+                )
+                raise CepRuntimeError(msg)
+            target.append(expr(event, env))
+
+    def _remove(self, inst: InstanceState, ch: ChannelState) -> None:
+        inst.channels.pop(ch.cid, None)
+
+    def _record(self, inst: InstanceState, cc: CChannel, event: Event) -> Entry:
+        entry = Entry(cc.id, event)
+        inst.results.append(entry)
+        return entry
+
+    # ---- AND
+    def _satisfied(self, group: CGroup, ch: ChannelState, cc: CChannel, at_timeout: bool) -> bool:
+        """Whether a live channel lets an AND complete (prova.md 3.1, isAndComplete)."""
+        spec = cc.spec
+        if spec.negated:
+            if not self._negation_holds(ch, cc):
+                return False
+            # Absence is proved by a timeout when there is one: the group's (at_timeout) or the
+            # channel's own member timeout (a "not within T" channel holds completion back).
+            return at_timeout or (group.spec.timeout_ms is None and spec.timeout_ms is None)
+        if spec.optional or spec.stop or spec.is_control:
+            return True
+        if spec.count is not None:
+            return ch.seen >= spec.count.min
+        return False
+
+    @staticmethod
+    def _negation_holds(ch: ChannelState, cc: CChannel) -> bool:
+        count = cc.spec.count
+        if count is None:
+            return True
+        if count.mode == "strict":
+            return ch.seen < count.min or ch.seen > count.max
+        return ch.seen < max(count.min, 1)
+
+    def _and_complete(self, group: CGroup, inst: InstanceState, at_timeout: bool = False) -> bool:
+        if group.vars_mode or inst.children:
+            return False
+        for ch in inst.channels.values():
+            cc = group.members[ch.member]
+            assert isinstance(cc, CChannel)
+            if not self._satisfied(group, ch, cc, at_timeout):
+                return False
+        return True
+
+    def _and_event(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ch: ChannelState,
+        cc: CChannel,
+        event: Event,
+        bound: Mapping[str, Any],
+        ctx: Context,
+    ) -> None:
+        spec = cc.spec
+        env = {**inst.vars, **ch.env, **bound}
+        if spec.id in inst.paused:
+            self._paused_event(root, cc, event, ctx)
+            return
+        if group.vars_mode and pairs(spec.vars):
+            self._vars_event(state, root, group, inst, path, ch, cc, event, env, ctx)
+            return
+        if spec.negated:
+            ch.seen += 1
+            self._record(inst, cc, event)
+            count = spec.count
+            violated = count is None or (count.mode != "strict" and ch.seen >= count.min)
+            if count is not None and count.mode == "strict":
+                self._react(root, cc, event, "accepted", ctx)
+                if ctx.tracing:
+                    ctx.trace(
+                        TraceKind.COUNTED, root.id, cc.id, event.seq, {"count": ch.seen, "of": count.min}
+                    )
+                return
+            if not violated:
+                self._react(root, cc, event, "accepted", ctx)
+                if ctx.tracing:
+                    ctx.trace(
+                        TraceKind.COUNTED,
+                        root.id,
+                        cc.id,
+                        event.seq,
+                        {"count": ch.seen, "of": count.min if count else 1},
+                    )
+                return
+            self._react(root, cc, event, "violated", ctx)
+            if ctx.tracing:
+                ctx.trace(TraceKind.VIOLATED, root.id, cc.id, event.seq)
+            self._collect(inst, cc, event, env)
+            if not cc.successors:
+                self._fail(state, root, group, inst, path, ctx, cause=cc.id)
+                return
+            # A violated @not whose violation starts follow-up channels extends the instance.
+            self._remove(inst, ch)
+            self._extend(state, root, group, inst, path, cc, ch, event, bound, ctx)
+            self._and_check(state, root, group, inst, path, ctx)
+            return
+        self._record(inst, cc, event)
+        self._collect(inst, cc, event, env)
+        if spec.stop:
+            self._react(root, cc, event, "stop", ctx)
+            self._remove(inst, ch)
+            if ctx.tracing:
+                ctx.trace(TraceKind.STOPPED, root.id, cc.id, event.seq)
+            if self._and_complete(group, inst):
+                self._succeed(state, root, group, inst, path, ctx)
+            else:
+                self._fail(state, root, group, inst, path, ctx, cause=cc.id)
+            return
+        self._react(root, cc, event, "accepted", ctx)
+        if ctx.tracing:
+            ctx.trace(TraceKind.ACCEPTED, root.id, cc.id, event.seq)
+        if spec.count is not None:
+            count = spec.count
+            if count.mode == "strict" and ch.seen >= count.max:
+                if ctx.tracing:
+                    ctx.trace(
+                        TraceKind.VIOLATED,
+                        root.id,
+                        cc.id,
+                        event.seq,
+                        {"count": ch.seen + 1, "max": count.max},
+                    )
+                self._fail(state, root, group, inst, path, ctx, cause=cc.id)
+                return
+            ch.seen += 1
+            if ctx.tracing:
+                ctx.trace(TraceKind.COUNTED, root.id, cc.id, event.seq, {"count": ch.seen, "of": count.min})
+            self._extend(state, root, group, inst, path, cc, ch, event, bound, ctx)
+            closing = count.mode == "ignore" and ch.seen >= count.max and ch.seen >= count.min
+            if not closing:
+                return
+            self._remove(inst, ch)
+        elif spec.is_control:
+            self._control(root, inst, cc, event, ctx)
+            return
+        else:
+            self._remove(inst, ch)
+            self._extend(state, root, group, inst, path, cc, ch, event, bound, ctx)
+        if spec.stop_ids and not self._stop_targets(
+            group, inst, root, cc, event, ctx, require_satisfied=True
+        ):
+            self._fail(state, root, group, inst, path, ctx, cause=cc.id)
+            return
+        self._and_check(state, root, group, inst, path, ctx)
+
+    def _and_check(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ctx: Context,
+    ) -> None:
+        if not inst.ended and self._and_complete(group, inst):
+            self._succeed(state, root, group, inst, path, ctx)
+
+    def _stop_targets(
+        self,
+        group: CGroup,
+        inst: InstanceState,
+        root: InstanceState,
+        cc: CChannel,
+        event: Event,
+        ctx: Context,
+        require_satisfied: bool,
+    ) -> bool:
+        """Remove the live channels named by ``@stop(ids)``; False if an AND target is unsatisfied."""
+        targets = set(cc.spec.stop_ids)
+        for other in list(inst.channels.values()):
+            oc = group.members[other.member]
+            assert isinstance(oc, CChannel)
+            if oc.id not in targets:
+                continue
+            if require_satisfied and not self._satisfied(group, other, oc, at_timeout=True):
+                return False
+            self._remove(inst, other)
+            if ctx.tracing:
+                ctx.trace(TraceKind.STOPPED, root.id, oc.id, event.seq, {"by": cc.id})
+        for name in targets & set(inst.children):
+            if require_satisfied:
+                return False
+            inst.children.pop(name).ended = True
+        return True
+
+    def _control(
+        self, root: InstanceState, inst: InstanceState, cc: CChannel, event: Event, ctx: Context
+    ) -> None:
+        for target in cc.spec.pause_ids:
+            inst.paused.add(target)
+            if ctx.tracing:
+                ctx.trace(TraceKind.PAUSED, root.id, target, event.seq, {"by": cc.id})
+        for target in cc.spec.resume_ids:
+            inst.paused.discard(target)
+            if ctx.tracing:
+                ctx.trace(TraceKind.RESUMED, root.id, target, event.seq, {"by": cc.id})
+
+    def _paused_event(self, root: InstanceState, cc: CChannel, event: Event, ctx: Context) -> None:
+        self._react(root, cc, event, "paused", ctx)
+        if ctx.tracing:
+            ctx.trace(TraceKind.IGNORED, root.id, cc.id, event.seq, {"paused": True})
+
+    # ---- @vars joins
+    def _vars_event(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ch: ChannelState,
+        cc: CChannel,
+        event: Event,
+        env: Mapping[str, Any],
+        ctx: Context,
+    ) -> None:
+        mine = {var: event.fields.get(name) for var, name in pairs(cc.spec.vars)}
+        others: dict[str, list[Entry]] = {}
+        for entry in inst.pool:
+            if entry.channel != cc.id:
+                others.setdefault(entry.channel, []).append(entry)
+        single = cc.spec.count is None
+        if single:
+            for entries in others.values():
+                for entry in entries:
+                    if not self._compatible(group, env, mine, [entry], event):
+                        if ctx.tracing:
+                            ctx.trace(TraceKind.IGNORED, root.id, cc.id, event.seq, {"join": "disagrees"})
+                        return
+        entry = Entry(cc.id, event, bindings=mine)
+        inst.results.append(entry)
+        inst.pool.append(entry)
+        self._react(root, cc, event, "accepted", ctx)
+        self._collect(inst, cc, event, env)
+        if ctx.tracing:
+            ctx.trace(TraceKind.ACCEPTED, root.id, cc.id, event.seq, {"vars": mine})
+        if single:
+            self._remove(inst, ch)
+        else:
+            ch.seen += 1
+        combos: list[list[Entry]] = [[]]
+        for channel in sorted(others, key=lambda c: group.index_of.get(c, 0)):
+            combos = [
+                [*combo, other]
+                for combo in combos
+                for other in others[channel]
+                if self._compatible(group, env, mine, [*combo, other], event)
+            ]
+        expected_legs = (
+            len({m.id for m in group.members if isinstance(m, CChannel) and pairs(m.spec.vars)}) - 1
+        )
+        for combo in combos:
+            if len(combo) != expected_legs or not combo:
+                continue
+            members = sorted([*combo, entry], key=lambda en: en.event.seq if en.event else -1)
+            for en in members:
+                en.emitted = True
+            self._emit(root, group, inst, "match", members, [], ctx)
+            inst.emitted += 1
+            if group.spec.exit.count is not None and inst.emitted >= group.spec.exit.count:
+                self._end(state, root, group, inst, path)
+                return
+
+    def _compatible(
+        self, group: CGroup, env: Mapping[str, Any], mine: Mapping[str, Any], legs: list[Entry], event: Event
+    ) -> bool:
+        merged: dict[str, Any] = {}
+        for leg in legs:
+            for var, value in (leg.bindings or {}).items():
+                if var in merged and merged[var] != value:
+                    return False
+                merged[var] = value
+        for var, value in mine.items():
+            if var in merged and merged[var] != value:
+                return False
+        if group.where is None:
+            return True
+        scope = {**env, **merged, **mine}
+        return bool(group.where(event, scope))
+
+    # ---- OR
+    def _or_event(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ch: ChannelState,
+        cc: CChannel,
+        event: Event,
+        bound: Mapping[str, Any],
+        ctx: Context,
+    ) -> None:
+        spec = cc.spec
+        env = {**inst.vars, **ch.env, **bound}
+        if spec.id in inst.paused:
+            self._paused_event(root, cc, event, ctx)
+            return
+        self._record(inst, cc, event)
+        self._collect(inst, cc, event, env)
+        status = "violated" if spec.negated else ("stop" if spec.stop else "accepted")
+        if spec.size is not None:
+            ch.seen += 1
+            acc_spec = spec.size.accumulator
+            if acc_spec is not None and ch.acc is not None:
+                accs.update(acc_spec, ch.acc, event, env)
+            if ch.seen < ch.target or spec.size.n < 0:
+                self._react(root, cc, event, "accepted", ctx)
+                if ctx.tracing:
+                    ctx.trace(
+                        TraceKind.COUNTED, root.id, cc.id, event.seq, {"count": ch.seen, "of": ch.target}
+                    )
+                return
+            if spec.size.reset is not None:
+                self._react(root, cc, event, status, ctx)
+                self._recurring_emit(state, root, group, inst, path, ch, cc, acc_spec, ctx)
+                ch.seen = 0
+                ch.target = spec.size.reset
+                return
+            self._remove(inst, ch)
+        elif spec.timer is not None:
+            if spec.timer.accumulator is not None and ch.acc is not None:
+                accs.update(spec.timer.accumulator, ch.acc, event, env)
+            self._react(root, cc, event, "accepted", ctx)
+            if ctx.tracing:
+                ctx.trace(TraceKind.ACCEPTED, root.id, cc.id, event.seq)
+            return
+        elif not spec.is_control:
+            self._remove(inst, ch)
+        self._react(root, cc, event, status, ctx)
+        self._extend(state, root, group, inst, path, cc, ch, event, bound, ctx)
+        if spec.negated:
+            if ctx.tracing:
+                ctx.trace(TraceKind.VIOLATED, root.id, cc.id, event.seq)
+            return
+        if spec.is_control or spec.stop_ids:
+            self._control(root, inst, cc, event, ctx)
+            self._stop_targets(group, inst, root, cc, event, ctx, require_satisfied=False)
+            return
+        if spec.stop:
+            if ctx.tracing:
+                ctx.trace(TraceKind.STOPPED, root.id, cc.id, event.seq)
+            self._fail(state, root, group, inst, path, ctx, cause=cc.id)
+            return
+        if ctx.tracing:
+            ctx.trace(TraceKind.ACCEPTED, root.id, cc.id, event.seq)
+        if cc.successors:
+            return  # the instance was extended: it goes on with the new channels
+        self._succeed(state, root, group, inst, path, ctx)
+
+    def _recurring_emit(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ch: ChannelState,
+        cc: CChannel,
+        acc_spec: accs.Accumulator | None,
+        ctx: Context,
+    ) -> None:
+        aggregate = None
+        if acc_spec is not None and ch.acc is not None:
+            aggregate = accs.snapshot(acc_spec, ch.acc)
+            ch.acc = accs.new_value(acc_spec)
+        entries, inst.results = inst.results, []
+        self._emit(root, group, inst, "match", entries, [], ctx, aggregate=aggregate)
+        inst.emitted += 1
+        ex = group.spec.exit
+        cap = min(c for c in (ex.count, ex.size, None) if c is not None) if (ex.count or ex.size) else None
+        if cap is not None and inst.emitted >= cap:
+            self._end(state, root, group, inst, path)
+
+    # ------------------------------------------------------------------ timers
+    def _tick(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ch: ChannelState,
+        cc: CChannel,
+        ctx: Context,
+    ) -> None:
+        timer = cc.spec.timer
+        assert timer is not None
+        if ctx.tracing:
+            ctx.trace(TraceKind.DETECTED, root.id, cc.id, None, {"window": True})
+        self._recurring_emit(state, root, group, inst, path, ch, cc, timer.accumulator, ctx)
+        if not inst.ended and not root.ended and not ctx.final:
+            ctx.schedule(ctx.now + (timer.period_ms or timer.delay_ms), ("tick", root.id, path, ch.cid))
+
+    def _member_timeout(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ch: ChannelState,
+        cc: CChannel,
+        ctx: Context,
+    ) -> None:
+        if ctx.tracing:
+            ctx.trace(TraceKind.TIMED_OUT, root.id, cc.id)
+        if cc.spec.negated:
+            if not self._negation_holds(ch, cc):
+                self._fail(state, root, group, inst, path, ctx, cause=cc.id, timed_out=True)
+                return
+            self._remove(inst, ch)
+            if ctx.tracing:
+                ctx.trace(TraceKind.NEGATED, root.id, cc.id)
+            if group.op == AND:
+                self._and_check(state, root, group, inst, path, ctx)
+            return
+        self._remove(inst, ch)
+        if group.op == AND:
+            if self._and_complete(group, inst):
+                self._succeed(state, root, group, inst, path, ctx)
+            elif not self._satisfied(group, ch, cc, at_timeout=True):
+                self._fail(state, root, group, inst, path, ctx, cause=cc.id, timed_out=True)
+            return
+        if not inst.channels and not inst.children:
+            self._fail(state, root, group, inst, path, ctx, cause=cc.id, timed_out=True)
+
+    def _group_timeout(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ctx: Context,
+    ) -> None:
+        if ctx.tracing:
+            ctx.trace(TraceKind.TIMED_OUT, root.id, group.name if path else None)
+        live_nots = []
+        for ch in inst.channels.values():
+            cc = group.members[ch.member]
+            assert isinstance(cc, CChannel)
+            if cc.spec.negated and self._negation_holds(ch, cc):
+                live_nots.append(cc.id)
+        if group.op == AND:
+            ok = not group.vars_mode and self._and_complete(group, inst, at_timeout=True)
+        else:
+            ok = bool(live_nots)
+        if ok:
+            if ctx.tracing:
+                for name in live_nots:
+                    ctx.trace(TraceKind.NEGATED, root.id, name)
+            self._succeed(state, root, group, inst, path, ctx, negated=live_nots)
+        else:
+            self._fail(state, root, group, inst, path, ctx, cause=None, timed_out=True)
+
+    # ------------------------------------------------------------------ outcomes
+    def _emit(
+        self,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        kind: str,
+        entries: list[Entry],
+        negated: list[str],
+        ctx: Context,
+        aggregate: Any = None,
+    ) -> None:
+        events, chans, negs, tree = _flatten(entries, negated)
+        extra: dict[str, Any] = {"exit": group.op, "group": group.name, "tree": tuple(tree)}
+        if group is not self.group:
+            extra["nested"] = True
+        if aggregate is not None:
+            extra["aggregate"] = aggregate
+        if ctx.tracing:
+            ctx.trace(
+                TraceKind.DETECTED if kind == det.MATCH else TraceKind.FAILED,
+                root.id,
+                None if group is self.group else group.name,
+                None,
+                {"kind": kind, "events": [e.seq for e in events]},
+            )
+        ctx.emit(
+            Detection(
+                self.name,
+                ctx.key,
+                root.id,
+                kind,
+                ctx.now,
+                tuple(events),
+                tuple(chans),
+                tuple(negs),
+                root.initiator,
+                extra,
+            )
+        )
+
+    def _succeed(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ctx: Context,
+        negated: list[str] | None = None,
+    ) -> None:
+        entries = [en for en in inst.results if not en.emitted]
+        self._emit(root, group, inst, det.MATCH, entries, negated or [], ctx)
+        self._end(state, root, group, inst, path)
+        if path:
+            self._child_done(
+                state, root, path, SubResult(group.name, group.op, entries, list(negated or [])), ctx
+            )
+
+    def _fail(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ctx: Context,
+        cause: str | None,
+        timed_out: bool = False,
+    ) -> None:
+        if ctx.tracing:
+            ctx.trace(TraceKind.FAILED, root.id, cause, None, {"timed_out": timed_out})
+        if timed_out and group.spec.timeout_channel:
+            entries = [en for en in inst.results if not en.emitted]
+            self._emit(root, group, inst, det.TIMEOUT, entries, [], ctx)
+        self._end(state, root, group, inst, path)
+        if path:
+            self._child_done(state, root, path, None, ctx)
+
+    def _end(
+        self, state: GroupState, root: InstanceState, group: CGroup, inst: InstanceState, path: Path
+    ) -> None:
+        inst.ended = True
+        for child in inst.children.values():
+            child.ended = True
+        inst.children.clear()
+        inst.channels.clear()
+        if not path:
+            state.instances.pop(root.id, None)
+
+    def _child_done(
+        self, state: GroupState, root: InstanceState, path: Path, result: SubResult | None, ctx: Context
+    ) -> None:
+        """A nested group ended: its result is a positive member event of the parent, or a failure."""
+        found = self._find(root, path[:-1])
+        if found is None:
+            return
+        parent_group, parent = found
+        if parent.ended:
+            return
+        parent.children.pop(path[-1], None)
+        if result is None:
+            # *Choice*: a nested group that can no longer succeed fails an AND parent (Prova leaves
+            # the parent waiting for its own timeout, prova.md 5.2); an OR parent goes on.
+            if parent_group.op == AND:
+                self._fail(state, root, parent_group, parent, path[:-1], ctx, cause=path[-1])
+            elif not parent.channels and not parent.children:
+                self._fail(state, root, parent_group, parent, path[:-1], ctx, cause=path[-1], timed_out=True)
+            return
+        parent.results.append(Entry(path[-1], sub=result))
+        if parent_group.op == AND:
+            self._and_check(state, root, parent_group, parent, path[:-1], ctx)
+        else:
+            self._succeed(state, root, parent_group, parent, path[:-1], ctx)

@@ -1,0 +1,81 @@
+"""Per-key mutable state of a reaction group: plain, picklable data (no callables, no matcher refs).
+
+One :class:`GroupState` per key holds the live :class:`InstanceState` objects (one per initiator
+event or start-up instance). An instance holds its live :class:`ChannelState` objects (dynamic
+channel instances: a channel created ``after`` another exists once per firing of its
+predecessor), its nested child instances, and the recorded trace (:class:`Entry` list).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.engine.events import Event
+
+__all__ = ["ChannelState", "Entry", "GroupState", "InstanceState", "SubResult"]
+
+
+@dataclass(slots=True)
+class SubResult:
+    """The result of a nested group, recorded as one entry of its parent's trace."""
+
+    group: str
+    exit: str
+    entries: list[Entry]
+    negated: list[str]
+
+
+@dataclass(slots=True)
+class Entry:
+    """One recorded result: an event on a channel, or a nested group's result."""
+
+    channel: str
+    event: Event | None = None
+    sub: SubResult | None = None
+    bindings: dict[str, Any] | None = None
+    emitted: bool = False
+
+
+@dataclass(slots=True)
+class ChannelState:
+    """One live channel instance.
+
+    ``member`` indexes the compiled group's members; ``env`` holds the variables bound by the
+    channels that led to this one (group extension); ``seen`` counts accepted events (``@count``,
+    ``@size``); ``target`` is the ``@size`` still needed; ``acc`` the window accumulator's value.
+    """
+
+    cid: int
+    member: int
+    env: dict[str, Any] = field(default_factory=dict)
+    seen: int = 0
+    target: int = 0
+    acc: dict[Any, Any] | None = None
+
+
+@dataclass(slots=True)
+class InstanceState:
+    """One group instance (or a nested child instance inside its parent)."""
+
+    id: int
+    created: int | float
+    vars: dict[str, Any]
+    initiator: Event | None = None
+    channels: dict[int, ChannelState] = field(default_factory=dict)
+    children: dict[str, InstanceState] = field(default_factory=dict)
+    order: list[tuple[str, Any]] = field(default_factory=list)
+    results: list[Entry] = field(default_factory=list)
+    pool: list[Entry] = field(default_factory=list)
+    paused: set[str] = field(default_factory=set)
+    emitted: int = 0
+    ended: bool = False
+
+
+@dataclass(slots=True)
+class GroupState:
+    """All instances of one reaction group for one key."""
+
+    instances: dict[int, InstanceState] = field(default_factory=dict)
+    initiated: bool = False
+    next_cid: int = 0

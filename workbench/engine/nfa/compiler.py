@@ -85,6 +85,17 @@ def original_name(internal: str) -> str:
     return internal.split(DELIM, 1)[0]
 
 
+class _T:
+    """A mutable edge during construction (greedy guards rewrite conditions in place)."""
+
+    __slots__ = ("action", "cond", "target")
+
+    def __init__(self, action: Action, target: _S, cond: Cond) -> None:
+        self.action = action
+        self.target = target
+        self.cond = cond
+
+
 class _S:
     """A mutable state during construction."""
 
@@ -93,10 +104,10 @@ class _S:
     def __init__(self, name: str, kind: Kind) -> None:
         self.name = name
         self.kind = kind
-        self.trans: list[list[object]] = []  # [action, target _S, cond]
+        self.trans: list[_T] = []
 
     def add(self, action: Action, target: _S, cond: Cond) -> None:
-        self.trans.append([action, target, cond])
+        self.trans.append(_T(action, target, cond))
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +161,14 @@ class _Compiler:
     def _flatten(self) -> list[Stage]:
         out: list[Stage] = []
         for s in self.pattern.stages:
+            obj: object = s
             if isinstance(s, GroupStage):
                 msg = "group stages are not supported by this compiler yet"
                 raise self._error(msg, s.name)
-            if not isinstance(s, Stage):
-                msg = f"a stage must be a Stage or GroupStage, got {type(s).__name__}"
+            if not isinstance(obj, Stage):
+                msg = f"a stage must be a Stage or GroupStage, got {type(obj).__name__}"
                 raise self._error(msg)
-            out.append(s)
+            out.append(obj)
         return out
 
     def _validate(self, stages: list[Stage]) -> None:
@@ -165,7 +177,8 @@ class _Compiler:
             raise self._error(msg)
         seen: set[str] = set()
         for s in stages:
-            if not isinstance(s.name, str) or not s.name:
+            name: object = s.name
+            if not isinstance(name, str) or not name:
                 msg = "stage names must be non-empty strings"
                 raise self._error(msg)
             if DELIM in s.name or s.name == END:
@@ -311,8 +324,8 @@ class _Compiler:
             return sink
         names = {n for _, n in nots}
         copy = self._new(sink.name, sink.kind)
-        for action, target, cond in sink.trans:
-            assert isinstance(target, _S) and isinstance(cond, Cond)
+        for tr in sink.trans:
+            action, target, cond = tr.action, tr.target, tr.cond
             if action == Action.PROCEED:
                 if target.kind == Kind.STOP:
                     if target.name in names:
@@ -321,19 +334,19 @@ class _Compiler:
                 else:
                     copy.add(Action.PROCEED, self._copy_without_nots(target), cond)
             else:
-                copy.add(Action(action), copy if target is sink else target, cond)  # type: ignore[call-overload]
+                copy.add(action, copy if target is sink else target, cond)
         return copy
 
     def _copy(self, st: _S) -> _S:
         copy = self._new(original_name(st.name), st.kind)
-        for action, target, cond in st.trans:
-            copy.add(action, copy if target is st else target, cond)  # type: ignore[arg-type]
+        for tr in st.trans:
+            copy.add(tr.action, copy if tr.target is st else tr.target, tr.cond)
         return copy
 
     @staticmethod
     def _greedy(st: _S, take: Cond) -> None:
         for tr in st.trans:
-            tr[2] = And(tr[2], Not(take))  # type: ignore[arg-type]
+            tr.cond = And(tr.cond, Not(take))
 
     # ------------------------------------------------------------------ construction
     def run(self) -> CompiledNFA:
@@ -390,10 +403,7 @@ class _Compiler:
                 s.name,
                 s.kind,
                 original_name(s.name),
-                tuple(
-                    Transition(Action(a), s.name, t.name, c)  # type: ignore[call-overload, attr-defined]
-                    for a, t, c in s.trans
-                ),
+                tuple(Transition(tr.action, s.name, tr.target.name, tr.cond) for tr in s.trans),
             )
             for s in self.all
         }

@@ -166,9 +166,10 @@ def compile_condition(cond: Condition | None, stage: str, aggregate_names: froze
         return out
     if isinstance(cond, str):
         return _compile_string(cond, stage, aggregate_names)
-    if callable(cond):
-        return Leaf(_wrap_callable(cond), getattr(cond, "__name__", repr(cond)), stage, None)
-    msg = f"a condition must be a string or a callable, got {type(cond).__name__}"
+    obj: object = cond
+    if callable(obj):
+        return Leaf(_wrap_callable(obj), getattr(obj, "__name__", repr(obj)), stage, None)
+    msg = f"a condition must be a string or a callable, got {type(obj).__name__}"
     raise PatternError(msg, element=stage)
 
 
@@ -246,9 +247,9 @@ def _ast_types(node: ast.expr) -> frozenset[str] | None:
         if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
             return frozenset({right.value})
         if isinstance(op, ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set):
-            vals = [c.value for c in right.elts if isinstance(c, ast.Constant)]
-            if len(vals) == len(right.elts) and all(isinstance(v, str) for v in vals):
-                return frozenset(vals)
+            vals = [c.value for c in right.elts if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+            if len(vals) == len(right.elts):
+                return frozenset(str(v) for v in vals)
     return None
 
 

@@ -27,6 +27,7 @@ from workbench.engine.matcher import Context
 from workbench.engine.nfa.buffer import EventId, NodeId, Version, add_stage, increase
 from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef, compile_nfa
 from workbench.engine.nfa.conditions import ConditionContext, type_profile
+from workbench.engine.nfa.javaheap import offer, poll, remove_if
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.state import NFAState, Run
 from workbench.errors import PatternError, SkipStrategyError
@@ -71,6 +72,7 @@ class NFAMatcher:
             for typ in w or ():
                 by_type.setdefault(typ, set()).add(n)
         self._by_type = {t: frozenset(s) for t, s in by_type.items()}
+        self._flink = pattern.flink_order
 
     # ------------------------------------------------------------------ analysis
     def _proceed_closure(self, name: str) -> bool:
@@ -135,55 +137,62 @@ class NFAMatcher:
         t = event.time
         self.advance(state, t, ctx)
         eid: EventId = (t, event.seq)
-        runs = state.runs
-        ids: set[int] = set()
-        for s in self._always:
-            ids.update(state.by_state.get(s, ()))
-        for s in self._by_type.get(event.type, ()):
-            ids.update(state.by_state.get(s, ()))
-        visiting = sorted((runs[i] for i in ids), key=Run.order)
+        woken = self._always | self._by_type.get(event.type, frozenset())
         potential: list[Run] = []
-        new_runs: list[Run] = []
-        for run in visiting:
+        if self._flink:
+            new: list[Run] = []
+            for run in state.pq or [self._start_run(state)]:
+                if run.start_id is not None and run.state not in woken:
+                    offer(new, run, _jkey)
+                    continue
+                for r in self._advance_run(state, run, event, eid, ctx, potential):
+                    offer(new, r, _jkey)
+            state.pq = new
+        else:
+            ids: set[int] = set()
+            for s in woken:
+                ids.update(state.by_state.get(s, ()))
+            visiting = sorted((state.runs[i] for i in ids), key=Run.order)
+            visiting.append(self._start_run(state))
+            for run in visiting:
+                self._advance_run(state, run, event, eid, ctx, potential)
+        self._emit_matches(state, potential, t, ctx)
+        self._cap(state, ctx)
+
+    def _advance_run(
+        self, state: NFAState, run: Run, event: Event, eid: EventId, ctx: Context, potential: list[Run]
+    ) -> list[Run]:
+        """Step one run; register its surviving successors; collect completed ones in ``potential``."""
+        is_start = run.start_id is None
+        if not is_start:
             self._remove(state, run)
-            succ = self._step(state, run, event, eid, ctx)
-            stopped = False
-            keep: list[Run] = []
-            for r in succ:
-                kind = self._states[r.state].kind
-                if kind == Kind.FINAL:
-                    potential.append(r)
-                elif kind == Kind.STOP:
-                    stopped = True
-                    state.buffer.release(r.node, r.version)
-                else:
-                    keep.append(r)
-            if stopped:
-                for r in keep:
-                    if r is not run:
-                        state.buffer.release(r.node, r.version)
-                if ctx.tracing:
-                    ctx.trace(TraceKind.VIOLATED, run.inst, None, event.seq)
-                if any(r is run for r in keep):
-                    state.buffer.release(run.node, run.version)
-            else:
-                new_runs.extend(keep)
-        start = self._start_run(state)
-        succ = self._step(state, start, event, eid, ctx)
+        succ = self._step(state, run, event, eid, ctx)
+        stopped = False
+        keep: list[Run] = []
         for r in succ:
             kind = self._states[r.state].kind
             if kind == Kind.FINAL:
-                potential.append(r)
+                if self._flink:
+                    offer(potential, r, _jkey)
+                else:
+                    potential.append(r)
             elif kind == Kind.STOP:
+                stopped = True
                 state.buffer.release(r.node, r.version)
-            elif r.start_id is None:
+            else:
+                keep.append(r)
+        if stopped and not is_start:
+            for r in keep:
+                state.buffer.release(r.node, r.version)
+            if ctx.tracing:
+                ctx.trace(TraceKind.VIOLATED, run.inst, None, event.seq)
+            keep = [r for r in keep if r.start_id is None]
+        for r in keep:
+            if r.start_id is None:
                 state.start_version = r.version
             else:
-                new_runs.append(r)
-        for r in new_runs:
-            self._add(state, r, ctx)
-        self._emit_matches(state, potential, t, ctx)
-        self._cap(state, ctx)
+                self._add(state, r, ctx, fresh=r is not run)
+        return keep
 
     # ------------------------------------------------------------------ time
     def advance(self, state: NFAState, t: int | float, ctx: Context) -> None:
@@ -208,10 +217,24 @@ class NFAMatcher:
             return
         potential: list[Run] = []
         timeouts: list[tuple[Run, int | float]] = []
-        for run in sorted((runs[i] for i in expired), key=Run.order):
+        if self._flink:
+            order: list[Run] = []
+            new: list[Run] = []
+            for run in state.pq:
+                if run.start_id is not None and run.rid in expired:
+                    order.append(run)
+                else:
+                    offer(new, run, _jkey)
+            state.pq = new
+        else:
+            order = sorted((runs[i] for i in expired), key=Run.order)
+        for run in order:
             self._remove(state, run)
             if self._states[run.state].kind == Kind.PENDING:
-                potential.append(run)
+                if self._flink:
+                    offer(potential, run, _jkey)
+                else:
+                    potential.append(run)
                 continue
             by_prev = expired[run.rid]
             if self.pattern.emit_timeouts:
@@ -326,7 +349,7 @@ class NFAMatcher:
         return None
 
     # ------------------------------------------------------------------ aggregates
-    def _agg_reader(self, run: Run, event: Event) -> Callable[[str], Any]:
+    def _agg_reader(self, run: Run, event: Event) -> Callable[[str, str | None], Any]:
         specs = self.pattern.aggregates
         index = self._agg_index
 
@@ -360,9 +383,11 @@ class NFAMatcher:
         return tuple(out)
 
     # ------------------------------------------------------------------ bookkeeping
-    def _add(self, state: NFAState, run: Run, ctx: Context) -> None:
+    def _add(self, state: NFAState, run: Run, ctx: Context, fresh: bool = True) -> None:
         state.runs[run.rid] = run
         state.by_state.setdefault(run.state, set()).add(run.rid)
+        if not fresh:
+            return
         if run.start_id is not None:
             heapq.heappush(state.starts, (run.start_id, run.rid))
         if self.nfa.window_ms is not None and run.start_ts is not None:
@@ -406,6 +431,8 @@ class NFAMatcher:
             state.buffer.release(run.node, run.version)
             if ctx.tracing:
                 ctx.trace(TraceKind.PRUNED, run.inst, None, None, {"reason": "max_partial_matches"})
+        if self._flink:
+            remove_if(state.pq, lambda r: r.start_id is not None and r.rid not in runs, _jkey)
         state.dropped += excess
         warnings.warn(
             f"pattern {self.name!r}, key {ctx.key!r}: more than {cap} partial matches; dropped the "
@@ -422,15 +449,25 @@ class NFAMatcher:
                 state.buffer.release(run.node, run.version)
             return
         completed = state.completed
-        completed.extend(potential)
-        while completed:
+        if self._flink:
+            for run in potential:
+                offer(completed, run, _jkey)
+        else:
+            completed.extend(potential)
             completed.sort(key=Run.order)
+        while completed:
             match = completed[0]
-            earliest = self._earliest_partial(state)
             assert match.start_id is not None
+            if self._flink:
+                earliest = state.pq[0].start_id if state.pq else None
+            else:
+                earliest = self._earliest_partial(state)
             if earliest is not None and earliest < match.start_id:
                 break
-            completed.pop(0)
+            if self._flink:
+                poll(completed, _jkey)
+            else:
+                completed.pop(0)
             paths = state.buffer.extract(match.node, match.version)
             pruning = self._pruning_id(paths)
             if pruning is not None:
@@ -474,13 +511,21 @@ class NFAMatcher:
         def hit(start: EventId | None) -> bool:
             return start is not None and (start <= pruning if inclusive else start < pruning)
 
-        heap, runs = state.starts, state.runs
-        while heap and (heap[0][1] not in runs or hit(heap[0][0])):
-            _, rid = heapq.heappop(heap)
-            run = runs.get(rid)
-            if run is not None:
+        runs = state.runs
+        if self._flink:
+            for run in remove_if(state.pq, lambda r: hit(r.start_id), _jkey):
                 self._remove(state, run)
                 state.buffer.release(run.node, run.version)
+            for run in remove_if(state.completed, lambda r: hit(r.start_id), _jkey):
+                state.buffer.release(run.node, run.version)
+            return
+        heap = state.starts
+        while heap and (heap[0][1] not in runs or hit(heap[0][0])):
+            _, rid = heapq.heappop(heap)
+            victim = runs.get(rid)
+            if victim is not None:
+                self._remove(state, victim)
+                state.buffer.release(victim.node, victim.version)
         kept = []
         for run in state.completed:
             if hit(run.start_id):
@@ -515,3 +560,10 @@ class NFAMatcher:
         ctx.emit(Detection(self.name, ctx.key, run.inst, kind, t, tuple(events), tuple(channels)))
         if ctx.tracing:
             ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, run.inst)
+
+
+def _jkey(run: Run) -> tuple[Any, ...]:
+    """Flink's partial-match comparator: by start event id; runs without one sort last."""
+    if run.start_id is None:
+        return (1,)
+    return (0, *run.start_id)

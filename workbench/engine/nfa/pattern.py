@@ -280,6 +280,11 @@ class SequencePattern:
             bites the oldest partial matches are dropped, a :class:`RuntimeWarning` is issued and
             ``NFAState.dropped`` counts them.
         emit_timeouts: emit timed-out partial matches as ``kind="timeout"`` detections.
+        flink_order: reproduce Flink's exact order among partial/completed matches that share
+            their first event (Java ``PriorityQueue`` heap order). That order decides emission
+            order and, under a skip strategy, *which* of several equal-start matches survives.
+            Costs O(live partial matches) per event; the default (``False``) orders ties by
+            creation and visits only the partial matches an event can change.
     """
 
     name: str
@@ -289,6 +294,7 @@ class SequencePattern:
     aggregates: tuple[AggregateSpec, ...] = ()
     max_partial_matches: int | None = 100_000
     emit_timeouts: bool = True
+    flink_order: bool = False
 
     def compile(self) -> NFAMatcher:
         """Validate and compile to an immutable NFA matcher (raises PatternError if malformed)."""

@@ -57,6 +57,8 @@ class NFAState:
         next_rid: run id counter.
         dropped: partial matches dropped because of ``max_partial_matches``.
         time: the latest time the state was advanced to.
+        scheduled: the latest window deadline a timer was requested for.
+        pq: with ``flink_order``: every run (start run included) in Java heap-array order.
     """
 
     runs: dict[int, Run] = field(default_factory=dict)
@@ -71,6 +73,7 @@ class NFAState:
     dropped: int = 0
     time: Any = None
     scheduled: Any = None
+    pq: list[Run] = field(default_factory=list)
 
     @property
     def partial_matches(self) -> int:

@@ -1,0 +1,227 @@
+"""Conformance adapter for ``pattern.kind == "sequence"`` (Flink CEP cases, Prova sequences).
+
+The case's pattern is built with :mod:`workbench.engine.nfa` objects (and passed through
+:func:`~workbench.conformance.runner.through_language`), then run:
+
+* cases with an ``operator`` section (Flink's event-time ``CepOperator``: watermarks, late events,
+  comparator) drive the :class:`~workbench.engine.runtime.Engine`: events are buffered by event
+  time and released only by the case's watermarks (``advance_time``);
+* the others (Flink's NFA-level tests) use :class:`~workbench.engine.nfa.harness.NFAHarness`: events
+  in input order, time advanced to each event's ``t`` right before it, no timers.
+
+Everything the case states is compared: matches (multiset or ordered), ``t_emit``, ``by_stage``,
+``expected_timeouts``, ``expected_late``, ``expect_error``, ``final_advance_ms``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from workbench.conformance.runner import RunOptions, compare_detections, through_language
+from workbench.engine.detection import Detection
+from workbench.engine.events import Event, make_event
+from workbench.engine.expr import compile_expr
+from workbench.engine.nfa import (
+    AnyOf,
+    Condition,
+    Contiguity,
+    Quantifier,
+    SequencePattern,
+    SkipStrategy,
+    Stage,
+)
+from workbench.engine.nfa.harness import NFAHarness
+from workbench.engine.runtime import Engine
+from workbench.errors import CepError
+
+__all__ = ["build_pattern", "run_case"]
+
+LONG_MAX = 9223372036854775807
+
+
+def _condition(raw: Any) -> Condition | None:
+    if raw is None:
+        return None
+    if isinstance(raw, list):
+        return AnyOf(tuple(str(x) for x in raw))
+    return str(raw)
+
+
+def build_pattern(
+    spec: Mapping[str, Any], name: str = "sequence", *, emit_timeouts: bool = True
+) -> SequencePattern:
+    """The :class:`SequencePattern` a case's ``pattern`` object describes.
+
+    ``flink_order`` is on: the cases record Flink's exact emission order and skip-strategy
+    survivors among matches that share their first event.
+    """
+    stages = []
+    for raw in spec["stages"]:
+        q = raw.get("quantifier") or {}
+        quant = Quantifier(
+            min=int(q.get("min", 1)),
+            max=None if q.get("max", 1) is None else int(q.get("max", 1)),
+            optional=bool(q.get("optional", False)),
+            greedy=bool(q.get("greedy", False)),
+            inner=Contiguity(q.get("inner_contiguity") or "relaxed"),
+            window_ms=q.get("window_ms"),
+        )
+        stages.append(
+            Stage(
+                name=str(raw["name"]),
+                where=_condition(raw.get("where")),
+                contiguity=Contiguity(raw.get("contiguity") or "relaxed"),
+                negated=bool(raw.get("negated", False)),
+                quantifier=quant,
+                until=_condition(raw.get("until")),
+                within_prev_ms=raw.get("within_prev_ms"),
+            )
+        )
+    skip = SkipStrategy.parse(
+        str(spec.get("skip") or "no_skip"), throw_on_miss=bool(spec.get("skip_throw_on_miss"))
+    )
+    return SequencePattern(
+        name=name,
+        stages=tuple(stages),
+        within_ms=spec.get("within_ms"),
+        skip=skip,
+        flink_order=True,
+        emit_timeouts=emit_timeouts,
+    )
+
+
+def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
+    """Run one sequence case; return the differences from its expectations (empty = pass)."""
+    expect_error = case.get("expect_error")
+    try:
+        # Prova's single-shot follow-up (rcvMsg with @timeout) ends silently when it times out; Flink
+        # reports timed-out partial matches (the cases that check them enable the timeout handler).
+        prova = str(case.get("id", "")).startswith("prova/")
+        pattern = through_language(
+            build_pattern(case["pattern"], _name(case), emit_timeouts=not prova), options
+        )
+        matcher = pattern.compile()
+    except CepError as err:
+        if expect_error:
+            return []
+        return [f"pattern rejected: {type(err).__name__}: {err}"]
+    raw_events = case.get("events", [])
+    try:
+        if "operator" in case:
+            detections, late = _run_operator(matcher, raw_events, case["operator"])
+        else:
+            detections, late = _run_harness(matcher, raw_events, case.get("final_advance_ms")), []
+    except CepError as err:
+        if expect_error:
+            return []
+        return [f"run failed: {type(err).__name__}: {err}"]
+    if expect_error:
+        return [f"expected an error ({expect_error}), but the pattern compiled and ran"]
+    return _compare(case, detections, late)
+
+
+def _name(case: Mapping[str, Any]) -> str:
+    text = str(case.get("id", "sequence")).rsplit("/", 1)[-1]
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in text) or "sequence"
+
+
+def _events(raw_events: Sequence[Mapping[str, Any]]) -> list[Event]:
+    out = []
+    for i, raw in enumerate(raw_events):
+        out.append(make_event(raw, i).with_seq(i))
+    return out
+
+
+def _run_harness(matcher: Any, raw_events: Sequence[Mapping[str, Any]], final: Any) -> list[Detection]:
+    harness = NFAHarness(matcher)
+    for event in _events(raw_events):
+        harness.feed(event)
+    if final is not None:
+        harness.advance(final)
+    return harness.detections
+
+
+def _run_operator(
+    matcher: Any, raw_events: Sequence[Mapping[str, Any]], op: Mapping[str, Any]
+) -> tuple[list[Detection], list[Event]]:
+    if op.get("mode", "event_time") != "event_time":
+        msg = f"operator mode {op.get('mode')!r} is not supported by this adapter"
+        raise CepError(msg)
+    events = _events(raw_events)
+    marks: dict[int, list[float]] = {}
+    for w in op.get("watermarks", []):
+        marks.setdefault(int(w["after_event"]), []).append(w["wm"])
+    order = _comparator_order(events, marks, op.get("comparator"))
+    engine = Engine([matcher], out_of_orderness=math.inf)
+    for wm in marks.get(-1, []):
+        engine.advance_time(wm)
+    for slot, index in enumerate(order):
+        engine.process(events[index])
+        for wm in marks.get(slot, []):
+            engine.advance_time(wm)
+    if op.get("final_watermark") == "max":
+        engine.advance_time(LONG_MAX)
+    return engine.detections, engine.late
+
+
+def _comparator_order(
+    events: list[Event], marks: Mapping[int, list[float]], comparator: str | None
+) -> list[int]:
+    """Arrival order with equal-time, non-late events permuted into comparator order.
+
+    Flink sorts the elements it buffered for one timestamp with the comparator when a watermark
+    releases them. All non-late events of one timestamp are released together, so filling their
+    arrival slots in comparator order (stable) gives the engine the same processing order.
+    """
+    order = list(range(len(events)))
+    if not comparator:
+        return order
+    key = compile_expr(comparator)
+    wm = -math.inf
+    for w in marks.get(-1, []):
+        wm = max(wm, w)
+    slots: dict[Any, list[int]] = {}
+    for i, e in enumerate(events):
+        if e.time > wm:
+            slots.setdefault(e.time, []).append(i)
+        for w in marks.get(i, []):
+            wm = max(wm, w)
+    for idx in slots.values():
+        ranked = sorted(idx, key=lambda i: key({"e": events[i]}))
+        for slot, i in zip(idx, ranked, strict=True):
+            order[slot] = i
+    return order
+
+
+def _as_case(d: Detection, with_stages: bool) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "events": [e.seq for e in d.events],
+        "negated": [],
+        "t_emit": d.time,
+        "kind": d.kind,
+    }
+    if with_stages:
+        by: dict[str, list[int]] = {}
+        for stage, e in zip(d.channels, d.events, strict=True):
+            by.setdefault(stage, []).append(e.seq)
+        item["by_stage"] = by
+    return item
+
+
+def _compare(case: Mapping[str, Any], detections: list[Detection], late: list[Event]) -> list[str]:
+    expected = list(case.get("expected", []))
+    with_stages = any("by_stage" in x for x in expected)
+    matches = [_as_case(d, with_stages) for d in detections if d.kind == "match"]
+    exp = [{"kind": "match", **x} for x in expected]
+    diffs = compare_detections(exp, matches, order_matters=bool(case.get("order_matters")), label="matches")
+    if "expected_timeouts" in case:
+        timeouts = [_as_case(d, False) for d in detections if d.kind == "timeout"]
+        exp_to = [{"kind": "timeout", **x} for x in case["expected_timeouts"]]
+        diffs += compare_detections(exp_to, timeouts, label="timeouts")
+    if "expected_late" in case:
+        got = [e.seq for e in late]
+        if got != list(case["expected_late"]):
+            diffs.append(f"late events differ: expected {case['expected_late']}, got {got}")
+    return diffs

@@ -357,14 +357,18 @@ def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
         return _not_applicable(case)
     pattern = through_language(build_pattern(case), options)
     engine = Engine([pattern])
-    for i, raw in enumerate(case_events(case)):
-        engine.process(
-            {"type": raw["type"], "time": raw["t"], "key": raw.get("key"), "fields": raw.get("fields") or {}}
-        )
-        if engine.late_count:
-            return [f"event {i} was late: events must be in time order"]
     horizon = case.get("horizon_t")
-    engine.finish(until=horizon)
+    environment = str(case["pattern"].get("environment") or "")
+    if environment:
+        if not environment.startswith("registry:") or horizon is None:
+            return [f"unsupported environment {environment!r}"]
+        _run_with_registry(case, engine, horizon)
+    else:
+        for i, raw in enumerate(case_events(case)):
+            engine.process(_event(raw))
+            if engine.late_count:
+                return [f"event {i} was late: events must be in time order"]
+        engine.finish(until=horizon)
     detections = [d for d in engine.detections if horizon is None or d.time <= horizon]
     top = [d for d in detections if not d.extra.get("nested")]
     nested = [d for d in detections if d.extra.get("nested")]
@@ -389,6 +393,55 @@ def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
         if name in counters and counters[name] != value:
             diffs.append(f"counter {name}: expected {value}, got {counters[name]}")
     return diffs
+
+
+def _event(raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": raw["type"], "time": raw["t"], "key": raw.get("key"), "fields": raw.get("fields") or {}}
+
+
+def _run_with_registry(case: Mapping[str, Any], engine: Engine, horizon: int | float) -> None:
+    """Simulate a service registry around the engine (``pattern.environment`` starting ``registry:``).
+
+    The registry remembers every ``update`` event's ``service``; a query for a known service is
+    answered with a ``result`` event (field ``service``) on the asking instance's key, 1 ms later.
+    Each start-up instance queries its service ``S`` once when it is created, and again each time
+    it emits (the exit continuation re-sends the query). Time advances 1 ms at a time: events at
+    ``t`` first, then the engine's timers at ``t``.
+    """
+    p = case["pattern"]
+    asking = {
+        inst["key"]: (inst.get("created_t", 0), (inst.get("vars") or {}).get("S")) for inst in p["instances"]
+    }
+    external = [_event(raw) for raw in case_events(case)]
+    known: set[Any] = set()
+    pending: dict[int | float, list[dict[str, Any]]] = {}
+
+    def query(key: Any, service: Any, t: int | float) -> None:
+        if service in known:
+            pending.setdefault(t + 1, []).append(
+                {"type": "result", "time": t + 1, "key": key, "fields": {"service": service}}
+            )
+
+    t: int | float = 0
+    position = 0
+    while t <= horizon:
+        while position < len(external) and external[position]["time"] <= t:
+            event = external[position]
+            position += 1
+            if event["type"] == "update":
+                known.add(event["fields"].get("service"))
+            engine.process(event)
+        for event in pending.pop(t, []):
+            engine.process(event)
+        for key, (created, service) in asking.items():
+            if created == t:
+                query(key, service, t)
+        seen = len(engine.detections)
+        engine.advance_time(t)
+        for d in engine.detections[seen:]:
+            if d.kind == "match" and d.key in asking:
+                query(d.key, asking[d.key][1], t)
+        t += 1
 
 
 def _not_applicable(case: Mapping[str, Any]) -> list[str]:

@@ -1,0 +1,1 @@
+"""The Jupyter front end: the ``%%cep``/``%cep`` magics and the session behind them."""

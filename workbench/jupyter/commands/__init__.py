@@ -1,0 +1,62 @@
+"""The ``%cep`` subcommands, one module each; :func:`dispatch` picks one from the magic's line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from IPython.core.error import UsageError
+
+from workbench.language.conditions import nearest
+
+__all__ = ["SUBCOMMANDS", "ArgParser", "define", "dispatch"]
+
+
+class ArgParser(argparse.ArgumentParser):
+    """An argparse parser whose errors are IPython ``UsageError`` s (shown without a traceback)."""
+
+    def error(self, message: str) -> NoReturn:
+        msg = f"{self.prog}: {message}\n{self.format_usage().strip()}"
+        raise UsageError(msg)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise UsageError(message or self.format_help())
+
+
+def _table() -> dict[str, Callable[[Any, Sequence[str]], Any]]:
+    from workbench.jupyter.commands import explain, feed, listing, matches, remove, run, show
+
+    return {
+        "run": run.run,
+        "feed": feed.feed,
+        "list": listing.listing,
+        "show": show.show,
+        "matches": matches.matches,
+        "explain": explain.explain,
+        "remove": remove.remove,
+    }
+
+
+SUBCOMMANDS = ("run", "feed", "list", "show", "matches", "explain", "remove")
+
+
+def dispatch(magics: Any, argv: Sequence[str]) -> Any:
+    """Run the subcommand named by ``argv[0]``."""
+    if not argv:
+        msg = f"%cep needs a subcommand: {', '.join(SUBCOMMANDS)} (or use %%cep to define patterns)"
+        raise UsageError(msg)
+    name, *rest = argv
+    table = _table()
+    if name not in table:
+        hint = nearest(name, SUBCOMMANDS)
+        msg = f"unknown %cep subcommand {name!r}{hint}; subcommands: {', '.join(SUBCOMMANDS)}"
+        raise UsageError(msg)
+    return table[name](magics, rest)
+
+
+def define(magics: Any, argv: Sequence[str], cell: str) -> Any:
+    """``%%cep [NAME] [--on EVENTS] [-o VAR] [-q]``: define the cell's patterns (and run them)."""
+    from workbench.jupyter.commands.define import define as _define
+
+    return _define(magics, argv, cell)

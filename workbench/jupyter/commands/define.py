@@ -1,0 +1,49 @@
+"""``%%cep [NAME] [--on EVENTS] [-o VAR] [-q]``: define (or replace) the patterns of a cell."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.jupyter.commands import ArgParser
+from workbench.jupyter.commands.run import replay
+
+__all__ = ["define"]
+
+#: the body of a %%cep cell starts on cell line 2 (line 1 is the magic line).
+CELL_FIRST_LINE = 2
+
+
+def _parser() -> ArgParser:
+    p = ArgParser(prog="%%cep", description="Define patterns; optionally replay events through them.")
+    p.add_argument("name", nargs="?", help="name for a cell whose single definition has none")
+    p.add_argument("--on", help="replay these events right away (a DataFrame variable or a file)")
+    p.add_argument("-o", "--out", help="store the detections DataFrame in this variable")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing")
+    p.add_argument("--time", help="time column of --on")
+    p.add_argument("--key", help="partition key column of --on")
+    p.add_argument("--type", help="event type column of --on")
+    return p
+
+
+def define(magics: Any, argv: Sequence[str], cell: str) -> Any:
+    """Compile the cell; print what was defined; replay ``--on`` if given."""
+    args = _parser().parse_args(list(argv))
+    defs = magics.session.define(cell, first_line=CELL_FIRST_LINE, default_name=args.name)
+    names = [d.pattern.name for d in defs]
+    if not args.quiet and args.on is None:
+        for d in defs:
+            p = d.pattern
+            what = (
+                f"sequence with {len(p.stages)} stage(s)"
+                if hasattr(p, "stages")
+                else f"@{p.operator} group with {len(p.channels)} member(s)"
+            )
+            print(f"defined {p.name!r}: {what}")
+    if args.on is None:
+        return None
+    frame = replay(magics, names, args.on, time=args.time, key=args.key, type_=args.type)
+    if args.out:
+        magics.store(args.out, frame)
+        return None
+    return frame

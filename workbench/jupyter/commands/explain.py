@@ -1,0 +1,29 @@
+"""``%cep explain NAME [--key KEY] [--instance N]``: why instances did or did not fire."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.jupyter.commands import ArgParser
+
+__all__ = ["explain"]
+
+
+def _key(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def explain(magics: Any, argv: Sequence[str]) -> None:
+    """Print the explanation from the trace of the last run."""
+    p = ArgParser(prog="%cep explain", description="Explain instances from the engine trace.")
+    p.add_argument("name")
+    p.add_argument("--key", help="only this partition key (a Python literal or plain text)")
+    p.add_argument("--instance", type=int, help="the full timeline of this instance")
+    args = p.parse_args(list(argv))
+    key = _key(args.key) if args.key is not None else None
+    print(magics.session.explain(args.name, key=key, instance=args.instance))

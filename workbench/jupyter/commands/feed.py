@@ -1,0 +1,61 @@
+"""``%cep feed``: push live events through patterns in processing time.
+
+``%cep feed NAME... --start`` starts a processing-time engine (the wall clock stamps each event);
+``%cep feed --from VAR`` pushes the events of an iterable (mappings or events) and fires due timers,
+returning the detections they caused; ``%cep feed --tick`` only fires timers; ``%cep feed --stop``
+flushes and closes the engine. ``%cep matches NAME`` shows everything detected so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from workbench.errors import CepError
+from workbench.jupyter.commands import ArgParser
+from workbench.jupyter.session import to_frame
+
+__all__ = ["feed"]
+
+
+def _parser() -> ArgParser:
+    p = ArgParser(prog="%cep feed", description="Live events in processing time.")
+    p.add_argument("names", nargs="*", help="patterns to run (with --start)")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--start", action="store_true", help="start a live engine on NAME...")
+    mode.add_argument("--from", dest="source", help="a variable holding an iterable of events to push")
+    mode.add_argument("--tick", action="store_true", help="fire the timers the clock has passed")
+    mode.add_argument("--stop", action="store_true", help="flush and stop the live engine")
+    p.add_argument("-o", "--out", help="store the detections DataFrame in this variable")
+    return p
+
+
+def feed(magics: Any, argv: Sequence[str]) -> Any:
+    """Run the feed action; return the detections it caused as a DataFrame (``None`` on --start)."""
+    args = _parser().parse_args(list(argv))
+    session = magics.session
+    if args.start:
+        if not args.names:
+            msg = "%cep feed --start needs at least one pattern name"
+            raise CepError(msg)
+        session.start_feed(args.names)
+        print(f"live feed started on {', '.join(args.names)} (processing time)")
+        return None
+    if args.names:
+        msg = "pattern names go with --start only"
+        raise CepError(msg)
+    if args.stop:
+        detections = session.stop_feed()
+    elif args.tick:
+        detections = session.feed(())
+    else:
+        items = magics.resolve(args.source)
+        if isinstance(items, str) or not isinstance(items, Iterable):
+            msg = f"--from needs a variable holding an iterable of events, got {args.source!r}"
+            raise CepError(msg)
+        detections = session.feed(items)
+    frame = to_frame(detections)
+    if args.out:
+        magics.store(args.out, frame)
+        return None
+    return frame

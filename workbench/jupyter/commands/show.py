@@ -1,0 +1,18 @@
+"""``%cep show NAME``: the compiled structure of a pattern (its text and an outline)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.jupyter.commands import ArgParser
+
+__all__ = ["show"]
+
+
+def show(magics: Any, argv: Sequence[str]) -> None:
+    """Print the pattern's canonical text, its state diagram and one line per stage/channel."""
+    p = ArgParser(prog="%cep show", description="Show a pattern's compiled structure.")
+    p.add_argument("name")
+    args = p.parse_args(list(argv))
+    print(magics.session.show(args.name))

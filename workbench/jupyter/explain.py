@@ -1,0 +1,137 @@
+"""Explain, from the engine trace, why pattern instances did or did not fire (``%cep explain``).
+
+Without an instance: one line per instance with its outcome (fired, failed and why, timed out, or
+still open at the end of the input and what it was waiting for). With ``instance=`` (and ``key=``):
+the instance's full timeline, one trace record per line, with the events it concerned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+from workbench.engine.detection import Detection, TraceKind, TraceRecord
+from workbench.engine.events import Event
+from workbench.errors import CepError
+
+__all__ = ["explain"]
+
+_ENDINGS = {
+    TraceKind.DETECTED: "fired",
+    TraceKind.FAILED: "failed",
+    TraceKind.STOPPED: "stopped",
+    TraceKind.VIOLATED: "violated",
+    TraceKind.TIMED_OUT: "timed out",
+    TraceKind.PRUNED: "pruned",
+}
+
+
+def _event(events: Mapping[int, Event], seq: int | None) -> str:
+    if seq is None:
+        return "timer"
+    e = events.get(seq)
+    if e is None:
+        return f"event #{seq}"
+    fields = ", ".join(f"{k}={v!r}" for k, v in list(e.fields.items())[:4])
+    return f"event #{seq} {e.type}@{e.time}" + (f" ({fields})" if fields else "")
+
+
+def _elements(pattern: Any) -> list[str]:
+    if hasattr(pattern, "stages"):
+        out: list[str] = []
+
+        def walk(stages: Sequence[Any]) -> None:
+            for s in stages:
+                if hasattr(s, "stages"):
+                    walk(s.stages)
+                elif not s.negated:
+                    out.append(s.name)
+
+        walk(pattern.stages)
+        return out
+    out = []
+
+    def walk_group(g: Any) -> None:
+        for c in g.channels:
+            if hasattr(c, "channels"):
+                walk_group(c)
+            elif not (c.negated or c.stop or c.optional or c.pause_ids or c.resume_ids):
+                out.append(c.id)
+
+    walk_group(pattern)
+    return out
+
+
+def _summary(pattern: Any, records: list[TraceRecord], detections: int) -> str:
+    ended = [r for r in records if r.kind in _ENDINGS]
+    seen = [r.element for r in records if r.kind in (TraceKind.ACCEPTED, TraceKind.COUNTED) and r.element]
+    if any(r.kind == TraceKind.DETECTED for r in ended) or detections:
+        last = next((r for r in reversed(ended) if r.kind == TraceKind.DETECTED), None)
+        at = f" at t={last.time}" if last else ""
+        return f"fired{at} ({detections} detection(s))"
+    if ended:
+        last = ended[-1]
+        why = f" by {last.element}" if last.element else ""
+        detail = f" {dict(last.detail)}" if last.detail else ""
+        return f"{_ENDINGS[last.kind]}{why} at t={last.time}{detail}"
+    waiting = [e for e in _elements(pattern) if e not in seen]
+    wait = f"; waiting for {', '.join(waiting)}" if waiting else ""
+    return (
+        f"still open at the end of the input (accepted: {', '.join(dict.fromkeys(seen)) or 'nothing'}){wait}"
+    )
+
+
+def explain(
+    pattern: Any,
+    trace: Sequence[TraceRecord],
+    detections: Sequence[Detection],
+    events: Mapping[int, Event],
+    *,
+    key: Hashable | None = None,
+    instance: int | None = None,
+    limit: int = 50,
+) -> str:
+    """The explanation text (see the module docstring)."""
+    by_instance: dict[tuple[Hashable, int], list[TraceRecord]] = {}
+    for r in trace:
+        if key is not None and r.key != key:
+            continue
+        by_instance.setdefault((r.key, r.instance), []).append(r)
+    fired: dict[tuple[Hashable, int], int] = {}
+    for d in detections:
+        if d.kind == "match":
+            fired[(d.key, d.instance)] = fired.get((d.key, d.instance), 0) + 1
+    name = getattr(pattern, "name", "?")
+    if instance is not None:
+        chosen = {k: v for k, v in by_instance.items() if k[1] == instance}
+        if not chosen:
+            have = ", ".join(f"{k!r}/{i}" for k, i in list(by_instance)[:10]) or "none"
+            msg = (
+                f"pattern {name!r} has no traced instance {instance}"
+                + (f" for key {key!r}" if key is not None else "")
+                + f"; instances (key/id): {have}"
+            )
+            raise CepError(msg)
+        lines = []
+        for (k, i), records in chosen.items():
+            lines.append(f"{name} key={k!r} instance {i}: {_summary(pattern, records, fired.get((k, i), 0))}")
+            for r in records:
+                element = f" {r.element}" if r.element else ""
+                detail = f" {dict(r.detail)}" if r.detail else ""
+                lines.append(
+                    f"  t={r.time}: {r.kind.value}{element} <- {_event(events, r.event_seq)}{detail}"
+                )
+        return "\n".join(lines)
+    if not by_instance:
+        return (
+            f"{name}: no instance was started"
+            + (f" for key {key!r}" if key is not None else "")
+            + " (no event matched an initiator or a first stage)"
+        )
+    lines = [f"{name}: {len(by_instance)} instance(s), {sum(fired.values())} detection(s)"]
+    for n, ((k, i), records) in enumerate(by_instance.items()):
+        if n == limit:
+            lines.append(f"... {len(by_instance) - limit} more (use --key / --instance)")
+            break
+        lines.append(f"  key={k!r} instance {i}: {_summary(pattern, records, fired.get((k, i), 0))}")
+    return "\n".join(lines)

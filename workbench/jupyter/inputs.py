@@ -1,0 +1,96 @@
+"""Turn what a user points ``%cep run --on`` (or ``workbench run``) at into events.
+
+Accepted: a pandas DataFrame, a path to a ``.csv``, ``.jsonl``/``.ndjson``, ``.json`` (a list of
+records) or ``.parquet`` file, or an iterable of event mappings / :class:`~workbench.engine.Event`.
+Columns: ``type``, ``time`` (or ``t``), ``key`` and one column per field; other names can be given
+(``time=``, ``key=``, ``type=``). Conversion of frames is :func:`workbench.results.frame_to_events`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from workbench.engine.events import Event, make_event
+from workbench.errors import CepError, EventError
+
+__all__ = ["SUFFIXES", "load_events", "read_frame"]
+
+SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
+
+
+def read_frame(path: str | Path) -> Any:
+    """Read an event file into a DataFrame (by suffix); a :class:`CepError` names what is wrong."""
+    import pandas as pd
+
+    p = Path(path)
+    if not p.exists():
+        msg = f"no such file: {p}"
+        raise CepError(msg)
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".csv":
+            return pd.read_csv(p)
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(p, lines=True)
+        if suffix == ".json":
+            return pd.read_json(p)
+        if suffix == ".parquet":
+            return pd.read_parquet(p)
+    except (ValueError, OSError, ImportError) as err:
+        msg = f"cannot read {p}: {err}"
+        raise CepError(msg) from None
+    msg = f"cannot read {p}: unknown file type {suffix!r}; use one of {', '.join(SUFFIXES)}"
+    raise CepError(msg)
+
+
+def load_events(
+    source: Any,
+    *,
+    time: str | None = None,
+    key: str | None = None,
+    type: str | None = None,
+) -> list[Event]:
+    """Events from a DataFrame, a file path or an iterable of mappings/events (see module doc)."""
+    import pandas as pd
+
+    from workbench.results import frame_to_events
+
+    if isinstance(source, str | Path):
+        source = read_frame(source)
+    if isinstance(source, pd.DataFrame):
+        return frame_to_events(
+            source,
+            type_column=type or "type",
+            time_column=time,
+            key_column=key if key is not None else "key",
+        )
+    if isinstance(source, Mapping) or not isinstance(source, Iterable):
+        msg = (
+            f"cannot read events from a {type_name(source)}; "
+            "give a DataFrame, a file path or a list of events"
+        )
+        raise CepError(msg)
+    out: list[Event] = []
+    for i, item in enumerate(source):
+        if isinstance(item, Event):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            raw = dict(item)
+            if time is not None and time in raw:
+                raw["time"] = raw.pop(time)
+            if key is not None and key in raw:
+                raw["key"] = raw.pop(key)
+            if type is not None and type in raw:
+                raw["type"] = raw.pop(type)
+            out.append(make_event(raw, i))
+        else:
+            msg = f"item {i} is a {type_name(item)}, not an event mapping"
+            raise EventError(msg, position=i)
+    return out
+
+
+def type_name(value: Any) -> str:
+    """The type name of ``value`` for messages."""
+    return str(value.__class__.__name__)

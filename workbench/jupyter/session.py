@@ -1,0 +1,243 @@
+"""The state behind the ``%cep`` magics (and the ``workbench`` CLI): defined patterns and results.
+
+A :class:`CepSession` holds the patterns defined so far (by name, with the text they came from), the
+``event`` declarations, the detections and the trace of the last run of each pattern, and an optional
+live (processing-time) engine for ``%cep feed``. It imports neither IPython nor widgets, so the CLI
+and tests use it directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.engine.detection import Detection, TraceKind, TraceRecord
+from workbench.engine.events import Event
+from workbench.engine.runtime import Clock, Engine
+from workbench.errors import CepError
+from workbench.language import compile_text, format_pattern
+from workbench.language.compile import Definition
+from workbench.language.conditions import nearest
+
+__all__ = ["CepSession", "RunOutcome", "to_frame"]
+
+Progress = Callable[[int, int], None]
+
+
+def to_frame(detections: Sequence[Detection]) -> Any:
+    """Detections as a DataFrame (the single place that picks the conversion)."""
+    from workbench.results import detections_to_frame
+
+    return detections_to_frame(detections)
+
+
+@dataclass
+class RunOutcome:
+    """What one replay produced."""
+
+    detections: list[Detection]
+    trace: list[TraceRecord]
+    late: list[Event]
+    events: list[Event]
+
+
+@dataclass
+class _Run:
+    detections: list[Detection] = field(default_factory=list)
+    trace: list[TraceRecord] = field(default_factory=list)
+    events: dict[int, Event] = field(default_factory=dict)
+
+
+class CepSession:
+    """Patterns defined in a kernel (or a CLI run), and what running them produced."""
+
+    def __init__(self) -> None:
+        self.definitions: dict[str, Definition] = {}
+        self.sources: dict[str, str] = {}
+        self.schema: dict[str, tuple[str, ...]] = {}
+        self.runs: dict[str, _Run] = {}
+        self.live: Engine | None = None
+        self.live_names: tuple[str, ...] = ()
+
+    # ---- definitions
+
+    def define(self, text: str, *, first_line: int = 1, default_name: str | None = None) -> list[Definition]:
+        """Compile ``text`` and (re)define every pattern in it; returns the new definitions.
+
+        Nothing is defined when any part of the text is wrong (the error says where).
+        """
+        defs = compile_text(text, first_line=first_line, schema=self.schema, default_name=default_name)
+        for d in defs:
+            self.definitions[d.pattern.name] = d
+            self.sources[d.pattern.name] = format_pattern(d.pattern)
+            self.runs.pop(d.pattern.name, None)
+            self.schema.update(d.schema)
+        if not defs:  # a cell with only event declarations
+            from workbench.language.parser import parse
+
+            for item in parse(text, first_line=first_line).items:
+                fields = getattr(item, "fields", None)
+                if fields is not None:
+                    self.schema[item.type.text] = tuple(f.text for f in fields)  # type: ignore[union-attr]
+        return defs
+
+    def get(self, name: str) -> Definition:
+        """The definition called ``name``; a :class:`CepError` with the nearest name otherwise."""
+        try:
+            return self.definitions[name]
+        except KeyError:
+            known = ", ".join(sorted(self.definitions)) or "none yet"
+            msg = f"no pattern named {name!r}{nearest(name, self.definitions)}; defined: {known}"
+            raise CepError(msg) from None
+
+    def remove(self, name: str) -> None:
+        """Forget a pattern."""
+        self.get(name)
+        del self.definitions[name]
+        self.sources.pop(name, None)
+        self.runs.pop(name, None)
+
+    # ---- running
+
+    def run(
+        self,
+        names: Sequence[str],
+        events: Sequence[Event],
+        *,
+        progress: Progress | None = None,
+        trace: bool = True,
+        out_of_orderness: int | float = 0,
+    ) -> RunOutcome:
+        """Replay ``events`` (event time) through the named patterns and keep the results."""
+        if not names:
+            msg = "name at least one pattern to run"
+            raise CepError(msg)
+        patterns = [self.get(n).pattern for n in names]
+        engine = Engine(patterns, trace=trace, out_of_orderness=out_of_orderness)
+        total = len(events)
+        step = max(total // 100, 1)
+        for i, e in enumerate(events):
+            engine.process(e)
+            if progress is not None and i % step == 0:
+                progress(i, total)
+        engine.finish()
+        if progress is not None:
+            progress(total, total)
+        stamped = _stamped(engine, events)
+        by_seq = {e.seq: e for e in stamped}
+        for n in names:
+            self.runs[n] = _Run(
+                [d for d in engine.detections if d.pattern == n],
+                [r for r in engine.trace_records if r.pattern == n],
+                by_seq,
+            )
+        return RunOutcome(list(engine.detections), list(engine.trace_records), list(engine.late), stamped)
+
+    def start_feed(self, names: Sequence[str], *, clock: Clock | None = None) -> Engine:
+        """Start a live processing-time engine on the named patterns (replacing a running one)."""
+        patterns = [self.get(n).pattern for n in names]
+        self.live = Engine(patterns, time_mode="processing", clock=clock, trace=True)
+        self.live_names = tuple(names)
+        for n in names:
+            self.runs[n] = _Run()
+        return self.live
+
+    def feed(self, items: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
+        """Push events into the live engine (stamped with the clock) and fire due timers."""
+        if self.live is None:
+            msg = "no live feed: start one with %cep feed NAME... --start"
+            raise CepError(msg)
+        out: list[Detection] = []
+        for item in items:
+            raw = dict(item) if isinstance(item, Mapping) else item
+            if isinstance(raw, dict) and "time" not in raw and "t" not in raw:
+                raw["time"] = 0  # replaced by the clock in processing-time mode
+            out.extend(self.live.process(raw))
+        out.extend(self.live.tick())
+        self._collect_live()
+        return out
+
+    def stop_feed(self) -> list[Detection]:
+        """Flush and close the live engine."""
+        if self.live is None:
+            return []
+        out = self.live.finish()
+        self._collect_live()
+        self.live = None
+        return out
+
+    def _collect_live(self) -> None:
+        assert self.live is not None
+        for n in self.live_names:
+            run = self.runs.setdefault(n, _Run())
+            run.detections = [d for d in self.live.detections if d.pattern == n]
+            run.trace = [r for r in self.live.trace_records if r.pattern == n]
+            for d in run.detections:
+                for e in d.events:
+                    run.events[e.seq] = e
+
+    # ---- views
+
+    def detections(self, name: str) -> list[Detection]:
+        """The detections of the last run of ``name``."""
+        self.get(name)
+        if name not in self.runs:
+            msg = f"pattern {name!r} has not been run yet: %cep run {name} --on EVENTS"
+            raise CepError(msg)
+        return list(self.runs[name].detections)
+
+    def matches(self, name: str) -> Any:
+        """The detections of the last run of ``name`` as a DataFrame."""
+        return to_frame(self.detections(name))
+
+    def listing(self) -> Any:
+        """One row per defined pattern: name, kind, elements, partition, detections of the last run."""
+        import pandas as pd
+
+        rows = []
+        for name, d in self.definitions.items():
+            p = d.pattern
+            kind = "sequence" if hasattr(p, "stages") else "group"
+            elements = len(getattr(p, "stages", ()) or getattr(p, "channels", ()))
+            run = self.runs.get(name)
+            rows.append(
+                {
+                    "name": name,
+                    "kind": kind,
+                    "elements": elements,
+                    "partition": d.partition,
+                    "detections": None if run is None else len(run.detections),
+                }
+            )
+        return pd.DataFrame(rows, columns=["name", "kind", "elements", "partition", "detections"])
+
+    def show(self, name: str) -> str:
+        """The compiled structure of ``name``: its canonical text and an outline."""
+        from workbench.jupyter.outline import outline
+
+        d = self.get(name)
+        return f"{self.sources[name]}\n\n{outline(d.pattern)}"
+
+    def explain(self, name: str, *, key: Hashable | None = None, instance: int | None = None) -> str:
+        """Why instances of ``name`` did or did not fire, from the trace of the last run."""
+        from workbench.jupyter.explain import explain
+
+        self.detections(name)
+        run = self.runs[name]
+        return explain(
+            self.get(name).pattern, run.trace, run.detections, run.events, key=key, instance=instance
+        )
+
+
+def _stamped(engine: Engine, events: Sequence[Event]) -> list[Event]:
+    """The events as the engine numbered them (arrival positions 0..n-1)."""
+    out = []
+    for i, e in enumerate(events):
+        out.append(e if e.seq >= 0 else e.with_seq(i))
+    return out
+
+
+TRACE_ENDINGS = frozenset(
+    {TraceKind.DETECTED, TraceKind.FAILED, TraceKind.STOPPED, TraceKind.TIMED_OUT, TraceKind.VIOLATED}
+)

@@ -1,0 +1,351 @@
+"""Print pattern objects as ``%%cep`` text.
+
+:func:`format_pattern` is the inverse of :func:`~workbench.language.compile.compile_pattern` for
+every pattern whose conditions are strings: ``compile_pattern(format_pattern(p)) == p``. Callable
+conditions have no text, so printing a pattern that holds one raises
+:class:`~workbench.errors.PatternError`.
+
+>>> from workbench.engine.nfa.pattern import SequencePattern, Stage, Quantifier
+>>> print(format_pattern(SequencePattern("p", (Stage("a", "e.x > 1", quantifier=Quantifier.one_or_more()),))))
+sequence p
+    begin a where e.x > 1 one or more
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from workbench.engine.nfa import pattern as seq
+from workbench.engine.reactions import patterns as grp
+from workbench.engine.reactions.accumulators import Accumulator
+from workbench.errors import PatternError
+from workbench.language.parser import DURATION_UNITS, keywords
+
+__all__ = ["format_duration", "format_name", "format_pattern"]
+
+_INDENT = "    "
+_DEFAULT_MAX_PARTIAL = seq.SequencePattern.__dataclass_fields__["max_partial_matches"].default
+
+
+def format_duration(ms: int | float) -> str:
+    """The shortest exact duration literal for ``ms`` milliseconds.
+
+    >>> format_duration(250), format_duration(10_000), format_duration(300_000), format_duration(1.5)
+    ('250ms', '10s', '5min', '1.5ms')
+    """
+    if isinstance(ms, bool) or ms < 0 or not math.isfinite(ms):
+        msg = f"not a printable duration: {ms!r}"
+        raise PatternError(msg)
+    if float(ms).is_integer():
+        whole = int(ms)
+        for unit in ("d", "h", "min", "s"):
+            size = DURATION_UNITS[unit]
+            if whole and whole % size == 0:
+                return f"{whole // size}{unit}"
+        return f"{whole}ms"
+    return f"{ms!r}ms"
+
+
+def format_name(name: str) -> str:
+    """A stage, channel or pattern name as written in text (backquoted when needed).
+
+    >>> format_name("down"), format_name("a or c"), format_name("next")
+    ('down', '`a or c`', '`next`')
+    """
+    if name.isidentifier() and name not in keywords() and name.isascii():
+        return name
+    if "`" in name or "\n" in name or not name:
+        msg = f"name {name!r} cannot be written in pattern text"
+        raise PatternError(msg)
+    return f"`{name}`"
+
+
+def _ident_arg(name: str) -> str:
+    if name.isidentifier() and name.isascii():
+        return name
+    return repr(name)
+
+
+def _literal(value: Any) -> str:
+    text = repr(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        msg = f"constant {value!r} cannot be written in pattern text"
+        raise PatternError(msg)
+    return text
+
+
+def _cond(c: Any, what: str) -> str:
+    if isinstance(c, str):
+        if "\n" in c:
+            return " ".join(part.strip() for part in c.split("\n"))
+        return c
+    msg = f"{what}: a callable condition has no text form ({c!r}); write it as a string"
+    raise PatternError(msg)
+
+
+# ---- sequences -------------------------------------------------------------------------------------
+
+
+def _where_clauses(cond: seq.Condition | None, stage: str) -> list[str]:
+    if cond is None:
+        return []
+    if isinstance(cond, seq.AllOf | seq.AnyOf):
+        if not cond.parts:
+            msg = f"stage {stage!r}: an empty {type(cond).__name__} cannot be written"
+            raise PatternError(msg)
+        out = _where_clauses(cond.parts[0], stage)
+        word = "where" if isinstance(cond, seq.AllOf) else "or where"
+        for part in cond.parts[1:]:
+            out.append(f"{word} {_cond(part, f'stage {stage!r}')}")
+        return out
+    return [f"where {_cond(cond, f'stage {stage!r}')}"]
+
+
+def _quantifier(q: seq.Quantifier) -> list[str]:
+    out = []
+    if q.max is None:
+        out.append("one or more" if q.min == 1 else f"times {q.min} or more")
+    elif (q.min, q.max) != (1, 1):
+        out.append(f"times {q.min}" if q.min == q.max else f"times {q.min}..{q.max}")
+    if q.optional:
+        out.append("optional")
+    if q.greedy:
+        out.append("greedy")
+    if q.inner == seq.Contiguity.STRICT:
+        out.append("consecutive")
+    elif q.inner == seq.Contiguity.NONDETERMINISTIC_RELAXED:
+        out.append("allow combinations")
+    if q.window_ms is not None:
+        out.append(f"gaps within {format_duration(q.window_ms)}")
+    return out
+
+
+_CONTIGUITY_WORDS = {
+    (seq.Contiguity.STRICT, False): "next",
+    (seq.Contiguity.RELAXED, False): "followed by",
+    (seq.Contiguity.NONDETERMINISTIC_RELAXED, False): "followed by any",
+    (seq.Contiguity.STRICT, True): "not next",
+    (seq.Contiguity.RELAXED, True): "not followed by",
+}
+
+
+def _stage_lines(stage: seq.Stage | seq.GroupStage, first: bool, indent: str) -> list[str]:
+    if first:
+        lead = "begin"
+    else:
+        key = (seq.Contiguity(stage.contiguity), stage.negated)
+        if key not in _CONTIGUITY_WORDS:
+            msg = f"stage {stage.name!r}: {stage.contiguity} cannot be negated"
+            raise PatternError(msg)
+        lead = _CONTIGUITY_WORDS[key]
+    parts: list[str] = []
+    lines: list[str] = []
+    if isinstance(stage, seq.GroupStage):
+        lines.append(f"{indent}{lead} (")
+        for i, inner in enumerate(stage.stages):
+            lines.extend(_stage_lines(inner, i == 0, indent + _INDENT))
+        head = f"{indent})"
+    else:
+        head = f"{indent}{lead} {format_name(stage.name)}"
+        if stage.types:
+            head += ": " + " | ".join(format_name(t) for t in stage.types)
+        parts.extend(_where_clauses(stage.where, stage.name))
+    parts.extend(_quantifier(stage.quantifier))
+    if stage.until is not None:
+        parts.append(f"until {_cond(stage.until, f'stage {stage.name!r}')}")
+    if stage.within_ms is not None:
+        parts.append(f"within {format_duration(stage.within_ms)}")
+    if isinstance(stage, seq.Stage) and stage.within_prev_ms is not None:
+        parts.append(f"within {format_duration(stage.within_prev_ms)} of previous")
+    lines.append(" ".join([head, *parts]))
+    return lines
+
+
+def _aggregate(a: seq.AggregateSpec) -> str:
+    target = format_name(a.stage) + (f".{a.field}" if a.field else "")
+    if not a.stage.isidentifier() or (a.field is not None and not a.field.isidentifier()):
+        msg = f"aggregate {a.name!r}: stage and field must be plain names to be written as text"
+        raise PatternError(msg)
+    params = "".join(f", {k}={_literal(v)}" for k, v in a.params.items())
+    tail = " including current" if a.include_current else ""
+    return f"aggregate {a.name} = {a.function}({target}{params}){tail}"
+
+
+def _format_sequence(p: seq.SequencePattern) -> str:
+    lines = [f"sequence {format_name(p.name)}"]
+    if p.within_ms is not None:
+        lines.append(f"{_INDENT}within {format_duration(p.within_ms)}")
+    skip = p.skip
+    if skip.kind != "no_skip" or skip.throw_on_miss:
+        words = {
+            "no_skip": "no skip",
+            "skip_to_next": "skip to next",
+            "skip_past_last_event": "skip past last event",
+            "skip_to_first": "skip to first",
+            "skip_to_last": "skip to last",
+        }[skip.kind]
+        if skip.stage is not None:
+            words += f" {format_name(skip.stage)}"
+            if skip.throw_on_miss:
+                words += " or fail"
+        lines.append(f"{_INDENT}{words}")
+    lines.extend(f"{_INDENT}{_aggregate(a)}" for a in p.aggregates)
+    if not p.emit_timeouts:
+        lines.append(f"{_INDENT}no timeouts")
+    if p.max_partial_matches != _DEFAULT_MAX_PARTIAL:
+        n = "none" if p.max_partial_matches is None else str(p.max_partial_matches)
+        lines.append(f"{_INDENT}max partial matches {n}")
+    for i, stage in enumerate(p.stages):
+        lines.extend(_stage_lines(stage, i == 0, _INDENT))
+    return "\n".join(lines)
+
+
+# ---- reaction groups -------------------------------------------------------------------------------
+
+
+def _ids(name: str, ids: Iterable[str]) -> str:
+    return f"@{name}({', '.join(_ident_arg(i) for i in ids)})"
+
+
+def _opt(value: Any) -> str:
+    return "None" if value is None else str(value)
+
+
+def _accumulator(acc: Accumulator | None) -> list[str]:
+    if acc is None:
+        return []
+    if isinstance(acc, grp.MapCounter):
+        return [f"MapCounter({_cond(acc.key, 'MapCounter')})"]
+    top = "" if acc.top is None else f", top={acc.top}"
+    return [f"SortedAccumulator({_cond(acc.key, 'accumulator')}, {_cond(acc.value, 'accumulator')}{top})"]
+
+
+def _count(c: grp.Count) -> str:
+    if (c.min, c.max, c.mode) == (0, 0, "record"):
+        return "@count(-1)"
+    if c.min == c.max and c.mode == "ignore":
+        return f"@count({c.min})"
+    if c.min == c.max and c.mode == "record":
+        return f"@count({c.min}, -1)"
+    return f"@count({c.min}, {c.max}, {c.mode})"
+
+
+def _head(type_: str | None, match: Iterable[tuple[str, Any]], binds: Iterable[tuple[str, str]]) -> str:
+    items = []
+    for f, v in match:
+        value = v.name if isinstance(v, grp.Var) else _literal(v)
+        items.append(f"{format_name(f)} = {value}")
+    items.extend(f"{format_name(f)} as {v}" for v, f in binds)
+    head = "_" if type_ is None else format_name(type_)
+    return f"{head}({', '.join(items)})" if items else head
+
+
+def _channel(ch: grp.Channel) -> str:
+    a: list[str] = []
+    if ch.negated:
+        a.append("@not")
+    if ch.stop:
+        a.append("@stop")
+    if ch.stop_ids:
+        a.append(_ids("stop", ch.stop_ids))
+    if ch.pause_ids:
+        a.append(_ids("pause", ch.pause_ids))
+    if ch.resume_ids:
+        a.append(_ids("resume", ch.resume_ids))
+    if ch.paused:
+        a.append("@paused")
+    if ch.optional:
+        a.append("@optional")
+    if ch.count is not None:
+        a.append(_count(ch.count))
+    if ch.size is not None:
+        s = ch.size
+        args = [str(s.n)]
+        if s.reset is not None or s.accumulator is not None:
+            args.append(_opt(s.reset))
+        args += _accumulator(s.accumulator)
+        a.append(f"@size({', '.join(args)})")
+    if ch.timer is not None:
+        t = ch.timer
+        args = [format_duration(t.delay_ms)]
+        if t.period_ms is not None or t.accumulator is not None:
+            args.append("None" if t.period_ms is None else format_duration(t.period_ms))
+        args += _accumulator(t.accumulator)
+        a.append(f"@timer({', '.join(args)})")
+    if ch.timeout_ms is not None:
+        a.append(f"@timeout({format_duration(ch.timeout_ms)})")
+    if ch.vars:
+        a.append("@vars" if not ch.binds else f"@vars({', '.join(v for v, _ in grp.pairs(ch.vars))})")
+    if ch.after:
+        a.append(_ids("after", ch.after))
+    a.extend(f"@collect({v}, {_cond(expr, f'channel {ch.id!r}')})" for v, expr in grp.pairs(ch.collect))
+    bound = (*grp.pairs(ch.binds), *grp.pairs(ch.vars))
+    text = f"{format_name(ch.id)}: {_head(ch.type, grp.pairs(ch.match), bound)}"
+    if ch.where is not None:
+        text += f" where {_cond(ch.where, f'channel {ch.id!r}')}"
+    return " ".join([*a, text])
+
+
+def _block(g: grp.ReactionGroup, indent: str, nested: bool) -> list[str]:
+    op = f"@{g.operator}"
+    if nested:
+        op += f"({format_name(g.name)})"
+        if g.initiator is not None or g.instances or g.constants:
+            msg = f"nested group {g.name!r}: an initiator, instances or constants belong to the outer group"
+            raise PatternError(msg)
+    a = [op]
+    if g.timeout_ms is not None:
+        a.append(f"@timeout({format_duration(g.timeout_ms)})")
+    if g.timeout_channel:
+        a.append("@timeout_channel")
+    if g.exit.count is not None:
+        a.append(f"@count({g.exit.count})")
+    if g.exit.size is not None:
+        a.append(f"@size({g.exit.size})")
+    if g.where is not None:
+        a.append(f"@where({_cond(g.where, f'group {g.name!r}')})")
+    lines = [f"{indent}{' '.join(a)} {{"]
+    for m in g.channels:
+        if isinstance(m, grp.ReactionGroup):
+            lines.extend(_block(m, indent + _INDENT, True))
+        else:
+            lines.append(f"{indent}{_INDENT}{_channel(m)}")
+    lines.append(f"{indent}}}")
+    return lines
+
+
+def _format_group(g: grp.ReactionGroup) -> str:
+    lines = [f"group {format_name(g.name)}"]
+    lines.extend(f"{_INDENT}const {n} = {_literal(v)}" for n, v in grp.pairs(g.constants))
+    for inst in g.instances:
+        text = f"{_INDENT}instance {_literal(inst.key)} at {_literal(inst.created_t)}"
+        if inst.vars:
+            text += " with " + ", ".join(f"{n} = {_literal(v)}" for n, v in grp.pairs(inst.vars))
+        lines.append(text)
+    ini = g.initiator
+    if ini is not None:
+        lines.extend(f"{_INDENT}state {n} = {_literal(v)}" for n, v in grp.pairs(ini.state))
+        a = []
+        if ini.template:
+            a.append("@template")
+        if ini.id != "initiator":
+            a.append(f"@id({_ident_arg(ini.id)})")
+        text = " ".join([*a, "on"]) + (" once" if not ini.mult else "")
+        text += f" {_head(ini.type, grp.pairs(ini.match), grp.pairs(ini.bind))}"
+        if ini.where is not None:
+            text += f" where {_cond(ini.where, 'initiator')}"
+        lines.append(f"{_INDENT}{text}")
+    lines.extend(_block(g, _INDENT, False))
+    return "\n".join(lines)
+
+
+def format_pattern(pattern: Any) -> str:
+    """``pattern`` (a sequence pattern or a reaction group) as ``%%cep`` text."""
+    if isinstance(pattern, seq.SequencePattern):
+        return _format_sequence(pattern)
+    if isinstance(pattern, grp.ReactionGroup):
+        return _format_group(pattern)
+    msg = f"cannot print a {type(pattern).__name__} as pattern text (sequences and reaction groups only)"
+    raise PatternError(msg)

@@ -8,6 +8,7 @@ Public API: the pattern dataclasses (:class:`SequencePattern`, :class:`Stage`, :
 
 from __future__ import annotations
 
+from workbench.engine.nfa.builder import PatternBuilder, begin
 from workbench.engine.nfa.conditions import ConditionContext
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.pattern import (
@@ -34,8 +35,10 @@ __all__ = [
     "GroupStage",
     "NFAMatcher",
     "NFAState",
+    "PatternBuilder",
     "Quantifier",
     "SequencePattern",
     "SkipStrategy",
     "Stage",
+    "begin",
 ]

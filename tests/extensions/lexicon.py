@@ -6,12 +6,13 @@ told apart by one scanner, so a quoted ``"//"`` is an operator and not a comment
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Grammar", "grammar_from_text", "lexicon_from_ts"]
+__all__ = ["Grammar", "grammar_from_text", "lexicon_from_ts", "python_string_tables"]
 
 _GRAMMAR_TOKEN = re.compile(
     r"""(?P<comment>//[^\n]*)
@@ -107,4 +108,35 @@ def lexicon_from_ts(path: Path) -> dict[str, list[str] | str]:
         out[m["name"]] = _TS_STRING.findall(m["body"])
     for m in _TS_STRING_CONST.finditer(text):
         out[m["name"]] = m["value"]
+    return out
+
+
+def python_string_tables(path: Path, suffix: str) -> dict[str, set[str]]:
+    """Module-level tables of strings in a Python file, read without importing it.
+
+    Args:
+        path: the Python source file.
+        suffix: take the names that end with this (``"_ANNOTATIONS"``, ``"DURATION_UNITS"``).
+
+    Returns:
+        Each matching name with its strings: the keys of a dict literal, or the items of a set,
+        frozenset, tuple or list literal.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            name, value = node.target.id, node.value
+        elif (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        ):
+            name, value = node.targets[0].id, node.value
+        else:
+            continue
+        if not name.endswith(suffix):
+            continue
+        if isinstance(value, ast.Call) and value.args:  # frozenset({...})
+            value = value.args[0]
+        items = value.keys if isinstance(value, ast.Dict) else getattr(value, "elts", [])
+        out[name] = {k.value for k in items if isinstance(k, ast.Constant) and isinstance(k.value, str)}
     return out

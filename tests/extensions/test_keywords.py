@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.extensions.lexicon import Grammar, grammar_from_text, lexicon_from_ts
+from tests.extensions.lexicon import Grammar, grammar_from_text, lexicon_from_ts, python_string_tables
 
 ROOT = Path(__file__).resolve().parents[2]
-GRAMMAR = ROOT / "workbench" / "language" / "cep.lark"
+LANGUAGE = ROOT / "workbench" / "language"
+GRAMMAR = LANGUAGE / "cep.lark"
 LEXICON = ROOT / "extensions" / "cep_highlight" / "src" / "lexicon.ts"
 
 # Unit spellings a grammar might accept; the highlighter must agree with the grammar on each.
@@ -66,6 +67,23 @@ def test_annotations_the_grammar_spells_out_are_highlighted(
     assert missing == [], f"annotations in cep.lark missing from lexicon.ts: {missing}"
 
 
+def test_annotations_match_compiler(grammar: Grammar, lexicon: dict[str, list[str] | str]) -> None:
+    tables = python_string_tables(LANGUAGE / "compile.py", "_ANNOTATIONS")
+    assert tables, "workbench/language/compile.py has no *_ANNOTATIONS tables any more"
+    known = set(grammar.annotations).union(*tables.values())
+    ours = set(_strings(lexicon["ANNOTATIONS"]))
+    missing, stale = sorted(known - ours), sorted(ours - known)
+    assert (missing, stale) == ([], []), (
+        f"annotations the compiler knows missing from lexicon.ts: {missing}; "
+        f"lexicon.ts annotations the compiler rejects: {stale}"
+    )
+
+
+def test_duration_units_match_parser(lexicon: dict[str, list[str] | str]) -> None:
+    tables = python_string_tables(LANGUAGE / "parser.py", "DURATION_UNITS")
+    assert set(tables.get("DURATION_UNITS", ())) == set(_strings(lexicon["DURATION_UNITS"]))
+
+
 def test_duration_units_match_grammar(grammar: Grammar, lexicon: dict[str, list[str] | str]) -> None:
     duration = grammar.terminals.get("DURATION")
     assert duration is not None, "cep.lark has no DURATION terminal"
@@ -108,3 +126,17 @@ def test_lexicon_reader(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert lexicon_from_ts(source) == {"KEYWORDS": ["a", "b"], "LINE_COMMENT": "#"}
+
+
+def test_python_table_reader(tmp_path: Path) -> None:
+    source = tmp_path / "tables.py"
+    source.write_text(
+        "A_ANNOTATIONS: dict[str, int] = {'x': 1, 'y': 2}\n"
+        "B_ANNOTATIONS = frozenset({'z'})\n"
+        "OTHER = {'w': 0}\n",
+        encoding="utf-8",
+    )
+    assert python_string_tables(source, "_ANNOTATIONS") == {
+        "A_ANNOTATIONS": {"x", "y"},
+        "B_ANNOTATIONS": {"z"},
+    }

@@ -71,24 +71,30 @@ export const OPERATOR_WORDS: readonly string[] = [
 /** Constant names the condition evaluator knows (Python's); not grammar keywords. */
 export const CONSTANTS: readonly string[] = ['True', 'False', 'None'];
 
-/** Reaction-group annotations (Prova), written `@name`; `@and` and `@or` open a group block. */
+/**
+ * Reaction-group annotations (Prova), written `@name`: `@and` / `@or` open a group block (grammar);
+ * the rest are the compiler's tables for channels, exits and initiators.
+ */
 export const ANNOTATIONS: readonly string[] = [
   'and',
   'or',
-  'group',
   'not',
   'stop',
   'id',
   'pause',
   'resume',
   'paused',
+  'optional',
   'count',
   'size',
   'timer',
   'timeout',
-  'optional',
   'vars',
-  'where'
+  'after',
+  'collect',
+  'timeout_channel',
+  'where',
+  'template'
 ];
 
 /** Units a duration literal may carry: `250ms`, `10s`, `10 sec`, `5min`, `1h`, `3d`. */

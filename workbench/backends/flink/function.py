@@ -1,0 +1,120 @@
+"""The Flink operator: a ``KeyedProcessFunction`` hosting the engine's matchers in keyed state.
+
+Each Flink key is ``(run, key)``: one job may carry several independent runs (several pattern sets
+over several inputs, e.g. a batch of conformance cases), each with its own
+:class:`~workbench.backends.keyed.KeyHost`. The key's :class:`~workbench.backends.keyed.KeyHostState`
+lives in one Flink ``ValueState`` (pickled), so checkpoints and savepoints carry it; every on-time
+event and every matcher timer registers a Flink event-time timer at its millisecond, and when one
+fires the host processes all that the current watermark admits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Any
+
+from pyflink.common import Types
+from pyflink.common.watermark_strategy import TimestampAssigner
+from pyflink.datastream import KeyedProcessFunction, RuntimeContext
+from pyflink.datastream.state import ValueStateDescriptor
+
+from workbench.backends.keyed import HostOutput, KeyHost, KeyHostState
+from workbench.engine.events import Event
+
+__all__ = ["FlinkRecord", "MatcherFunction", "RecordTimestamps", "record_key"]
+
+#: What flows into the operator: ``(run, event, late, timestamp)``. ``late`` is the replay plan's
+#: verdict; ``timestamp`` is the Flink timestamp: the event time in whole milliseconds plus the run's
+#: offset (runs of one job follow each other on Flink's time axis, see ``run_offsets``).
+FlinkRecord = tuple[int, Event, bool, int]
+
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
+STATE_NAME = "cep-workbench-key-state"
+
+
+def millis(t: int | float, offset: int = 0) -> int:
+    """Flink's timestamp for an event time: whole milliseconds, rounded down, plus ``offset``.
+
+    Clamped to Flink's range; an infinite time maps to the end of time, which the final watermark
+    still reaches.
+    """
+    if type(t) is not int:
+        if t == math.inf:
+            return LONG_MAX
+        if t == -math.inf:
+            return LONG_MIN + 1
+        t = math.floor(t)
+    return min(max(t + offset, LONG_MIN + 1), LONG_MAX)
+
+
+def record_key(record: FlinkRecord) -> tuple[int, Hashable]:
+    """The Flink key of a record: its run and its partition key."""
+    return record[0], record[1].key
+
+
+class RecordTimestamps(TimestampAssigner):  # type: ignore[misc]
+    """Event time of a record, in whole milliseconds."""
+
+    def extract_timestamp(self, value: FlinkRecord, record_timestamp: int) -> int:
+        return value[3]
+
+
+class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
+    """Host the matchers of every run of the job; state per ``(run, key)`` in Flink keyed state.
+
+    Args:
+        hosts: one :class:`KeyHost` per run, indexed by the run number of the records.
+        offsets: per run, what its times are shifted by on Flink's time axis.
+    """
+
+    def __init__(self, hosts: Sequence[KeyHost], offsets: Sequence[int]) -> None:
+        self.hosts = list(hosts)
+        self.offsets = list(offsets)
+        self._state: Any = None
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        descriptor = ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY())
+        self._state = runtime_context.get_state(descriptor)
+
+    def process_element(
+        self, value: FlinkRecord, ctx: KeyedProcessFunction.Context
+    ) -> Iterator[tuple[int, HostOutput]]:
+        run, event, late, timestamp = value
+        host = self.hosts[run]
+        timers = ctx.timer_service()
+        watermark = timers.current_watermark()
+        if late or (watermark is not None and timestamp <= watermark):
+            for out in host.late(event):
+                yield run, out
+            return
+        if not host.wants(event):
+            return
+        state: KeyHostState | None = self._state.value()
+        if state is None:
+            state = KeyHostState()
+        host.accept(state, event)
+        self._state.update(state)
+        timers.register_event_time_timer(timestamp)
+
+    def on_timer(
+        self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext
+    ) -> Iterator[tuple[int, HostOutput]]:
+        state: KeyHostState | None = self._state.value()
+        if state is None:
+            return
+        run, key = ctx.get_current_key()
+        timers = ctx.timer_service()
+        watermark = timers.current_watermark()
+        offset = self.offsets[run]
+        below = (timestamp if watermark is None else max(timestamp, watermark)) + 1 - offset
+        outputs, wakes = self.hosts[run].advance(state, key, below)
+        for t in wakes:
+            timers.register_event_time_timer(millis(t, offset))
+        if state.is_empty():
+            self._state.clear()
+        else:
+            self._state.update(state)
+        for out in outputs:
+            yield run, out

@@ -756,12 +756,14 @@ class GroupMatcher:
             if group.op == AND:
                 self._and_check(state, root, group, inst, path, ctx)
             return
+        was_satisfied = self._satisfied(group, ch, cc, at_timeout=True)
         self._remove(inst, ch)
         if group.op == AND:
-            if self._and_complete(group, inst):
-                self._succeed(state, root, group, inst, path, ctx)
-            elif not self._satisfied(group, ch, cc, at_timeout=True):
+            # An expired positive channel that was never satisfied fails the AND at once (9.4).
+            if not was_satisfied:
                 self._fail(state, root, group, inst, path, ctx, cause=cc.id, timed_out=True)
+            else:
+                self._and_check(state, root, group, inst, path, ctx)
             return
         if not inst.channels and not inst.children:
             self._fail(state, root, group, inst, path, ctx, cause=cc.id, timed_out=True)

@@ -59,6 +59,7 @@ MISTAKES_CELL = """%%cep
 sequence s within 5mins
   begin a where a.x > 1 $ 2
   @sometimes b(x = "unterminated"""
+CEP_FILE = "# a pattern file for `workbench run`\nsequence s within 5s\n  begin a where a.x > 1\n"
 PYTHON_CELL = "total = sum([1, 2, 3])  # an ordinary Python cell\nprint('within', total)"
 
 pytestmark = [
@@ -127,6 +128,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         folder.mkdir()
     _write_settings(settings)
     (notebooks / "highlight.ipynb").write_text(json.dumps(_notebook()), encoding="utf-8")
+    (notebooks / "patterns.cep").write_text(CEP_FILE, encoding="utf-8")
     env = {
         **os.environ,
         "HOME": str(home),
@@ -329,3 +331,18 @@ def test_typing_the_magic_switches_the_cell(page: Any) -> None:
     editor.evaluate("e => new Promise(r => requestAnimationFrame(() => r(null)))")
     assert "cep-Editor" not in (editor.get_attribute("class") or "")
     assert _tokens(cell) == {}
+
+
+def test_cep_files_open_highlighted(page: Any) -> None:
+    """Runs last: it opens a file editor tab over the notebook."""
+    page.evaluate(
+        "window.jupyterapp.commands.execute('docmanager:open', {path: 'patterns.cep', factory: 'Editor'})"
+    )
+    editor = page.locator(".jp-FileEditor:not(.lm-mod-hidden) .cm-editor.cep-Editor")
+    editor.locator(".cep-tok-keyword").first.wait_for()
+    tokens = _tokens(editor)
+    assert tokens["comment"] == ["# a pattern file for `workbench run`"]
+    assert tokens["keyword"] == ["sequence", "within", "begin", "where"]
+    assert tokens["duration"] == ["5s"]
+    assert "magic" not in tokens
+    print("file:", _screenshot(editor, "cep_highlight_file.png"))

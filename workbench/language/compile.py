@@ -114,8 +114,13 @@ def compile_script(
     functions: Mapping[str, Callable[..., Any]] | None = None,
     schema: Mapping[str, Sequence[str]] | None = None,
     default_name: str | None = None,
+    validate: bool = True,
 ) -> list[Definition]:
-    """Compile every definition of a parsed script, in order."""
+    """Compile every definition of a parsed script, in order.
+
+    With ``validate`` (the default) each pattern is also compiled by its engine family, so that
+    everything the engine rejects is reported here, at definition time, with the definition's span.
+    """
     source = "\n" * (script.first_line - 1) + script.source
     ctx = _Ctx(source, {k: tuple(v) for k, v in (schema or {}).items()}, dict(functions or {}))
     out: list[Definition] = []
@@ -139,16 +144,24 @@ def compile_script(
         names[name] = item.span
         ctx.pattern = name
         pattern: Pattern
+        spans: dict[str, SourceSpan]
         if isinstance(item, ast.SequenceDef):
-            pattern = _Sequence(ctx).build(item, name)
+            seq_builder = _Sequence(ctx)
+            pattern = seq_builder.build(item, name)
+            spans = seq_builder.spans
         else:
-            pattern = _Group(ctx).build(item, name)
-        try:
-            pattern.compile()
-        except CepCompileError:
-            raise
-        except CepError as err:
-            raise ctx.fail(str(err), item.span) from None
+            grp_builder = _Group(ctx)
+            pattern = grp_builder.build(item, name)
+            spans = grp_builder.scope.channel_ids
+        if validate:
+            try:
+                pattern.compile()
+            except CepCompileError:
+                raise
+            except CepError as err:
+                element = getattr(err, "element", None)
+                span = spans.get(element, item.span) if isinstance(element, str) else item.span
+                raise ctx.fail(str(err), span) from None
         out.append(
             Definition(pattern, item.partition.text if item.partition else None, dict(ctx.schema), item.span)
         )
@@ -162,10 +175,15 @@ def compile_text(
     functions: Mapping[str, Callable[..., Any]] | None = None,
     schema: Mapping[str, Sequence[str]] | None = None,
     default_name: str | None = None,
+    validate: bool = True,
 ) -> list[Definition]:
     """Parse and compile ``text`` (``first_line`` = its first line in the caller's coordinates)."""
     return compile_script(
-        parse(text, first_line=first_line), functions=functions, schema=schema, default_name=default_name
+        parse(text, first_line=first_line),
+        functions=functions,
+        schema=schema,
+        default_name=default_name,
+        validate=validate,
     )
 
 
@@ -255,7 +273,8 @@ def _check_annotations(
             others = [
                 k for k in (*CHANNEL_ANNOTATIONS, *EXIT_ANNOTATIONS, *INITIATOR_ANNOTATIONS) if k in allowed
             ]
-            msg = f"unknown annotation '@{name}' on {where}{nearest(name, others)}"
+            hint = nearest(name, others)
+            msg = f"unknown annotation '@{name}' on {where}" + (hint.replace(" '", " '@", 1) if hint else "")
             if name in CHANNEL_ANNOTATIONS or name in EXIT_ANNOTATIONS:
                 msg = f"'@{name}' does not apply to {where}; allowed: {', '.join('@' + k for k in allowed)}"
             raise ctx.fail(msg, a.name.span)
@@ -284,12 +303,14 @@ class _Sequence:
         self.ctx = ctx
         self.aggregates: list[seq.AggregateSpec] = []
         self.stage_names: set[str] = set()
+        self.spans: dict[str, SourceSpan] = {}
 
     def build(self, node: ast.SequenceDef, name: str) -> seq.SequencePattern:
         ctx = self.ctx
         seen: dict[str, SourceSpan] = {}
         self._collect_names(node.stages, seen)
         self.stage_names = set(seen)
+        self.spans = seen
         for decl in node.aggregates:
             self.aggregates.append(self._aggregate_decl(decl))
         stages = tuple(self._stage(s, i == 0) for i, s in enumerate(node.stages))
@@ -681,8 +702,10 @@ class _Group:
                 continue
             ident, span = self._channel_id(m)
             if ident in self.scope.channel_ids:
+                first = self.scope.channel_ids[ident].line
                 msg = (
-                    f"channel {ident!r} is defined twice (first on line {self.scope.channel_ids[ident].line})"
+                    f"channel {ident!r} is defined twice (first on line {first}); "
+                    "name channels with 'NAME: type(...)' or @id(NAME)"
                 )
                 raise self.ctx.fail(msg, span)
             self.scope.channel_ids[ident] = span
@@ -698,8 +721,7 @@ class _Group:
             return ident, ids[0].span
         if ch.label is not None:
             return ch.label.text, ch.label.span
-        msg = "a channel needs a name: write 'NAME: type(...)' (or @id(NAME))"
-        raise self.ctx.fail(msg, ch.head.span)
+        return ch.head.type.text, ch.head.type.span  # unnamed: the channel is called after its type
 
     def _ids(self, a: ast.Annotation) -> tuple[str, ...]:
         out = []

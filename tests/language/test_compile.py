@@ -1,0 +1,423 @@
+"""Every construct of the language compiles to the expected engine objects."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.engine.nfa.pattern import (
+    AggregateSpec,
+    AllOf,
+    AnyOf,
+    Contiguity,
+    GroupStage,
+    Quantifier,
+    SequencePattern,
+    SkipStrategy,
+    Stage,
+)
+from workbench.engine.reactions.accumulators import MapCounter, SortedAccumulator
+from workbench.engine.reactions.patterns import (
+    Channel,
+    Count,
+    Exit,
+    Initiator,
+    Instance,
+    ReactionGroup,
+    Size,
+    Timer,
+    Var,
+)
+from workbench.language import compile_pattern, compile_patterns, compile_text, parse_duration
+
+S, R, N = Contiguity.STRICT, Contiguity.RELAXED, Contiguity.NONDETERMINISTIC_RELAXED
+
+
+def seq1(text: str) -> SequencePattern:
+    p = compile_pattern(text)
+    assert isinstance(p, SequencePattern)
+    return p
+
+
+def grp1(text: str) -> ReactionGroup:
+    p = compile_pattern(text)
+    assert isinstance(p, ReactionGroup)
+    return p
+
+
+# ---- durations ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [
+        ("250ms", 250), ("10s", 10_000), ("2 sec", 2000), ("5min", 300_000), ("1h", 3_600_000),
+        ("3d", 259_200_000), ("1.5s", 1500), ("0.5ms", 0.5),
+    ],
+)  # fmt: skip
+def test_durations(text: str, ms: float) -> None:
+    assert ms == parse_duration(text)
+    assert ms == seq1(f"sequence s within {text} begin a").within_ms
+
+
+# ---- sequences ------------------------------------------------------------------------------------
+
+
+def test_contiguity_keywords() -> None:
+    p = seq1(
+        """
+        sequence s
+            begin a where e.x == 1
+            next b
+            followed by c
+            followed by any d
+            not next f
+            followed by g
+            not followed by h
+            followed by i
+        """
+    )
+    got = [(st.name, st.contiguity, st.negated) for st in p.stages]
+    assert got == [
+        ("a", R, False), ("b", S, False), ("c", R, False), ("d", N, False), ("f", S, True),
+        ("g", R, False), ("h", R, True), ("i", R, False),
+    ]  # fmt: skip
+    assert p.stages[0].where == "e.x == 1"
+    assert p.stages[1].where is None
+
+
+@pytest.mark.parametrize(
+    ("clause", "quant"),
+    [
+        ("", Quantifier()),
+        ("times 3", Quantifier(3, 3)),
+        ("times 2..4", Quantifier(2, 4)),
+        ("times 0..3", Quantifier(1, 3, optional=True)),
+        ("times 2 or more", Quantifier(2, None)),
+        ("one or more", Quantifier(1, None)),
+        ("optional", Quantifier(optional=True)),
+        ("one or more optional", Quantifier(1, None, optional=True)),
+        ("one or more greedy", Quantifier(1, None, greedy=True)),
+        ("times 2..3 greedy", Quantifier(2, 3, greedy=True)),
+        ("one or more consecutive", Quantifier(1, None, inner=S)),
+        ("times 3 allow combinations", Quantifier(3, 3, inner=N)),
+        ("one or more optional greedy consecutive", Quantifier(1, None, True, True, S)),
+        ("times 2 gaps within 3ms", Quantifier(2, 2, window_ms=3)),
+    ],
+)
+def test_quantifiers(clause: str, quant: Quantifier) -> None:
+    p = seq1(f"sequence s begin a where e.x > 0 {clause} followed by b")
+    assert quant == p.stages[0].quantifier
+
+
+def test_windows_skip_until_types() -> None:
+    p = seq1(
+        """
+        sequence s within 10s skip to first b or fail
+            begin a: login | logout where e.x > 1 within 5s
+            followed by b one or more until e.stop == True
+            followed by c within 2s of previous
+        """
+    )
+    assert p.within_ms == 10_000
+    assert SkipStrategy("skip_to_first", "b", True) == p.skip
+    assert p.stages[0].types == ("login", "logout")
+    assert p.stages[0].within_ms == 5000
+    assert p.stages[1].until == "e.stop == True"
+    assert p.stages[2].within_prev_ms == 2000
+
+
+@pytest.mark.parametrize(
+    ("clause", "skip"),
+    [
+        ("no skip", SkipStrategy()),
+        ("skip to next", SkipStrategy("skip_to_next")),
+        ("skip past last event", SkipStrategy("skip_past_last_event")),
+        ("skip to first a", SkipStrategy("skip_to_first", "a")),
+        ("skip to last a", SkipStrategy("skip_to_last", "a")),
+        ("skip to last a or fail", SkipStrategy("skip_to_last", "a", True)),
+    ],
+)
+def test_skip_strategies(clause: str, skip: SkipStrategy) -> None:
+    assert skip == seq1(f"sequence s {clause} begin a next b").skip
+
+
+def test_where_chain_is_flinks_where_and_or() -> None:
+    p = seq1("sequence s begin a where e.x > 1 where e.y > 2 or where e.z == 3")
+    assert AnyOf((AllOf(("e.x > 1", "e.y > 2")), "e.z == 3")) == p.stages[0].where
+    p = seq1("sequence s begin a where e.price == 2.0 or where e.price == 5.0")
+    assert AnyOf(("e.price == 2.0", "e.price == 5.0")) == p.stages[0].where
+
+
+def test_group_stage() -> None:
+    # the NFA compiler does not take group stages yet, so check the objects without validating
+    (d,) = compile_text(
+        "sequence s begin a followed by (begin b next c) times 2 followed by d", validate=False
+    )
+    p = d.pattern
+    assert isinstance(p, SequencePattern)
+    g = p.stages[1]
+    assert isinstance(g, GroupStage)
+    assert tuple(s.name for s in g.stages) == ("b", "c")
+    assert Quantifier(2, 2) == g.quantifier
+    assert g.stages[1].contiguity == S
+
+
+def test_stage_names_and_navigation_shorthands() -> None:
+    p = seq1(
+        """
+        sequence s
+            begin a one or more
+            next b where e.p > last(a).p and e.p < first(a).p and len(a) > 1 and prev(a).p != 0
+            next c where e.p in a.p
+        """
+    )
+    # rewritten text is printed by ast.unparse (which parenthesises some operands)
+    assert p.stages[1].where == (
+        "e.p > matched('a')[-1].p and e.p < matched('a')[0].p and (len(matched('a')) > 1) "
+        "and (matched('a')[-1].p != 0)"
+    )
+    assert p.stages[2].where == "e.p in [_x.p for _x in matched('a')]"
+
+
+def test_comprehension_variables_shadow_stage_names() -> None:
+    text = "sum(x.price for x in matched('middle')) + e.price < 5.0"
+    p = seq1(f"sequence s begin x followed by middle one or more where {text}")
+    assert text == p.stages[1].where
+
+
+def test_conditions_are_kept_verbatim() -> None:
+    cond = "(lambda a, cur: cur.price == a[0].price and len(a) > 3)(matched('DOWN') + [e], e)"
+    assert cond == seq1(f"sequence s begin DOWN one or more next UP where {cond}").stages[1].where
+
+
+def test_aggregates_inline_and_declared() -> None:
+    p = seq1(
+        """
+        sequence s
+            aggregate total = sum(a.price) including current
+            begin a one or more where total < 100
+            next b where e.price > avg(a.price) and count(a) >= 2
+        """
+    )
+    assert (
+        AggregateSpec("total", "sum", "a", "price", {}, True),
+        AggregateSpec("avg_a_price", "avg", "a", "price"),
+        AggregateSpec("count_a", "count", "a", None),
+    ) == p.aggregates
+    assert p.stages[1].where == "e.price > avg_a_price and count_a >= 2"
+
+
+def test_sequence_options() -> None:
+    p = seq1("sequence s no timeouts max partial matches 50 begin a")
+    assert not p.emit_timeouts
+    assert p.max_partial_matches == 50
+    assert seq1("sequence s max partial matches none begin a").max_partial_matches is None
+
+
+def test_registered_functions_are_callable() -> None:
+    from workbench.language import register_function
+
+    register_function("spread_test", lambda a, b: a - b, replace=True)
+    p = seq1("sequence s begin a where spread_test(e.hi, e.lo) > 2")
+    assert p.stages[0].where == "spread_test(e.hi, e.lo) > 2"
+
+
+def test_comments_and_whitespace() -> None:
+    p = seq1("# leading\nsequence s   # name\n  begin a # first\n\n  next b # second\n")
+    assert [s.name for s in p.stages] == ["a", "b"]
+
+
+def test_quoted_names() -> None:
+    p = seq1("sequence `my pattern` skip to first `next` begin `a or c` where e.x == 1 next `next`")
+    assert p.name == "my pattern"
+    assert [s.name for s in p.stages] == ["a or c", "next"]
+
+
+# ---- reaction groups -------------------------------------------------------------------------------
+
+
+def test_group_and_not() -> None:
+    g = grp1(
+        """
+        group and_not
+            on login(user as User, ip as IP)
+            @and @timeout(400ms) {
+                @timeout(250ms) c_login: login(user = User) where e.ip != IP
+                @not c_logout: logout(user = User, ip = IP)
+            }
+        """
+    )
+    assert (
+        ReactionGroup(
+            "and_not",
+            "and",
+            (
+                Channel("c_login", "login", match={"user": Var("User")}, where="e.ip != IP", timeout_ms=250),
+                Channel("c_logout", "logout", match={"user": Var("User"), "ip": Var("IP")}, negated=True),
+            ),
+            timeout_ms=400,
+            initiator=Initiator("login", bind={"User": "user", "IP": "ip"}),
+        )
+        == g
+    )
+
+
+def test_every_channel_annotation() -> None:
+    # objects only: the engine rejects mixing @count (AND) and @size/@timer (OR) in one group
+    (d,) = compile_text(
+        """
+        group g
+            state Basket = []
+            on once start(id as Id)
+            @or @timeout(1s) @timeout_channel @count(3) @size(1) {
+                @id(id1) login(protocol = 'async')
+                @stop end
+                @stop(id1, id2) cancel
+                @pause(id1) pause
+                @resume(id1) resume
+                @paused @optional id2: late
+                @count(2) c2: a
+                @count(-1) c3: a
+                @count(1, -1) c4: a
+                @count(1, 2, strict) c5: a
+                @size(2) s1: b
+                @size(1, 1) s2: b
+                @size(5, 5, SortedAccumulator(e.k, e.v, top=3)) s3: b
+                @timer(25ms) t1: c
+                @timer(25ms, 50ms, MapCounter(e.i % 5)) t2: c
+                @after(id1) @collect(Basket, e.id) x: d(id = Id)
+            }
+        """,
+        validate=False,
+    )
+    g = d.pattern
+    assert isinstance(g, ReactionGroup)
+    ch = {c.id: c for c in g.channels if isinstance(c, Channel)}
+    assert ch["id1"].match == (("protocol", "async"),)
+    assert ch["end"].stop
+    assert ch["cancel"].stop_ids == ("id1", "id2")
+    assert ch["pause"].pause_ids == ("id1",)
+    assert ch["resume"].resume_ids == ("id1",)
+    assert Count(2, 2, "ignore") == ch["c2"].count
+    assert Count(0, 0, "record") == ch["c3"].count
+    assert Count(1, 1, "record") == ch["c4"].count
+    assert Count(1, 2, "strict") == ch["c5"].count
+    assert Size(2) == ch["s1"].size
+    assert Size(1, 1) == ch["s2"].size
+    assert Size(5, 5, SortedAccumulator("e.k", "e.v", 3)) == ch["s3"].size
+    assert Timer(25) == ch["t1"].timer
+    assert Timer(25, 50, MapCounter("e.i % 5")) == ch["t2"].timer
+    assert ch["id2"].paused
+    assert ch["id2"].optional
+    assert ch["x"].after == ("id1",)
+    assert ch["x"].collect == (("Basket", "e.id"),)
+    assert ch["x"].match == (("id", Var("Id")),)
+    assert Exit(3, 1) == g.exit
+    assert g.timeout_channel
+    assert g.initiator is not None
+    assert not g.initiator.mult
+    assert g.initiator.state == (("Basket", []),)
+
+
+def test_channel_ids_from_labels_and_id_annotation() -> None:
+    g = grp1("group g instance 1 @and { @stop(b) a: x  @id(b) y  @id('c d') z }")
+    assert [c.id for c in g.channels if isinstance(c, Channel)] == ["a", "b", "c d"]
+
+
+def test_vars_and_group_where() -> None:
+    g = grp1(
+        """
+        group where_join
+            instance 'q1' at 0
+            @and @timeout(1500ms) @timeout_channel @count(6) @where(IP1 != IP2 or N1 < N2) {
+                @count(-1) @vars c_login: login(user as User, ip as IP1, n as N1)
+                @count(-1) @vars c_logout: logout(user as User, ip as IP2, n as N2)
+            }
+        """
+    )
+    assert g.where == "IP1 != IP2 or N1 < N2"
+    assert (Instance("q1", 0),) == g.instances
+    login = g.channels[0]
+    assert isinstance(login, Channel)
+    assert login.vars == (("User", "user"), ("IP1", "ip"), ("N1", "n"))
+    assert login.binds == ()
+
+
+def test_vars_with_a_list_keeps_the_rest_as_binds() -> None:
+    g = grp1("group g instance 1 @and { @vars(U) a: login(user as U, ip as I) }")
+    ch = g.channels[0]
+    assert isinstance(ch, Channel)
+    assert ch.vars == (("U", "user"),)
+    assert ch.binds == (("I", "ip"),)
+
+
+def test_constants_instances_and_template() -> None:
+    g = grp1(
+        """
+        group g
+            const Limit = 1.2
+            @template @id(first) on create
+            @and {
+                high: price where e.price > Limit
+                @after(high) low: price where e.price < Limit
+            }
+        """
+    )
+    assert g.constants == (("Limit", 1.2),)
+    assert g.initiator == Initiator("create", template=True, id="first")
+
+
+def test_nested_groups() -> None:
+    g = grp1(
+        """
+        group outer
+            on login(user as U)
+            @or @timeout(1s) {
+                a: logout(user = U)
+                @and(inner) @timeout(500ms) {
+                    b: query(user = U)
+                    c: purchase(user = U)
+                }
+            }
+        """
+    )
+    inner = g.channels[1]
+    assert isinstance(inner, ReactionGroup)
+    assert inner.name == "inner"
+    assert inner.operator == "and"
+    assert inner.timeout_ms == 500
+    assert [c.id for c in inner.channels if isinstance(c, Channel)] == ["b", "c"]
+
+
+def test_schema_declarations_check_fields_and_persist() -> None:
+    defs = compile_text(
+        "event login(user, ip)\ngroup g on login(user as U) @or { a: login(user = U) where e.ip != 'x' }"
+    )
+    assert defs[0].schema == {"login": ("user", "ip")}
+
+
+def test_several_definitions_and_default_name() -> None:
+    ps = compile_patterns("sequence a begin x\ngroup b instance 1 @or { c: y }")
+    assert [p.name for p in ps] == ["a", "b"]
+    assert compile_pattern("sequence begin x", default_name="fromcell").name == "fromcell"
+
+
+def test_partition_by_is_reported() -> None:
+    (d,) = compile_text("sequence s partition by symbol begin a")
+    assert d.partition == "symbol"
+
+
+def test_python_api_equality() -> None:
+    built = SequencePattern(
+        "p",
+        (
+            Stage("a", "e.name == 'a'"),
+            Stage("b", "e.name == 'b'", S, quantifier=Quantifier.times(2, 3)),
+        ),
+        within_ms=10,
+        skip=SkipStrategy("skip_past_last_event"),
+    )
+    assert built == compile_pattern(
+        "sequence p within 10ms skip past last event "
+        "begin a where e.name == 'a' next b where e.name == 'b' times 2..3"
+    )

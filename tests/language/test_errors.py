@@ -1,0 +1,422 @@
+# ruff: noqa: E501  (golden messages are kept on one line each, exactly as users see them)
+"""Golden tests of error messages: text, line, column and caret, in cell coordinates (first line 2).
+
+Each case is one kind of mistake; the expected text is exactly what a %%cep user sees.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.errors import CepError
+from workbench.language import compile_text
+
+# (name, text, error class, rendered message, line, column)
+CASES: list[tuple[str, str, str, str, int, int]] = [
+    (
+        "typo_within",
+        "sequence s wthin 10s begin a",
+        "CepSyntaxError",
+        "line 2, column 12: unexpected 'wthin'; expected one of 'aggregate', 'begin', 'max', 'no', 'partition', 'skip', 'within' (did you mean 'within'?)\n    sequence s wthin 10s begin a\n               ^",
+        2,
+        12,
+    ),
+    (
+        "typo_where",
+        "sequence s\n  begin a wher e.x > 1",
+        "CepSyntaxError",
+        "line 3, column 11: unexpected 'wher'; expected one of 'allow', 'consecutive', 'event', 'followed', 'gaps', 'greedy', 'group', 'next', 'not', 'one', 'optional', 'sequence', 'times', 'until', 'where', 'within', ')', ':', ... (did you mean 'where'?)\n      begin a wher e.x > 1\n              ^",
+        3,
+        11,
+    ),
+    (
+        "typo_followed",
+        "sequence s\n  begin a\n  folowed by b",
+        "CepSyntaxError",
+        "line 4, column 3: unexpected 'folowed'; expected one of 'allow', 'consecutive', 'event', 'followed', 'gaps', 'greedy', 'group', 'next', 'not', 'one', 'optional', 'sequence', 'times', 'until', 'where', 'within', ')', ':', ... (did you mean 'followed'?)\n      folowed by b\n      ^",
+        4,
+        3,
+    ),
+    (
+        "missing_begin",
+        "sequence s next a",
+        "CepSyntaxError",
+        "line 2, column 12: unexpected 'next'; expected one of 'aggregate', 'begin', 'max', 'no', 'partition', 'skip', 'within'\n    sequence s next a\n               ^",
+        2,
+        12,
+    ),
+    (
+        "duration_without_unit",
+        "sequence s within 10 begin a",
+        "CepSyntaxError",
+        "line 2, column 19: unexpected '10'; expected a duration (250ms, 10s, 5min, 1h, 3d)\n    sequence s within 10 begin a\n                      ^",
+        2,
+        19,
+    ),
+    (
+        "bad_unit",
+        "sequence s within 10 weeks begin a",
+        "CepSyntaxError",
+        "line 2, column 19: unexpected '10'; expected a duration (250ms, 10s, 5min, 1h, 3d)\n    sequence s within 10 weeks begin a\n                      ^",
+        2,
+        19,
+    ),
+    (
+        "incomplete_condition",
+        "sequence s begin a where e.x >",
+        "CepSyntaxError",
+        "line 2, column 31: unexpected end of text; expected one of '(', '-', '[', '{', a name, a number, a string\n    sequence s begin a where e.x >\n                                  ^",
+        2,
+        31,
+    ),
+    (
+        "bad_character",
+        "sequence s begin a where e.x $ 2",
+        "CepSyntaxError",
+        "line 2, column 30: unexpected '$'; expected one of '(', ')', '+' or '-', ',', '.', ':', '<', '>', '@and' or '@or', '[', ']', 'is not', 'not in', '}', a `quoted name`, a name, an operator, including, ...\n    sequence s begin a where e.x $ 2\n                                 ^",
+        2,
+        30,
+    ),
+    (
+        "times_not_number",
+        "sequence s begin a times x",
+        "CepSyntaxError",
+        "line 2, column 26: unexpected 'x'; expected a whole number\n    sequence s begin a times x\n                             ^",
+        2,
+        26,
+    ),
+    (
+        "unclosed_group_block",
+        "group g instance 1 @and { a: x",
+        "CepSyntaxError",
+        "line 2, column 31: unexpected end of text; expected one of 'const', 'instance', 'on', 'partition', 'state', 'where', '(', '@and' or '@or', '}', a `quoted name`, a name\n    group g instance 1 @and { a: x\n                                  ^",
+        2,
+        31,
+    ),
+    (
+        "unclosed_paren",
+        "sequence s begin a where (e.x > 1",
+        "CepSyntaxError",
+        "line 2, column 34: unexpected end of text; expected one of 'for', ')', ','\n    sequence s begin a where (e.x > 1\n                                     ^",
+        2,
+        34,
+    ),
+    (
+        "unknown_stage_in_matched",
+        "sequence s\n  begin a\n  next b where e.x > matched('c')[0].x",
+        "CepCompileError",
+        "line 4, column 30: unknown stage 'c'\n      next b where e.x > matched('c')[0].x\n                                 ^",
+        4,
+        30,
+    ),
+    (
+        "unknown_stage_name_typo",
+        "sequence s\n  begin down\n  next up where e.x > last(donw).x",
+        "CepCompileError",
+        "line 4, column 28: unknown variable or stage 'donw' (did you mean 'down'?)\n      next up where e.x > last(donw).x\n                               ^",
+        4,
+        28,
+    ),
+    (
+        "unknown_skip_target",
+        "sequence s skip to first z begin a next b",
+        "CepCompileError",
+        "line 2, column 26: unknown stage 'z' in the skip strategy\n    sequence s skip to first z begin a next b\n                             ^",
+        2,
+        26,
+    ),
+    (
+        "duplicate_stage",
+        "sequence s begin a next a",
+        "CepCompileError",
+        "line 2, column 25: stage 'a' is defined twice (first on line 2)\n    sequence s begin a next a\n                            ^",
+        2,
+        25,
+    ),
+    (
+        "quantifier_on_negated",
+        "sequence s begin a not next b one or more",
+        "CepCompileError",
+        "line 2, column 31: a negated stage ('not next' / 'not followed by') takes no quantifier\n    sequence s begin a not next b one or more\n                                  ^",
+        2,
+        31,
+    ),
+    (
+        "two_counts",
+        "sequence s begin a times 2 one or more",
+        "CepCompileError",
+        "line 2, column 28: a stage takes one count ('times 3', 'times 2..4', 'one or more', 'times 2 or more')\n    sequence s begin a times 2 one or more\n                               ^",
+        2,
+        28,
+    ),
+    (
+        "consecutive_and_combinations",
+        "sequence s begin a one or more consecutive allow combinations",
+        "CepCompileError",
+        "line 2, column 44: 'consecutive' and 'allow combinations' exclude each other\n    sequence s begin a one or more consecutive allow combinations\n                                               ^",
+        2,
+        44,
+    ),
+    (
+        "greedy_without_count",
+        "sequence s begin a greedy next b",
+        "CepCompileError",
+        "line 2, column 20: 'greedy' needs a count first (e.g. 'one or more greedy')\n    sequence s begin a greedy next b\n                       ^",
+        2,
+        20,
+    ),
+    (
+        "bad_range",
+        "sequence s begin a times 4..2",
+        "CepCompileError",
+        "line 2, column 20: invalid count: need 0 <= n <= m and m >= 1, got 4..2\n    sequence s begin a times 4..2\n                       ^",
+        2,
+        20,
+    ),
+    (
+        "within_previous_on_first",
+        "sequence s begin a within 1s of previous",
+        "CepCompileError",
+        "line 2, column 27: the first stage has no previous event: 'within ... of previous' applies from the second stage on\n    sequence s begin a within 1s of previous\n                              ^",
+        2,
+        27,
+    ),
+    (
+        "disallowed_construct",
+        "sequence s begin a where e.__class__ == 1",
+        "CepCompileError",
+        "line 2, column 26: attribute '__class__' is not allowed in a condition\n    sequence s begin a where e.__class__ == 1\n                             ^",
+        2,
+        26,
+    ),
+    (
+        "disallowed_method",
+        "sequence s begin a where e.name.format(1)",
+        "CepCompileError",
+        "line 2, column 26: method 'format' is not allowed; allowed: count, endswith, find, get, index, isalpha, isdigit, items, keys, lower, lstrip, replace, rstrip, split, startswith, strip, upper, values\n    sequence s begin a where e.name.format(1)\n                             ^",
+        2,
+        26,
+    ),
+    (
+        "unknown_aggregate",
+        "sequence s aggregate m = median(a.x) begin a",
+        "CepCompileError",
+        "line 2, column 26: unknown aggregate 'median' (did you mean 'mean'?)\n    sequence s aggregate m = median(a.x) begin a\n                             ^",
+        2,
+        26,
+    ),
+    (
+        "unknown_variable_in_group",
+        "group g\n  on login(user as User)\n  @and { a: login(user = Usr) }",
+        "CepCompileError",
+        "line 4, column 26: unknown variable 'Usr' (did you mean 'User'?); to bind a new variable write 'user as Usr'\n      @and { a: login(user = Usr) }\n                             ^",
+        4,
+        26,
+    ),
+    (
+        "unknown_variable_in_where",
+        "group g\n  on login(user as User)\n  @and { a: login where e.user == Usr }",
+        "CepCompileError",
+        "line 4, column 35: unknown variable 'Usr' (did you mean 'User'?)\n      @and { a: login where e.user == Usr }\n                                      ^",
+        4,
+        35,
+    ),
+    (
+        "unknown_annotation",
+        "group g instance 1 @and { @nto a: x }",
+        "CepCompileError",
+        "line 2, column 28: unknown annotation '@nto' on a channel (did you mean '@not'?)\n    group g instance 1 @and { @nto a: x }\n                               ^",
+        2,
+        28,
+    ),
+    (
+        "annotation_wrong_place",
+        "group g instance 1 @and @paused { a: x }",
+        "CepCompileError",
+        "line 2, column 26: '@paused' does not apply to the @and exit; allowed: @timeout, @timeout_channel, @count, @size, @where\n    group g instance 1 @and @paused { a: x }\n                             ^",
+        2,
+        26,
+    ),
+    (
+        "annotation_arity",
+        "group g instance 1 @or { @size a: x }",
+        "CepCompileError",
+        "line 2, column 26: '@size' takes 1 to 3 arguments, got 0\n    group g instance 1 @or { @size a: x }\n                             ^",
+        2,
+        26,
+    ),
+    (
+        "annotation_twice",
+        "group g instance 1 @and { @not @not a: x }",
+        "CepCompileError",
+        "line 2, column 32: '@not' is given twice\n    group g instance 1 @and { @not @not a: x }\n                                   ^",
+        2,
+        32,
+    ),
+    (
+        "unknown_channel_in_stop",
+        "group g instance 1 @and { @stop(c_logn) a: x\n  c_login: login }",
+        "CepCompileError",
+        "line 2, column 33: unknown channel 'c_logn' (did you mean 'c_login'?)\n    group g instance 1 @and { @stop(c_logn) a: x\n                                    ^",
+        2,
+        33,
+    ),
+    (
+        "duplicate_channel",
+        "group g instance 1 @and { a: x\n  a: y }",
+        "CepCompileError",
+        "line 3, column 3: channel 'a' is defined twice (first on line 2); name channels with 'NAME: type(...)' or @id(NAME)\n      a: y }\n      ^",
+        3,
+        3,
+    ),
+    (
+        "unknown_field_schema",
+        "event login(user, ip)\ngroup g instance 1 @and { a: login where e.adress == 1 }",
+        "CepCompileError",
+        "line 3, column 44: unknown field 'adress'; fields: ip, user\n    group g instance 1 @and { a: login where e.adress == 1 }\n                                               ^",
+        3,
+        44,
+    ),
+    (
+        "unknown_match_field_schema",
+        "event login(user, ip)\ngroup g instance 1 @and { a: login(usr = 'x') }",
+        "CepCompileError",
+        "line 3, column 36: event 'login' has no field 'usr' (did you mean 'user'?); fields: user, ip\n    group g instance 1 @and { a: login(usr = 'x') }\n                                       ^",
+        3,
+        36,
+    ),
+    (
+        "bad_count_mode",
+        "group g instance 1 @and { @count(1, 2, strickt) a: x }",
+        "CepCompileError",
+        "line 2, column 40: @count mode must be ignore, record or strict (did you mean 'strict'?)\n    group g instance 1 @and { @count(1, 2, strickt) a: x }\n                                           ^",
+        2,
+        40,
+    ),
+    (
+        "count_not_number",
+        "group g instance 1 @and { @count(two) a: x }",
+        "CepCompileError",
+        "line 2, column 34: @count's first argument must be a constant (a number, a string, True/False/None), got 'two'\n    group g instance 1 @and { @count(two) a: x }\n                                     ^",
+        2,
+        34,
+    ),
+    (
+        "bad_timeout",
+        "group g instance 1 @and @timeout('soon') { a: x }",
+        "CepCompileError",
+        "line 2, column 34: @timeout must be a duration such as 250ms, 10s, 5min (a bare number means milliseconds)\n    group g instance 1 @and @timeout('soon') { a: x }\n                                     ^",
+        2,
+        34,
+    ),
+    (
+        "bad_accumulator",
+        "group g instance 1 @or { @size(2, 2, Counter(e.k)) a: x }",
+        "CepCompileError",
+        "line 2, column 38: an accumulator is MapCounter(KEY_EXPR) or SortedAccumulator(KEY_EXPR, VALUE_EXPR[, top=N]) (did you mean 'MapCounter'?)\n    group g instance 1 @or { @size(2, 2, Counter(e.k)) a: x }\n                                         ^",
+        2,
+        38,
+    ),
+    (
+        "no_initiator",
+        "group g @and { a: x }",
+        "CepCompileError",
+        "line 2, column 1: pattern 'g': a reaction group needs an initiator or start-up instances\n    group g @and { a: x }\n    ^",
+        2,
+        1,
+    ),
+    (
+        "count_in_or_group",
+        "group g\n  instance 1\n  @or {\n    @count(2) a: x\n  }",
+        "CepCompileError",
+        "line 5, column 15: pattern 'g' 'a': @count on a channel is defined for AND groups (use @size in OR groups)\n        @count(2) a: x\n                  ^",
+        5,
+        15,
+    ),
+    (
+        "duplicate_pattern",
+        "sequence s begin a\nsequence s begin b",
+        "CepCompileError",
+        "line 3, column 10: pattern 's' is defined twice (first on line 2)\n    sequence s begin b\n             ^",
+        3,
+        10,
+    ),
+    (
+        "unnamed",
+        "sequence begin a",
+        "CepCompileError",
+        "line 2, column 1: this definition needs a name (write e.g. 'sequence my_pattern ...')\n    sequence begin a\n    ^",
+        2,
+        1,
+    ),
+    (
+        "stage_called_e",
+        "sequence s begin e",
+        "CepCompileError",
+        "line 2, column 18: a stage cannot be called 'e' (conditions use that name)\n    sequence s begin e\n                     ^",
+        2,
+        18,
+    ),
+    (
+        "match_value_not_constant",
+        "group g instance 1 @and { a: x(n = 1 + 2) }",
+        "CepCompileError",
+        "line 2, column 36: the value of 'n' must be a constant (a number, a string, True/False/None), got '1 + 2'\n    group g instance 1 @and { a: x(n = 1 + 2) }\n                                       ^",
+        2,
+        36,
+    ),
+    (
+        "state_without_initiator",
+        "group g instance 1 state B = [] @and { @collect(B, e.x) a: x }",
+        "CepCompileError",
+        "line 2, column 33: 'state' variables need an initiator ('on ...')\n    group g instance 1 state B = [] @and { @collect(B, e.x) a: x }\n                                    ^",
+        2,
+        33,
+    ),
+    (
+        "collect_undeclared",
+        "group g on x @and { @collect(Bsk, e.x) a: y }",
+        "CepCompileError",
+        "line 2, column 30: @collect needs a 'state Bsk = []' declaration\n    group g on x @and { @collect(Bsk, e.x) a: y }\n                                 ^",
+        2,
+        30,
+    ),
+    (
+        "vars_not_bound",
+        "group g instance 1 @and { @vars(U) a: login(user as V) }",
+        "CepCompileError",
+        "line 2, column 33: @vars names 'U', which this channel does not bind\n    group g instance 1 @and { @vars(U) a: login(user as V) }\n                                    ^",
+        2,
+        33,
+    ),
+    (
+        "end_of_text",
+        "sequence s\n  begin a\n  next",
+        "CepSyntaxError",
+        "line 4, column 7: unexpected end of text; expected one of '(', a `quoted name`, a name\n      next\n          ^",
+        4,
+        7,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "cls", "message", "line", "column"), CASES, ids=[c[0] for c in CASES]
+)
+def test_error_message(name: str, text: str, cls: str, message: str, line: int, column: int) -> None:
+    with pytest.raises(CepError) as info:
+        compile_text(text, first_line=2)
+    err = info.value
+    assert cls == type(err).__name__
+    assert message == str(err)
+    span = err.span  # type: ignore[attr-defined]
+    assert (line, column) == (span.line, span.column)
+    assert not isinstance(err, SyntaxError)
+    # the caret sits under the reported column of the reported line
+    rendered = str(err).splitlines()
+    assert rendered[-1].index("^") - 4 == column - 1
+    assert rendered[-2][4:] == ("\n" + text).splitlines()[line - 1]
+
+
+def test_at_least_thirty_kinds() -> None:
+    assert len({c[0] for c in CASES}) >= 30

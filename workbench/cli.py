@@ -1,0 +1,140 @@
+"""The headless command line: ``workbench run`` and ``workbench check``.
+
+::
+
+    workbench check PATTERNS.cep
+    workbench run PATTERNS.cep EVENTS.csv|.jsonl|.json|.parquet [--time COL] [--key COL] [--type COL]
+                  [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--backend local] [--quiet]
+    workbench run PATTERNS.cep --on EVENTS ...     (the same; --on names the events explicitly)
+
+``check`` compiles the file and prints one line per pattern (exit status 1 with the caret message on
+an error). ``run`` replays the events in event time through every pattern of the file (or the ones
+named with ``--pattern``), shows a progress bar on stderr for long inputs, and writes the detections
+(one row per detection, :func:`workbench.results.detections_to_frame`) to ``-o`` or prints them.
+Exit status: 0 on success, 1 for a pattern or input error, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import CepError
+
+__all__ = ["main"]
+
+BACKENDS = ("local",)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="workbench", description="CEP Workbench from the command line.")
+    sub = p.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="compile a pattern file and list its patterns")
+    check.add_argument("patterns", help="a .cep file")
+    run = sub.add_parser("run", help="replay events through the patterns of a file")
+    run.add_argument("patterns", help="a .cep file")
+    run.add_argument("events", nargs="?", help="events: .csv, .jsonl, .json or .parquet")
+    run.add_argument("--on", dest="on", help="events (alternative to the positional argument)")
+    run.add_argument("-o", "--out", help="write detections here (.csv, .jsonl, .json, .parquet)")
+    run.add_argument("--time", help="time column (default: time, else t)")
+    run.add_argument("--key", help="partition key column (default: key, or the file's 'partition by')")
+    run.add_argument("--type", help="event type column (default: type)")
+    run.add_argument("--pattern", action="append", help="run only this pattern (repeatable)")
+    run.add_argument("--backend", default="local", choices=BACKENDS, help="execution backend")
+    run.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
+    return p
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        msg = f"cannot read {path}: {err.strerror or err}"
+        raise CepError(msg) from None
+
+
+def _check(args: argparse.Namespace) -> int:
+    from workbench.language import compile_text
+
+    defs = compile_text(_read(args.patterns))
+    for d in defs:
+        p = d.pattern
+        kind = f"sequence, {len(p.stages)} stage(s)" if hasattr(p, "stages") else f"@{p.operator} group"
+        print(f"{p.name}: {kind}")
+    print(f"{args.patterns}: {len(defs)} pattern(s), OK")
+    return 0
+
+
+def _write(frame: Any, out: str) -> None:
+    suffix = Path(out).suffix.lower()
+    if suffix == ".csv":
+        frame.to_csv(out, index=False)
+    elif suffix in (".jsonl", ".ndjson"):
+        frame.to_json(out, orient="records", lines=True)
+    elif suffix == ".json":
+        frame.to_json(out, orient="records")
+    elif suffix == ".parquet":
+        frame.to_parquet(out, index=False)
+    else:
+        msg = f"cannot write {out}: use a .csv, .jsonl, .json or .parquet file"
+        raise CepError(msg)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from workbench.jupyter.inputs import load_events
+    from workbench.jupyter.progress import TextProgress
+    from workbench.jupyter.session import CepSession, to_frame
+
+    source = args.on or args.events
+    if source is None:
+        msg = "give the events file (workbench run PATTERNS.cep EVENTS.csv)"
+        raise CepError(msg)
+    session = CepSession()
+    defs = session.define(_read(args.patterns))
+    names = args.pattern or [d.pattern.name for d in defs]
+    if not names:
+        msg = f"{args.patterns} defines no pattern"
+        raise CepError(msg)
+    key = args.key
+    if key is None:
+        partitions = {session.get(n).partition for n in names} - {None}
+        if len(partitions) == 1:
+            key = partitions.pop()
+    events = load_events(source, time=args.time, key=key, type=args.type)
+    progress = None if args.quiet or len(events) < 10_000 else TextProgress()
+    outcome = session.run(
+        names, events, progress=progress, trace=False, out_of_orderness=args.out_of_orderness
+    )
+    frame = to_frame(outcome.detections)
+    if args.out:
+        _write(frame, args.out)
+    elif not frame.empty:
+        import pandas as pd
+
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            print(frame.drop(columns=["extra"], errors="ignore").to_string(index=False))
+    if not args.quiet:
+        late = f", {len(outcome.late)} late" if outcome.late else ""
+        where = f" -> {args.out}" if args.out else ""
+        print(f"{len(events)} events, {len(outcome.detections)} detection(s){late}{where}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``workbench`` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args)
+        return _run(args)
+    except CepError as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -73,6 +73,7 @@ class NFAMatcher:
                 by_type.setdefault(typ, set()).add(n)
         self._by_type = {t: frozenset(s) for t, s in by_type.items()}
         self._flink = pattern.flink_order
+        self._stage_index = {name: i for i, name in enumerate(self.nfa.stage_names)}
 
     # ------------------------------------------------------------------ analysis
     def _proceed_closure(self, name: str) -> bool:
@@ -97,6 +98,7 @@ class NFAMatcher:
         """
         out: set[str] = set()
         seen, stack = set(), [name]
+        stays = False  # some IGNORE loop keeps the run in place (else a non-matching event kills it)
         while stack:
             s = stack.pop()
             if s in seen:
@@ -110,10 +112,11 @@ class NFAMatcher:
                 self_ignore = tr.action == Action.IGNORE and tr.target == name
                 if value is not self_ignore:
                     return None
+                stays = stays or self_ignore
                 out |= types
                 if tr.action == Action.PROCEED:
                     stack.append(tr.target)
-        return frozenset(out)
+        return frozenset(out) if stays else None
 
     # ------------------------------------------------------------------ Matcher protocol
     def event_types(self) -> frozenset[str] | None:
@@ -454,7 +457,8 @@ class NFAMatcher:
                 offer(completed, run, _jkey)
         else:
             completed.extend(potential)
-            completed.sort(key=Run.order)
+            keys = {id(r): self._completion_key(state, r) for r in completed}
+            completed.sort(key=lambda r: keys[id(r)])
         while completed:
             match = completed[0]
             assert match.start_id is not None
@@ -474,6 +478,16 @@ class NFAMatcher:
                 self._prune(state, pruning)
             self._emit(state, match, "match", t, ctx, paths[0] if paths else [])
             state.buffer.release(match.node, match.version)
+
+    def _completion_key(self, state: NFAState, run: Run) -> tuple[Any, ...]:
+        """Emission order of held-back matches: earliest start, earliest last event, then the
+        smallest (event, stage) sequence -- a deterministic, documented rule (Flink's own order
+        among equal starts is a Java heap artefact, reproduced only with ``flink_order``)."""
+        paths = state.buffer.extract(run.node, run.version)
+        index = self._stage_index
+        seq = tuple((eid, index[stage]) for stage, eid in paths[0]) if paths else ()
+        last = run.node[0] if run.node is not None else None
+        return (run.start_id, last, seq)
 
     def _pruning_id(self, paths: list[list[tuple[str, EventId]]]) -> EventId | None:
         skip = self._skip

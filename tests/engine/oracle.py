@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-__all__ = ["OStage", "Oracle", "Assignment"]
+__all__ = ["Assignment", "OStage", "Oracle"]
 
 #: a match / partial match: tuple of (position, stage index), positions increasing
 Assignment = tuple[tuple[int, int], ...]

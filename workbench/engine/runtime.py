@@ -422,6 +422,9 @@ class Engine:
             matcher.process(state, event, ctx)
             if matcher.is_idle(state):
                 self._maybe_release(ks, key, pindex)
+        # Drop the key only after every target ran: a later target may still store state in ``ks``.
+        if not ks.states and not ks.instances:
+            self._keys.pop(key, None)
 
     def _fire(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
         counts = self._timer_counts
@@ -438,15 +441,16 @@ class Engine:
         matcher.on_timer(state, time, token, ctx)
         if matcher.is_idle(state):
             self._maybe_release(ks, key, pindex)
+            if not ks.states and not ks.instances:
+                self._keys.pop(key, None)
 
     def _maybe_release(self, ks: KeyState, key: Hashable, pindex: int) -> None:
         """Drop an idle state once no timer of it is pending."""
         if self._timer_counts.get((key, pindex), 0) == 0:
             self._timer_counts.pop((key, pindex), None)
             del ks.states[pindex]
-            # Keep the key's instance counter once an instance was created: ids stay unique per key.
-            if not ks.states and not ks.instances:
-                del self._keys[key]
+            # The caller drops the key once it holds no state; it keeps the key's instance counter
+            # once an instance was created, so ids stay unique per key.
 
     def _schedule(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
         heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))

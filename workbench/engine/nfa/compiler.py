@@ -110,22 +110,43 @@ class _S:
         self.trans.append(_T(action, target, cond))
 
 
-@dataclass(frozen=True, slots=True)
 class _Info:
-    """Derived facts about one (flat) stage."""
+    """Derived facts about one stage or group, linked to the previous element of its chain."""
 
-    name: str
-    strategy: str  # strict | relaxed | any | not_next | not_follow
-    optional: bool
-    looping: bool
-    times: tuple[int, int] | None  # (from, to) for quantified stages
-    times_window: int | float | None
-    greedy: bool
-    inner: str  # strict | relaxed | any
-    where: Cond
-    until: Cond | None
-    within: int | float | None
-    within_prev: int | float | None
+    __slots__ = (
+        "greedy",
+        "group",
+        "inner",
+        "last",
+        "looping",
+        "name",
+        "optional",
+        "prev",
+        "strategy",
+        "times",
+        "times_window",
+        "until",
+        "where",
+        "within",
+        "within_prev",
+    )  # fmt: skip
+
+    def __init__(self, name: str, strategy: str, where: Cond, until: Cond | None) -> None:
+        self.name = name
+        self.strategy = strategy  # strict | relaxed | any | not_next | not_follow
+        self.where = where
+        self.until = until
+        self.optional = False
+        self.looping = False
+        self.times: tuple[int, int] | None = None  # (from, to) for quantified elements
+        self.times_window: int | float | None = None
+        self.greedy = False
+        self.inner = "relaxed"  # strict | relaxed | any
+        self.within: int | float | None = None
+        self.within_prev: int | float | None = None
+        self.prev: _Info | None = None
+        self.group = False
+        self.last: _Info | None = None  # groups: the last element of the inner chain
 
 
 _STRATEGY = {
@@ -150,110 +171,110 @@ class _Compiler:
         self.window_times: dict[str, int | float] = {}
         self.window: int | float | None = None
         self.original: dict[str, _S] = {}
-        self.infos: list[_Info] = []
-        self.cur = 0
-        self.following: int | None = None
+        self.names: list[str] = []
+        self.cur: _Info = _Info("", "strict", TRUE, None)
+        self.following: _Info | None = None
+        self.cur_group: _Info | None = None
+        self.first_of_loop: dict[int, bool] = {}
 
     # ------------------------------------------------------------------ validation
     def _error(self, msg: str, stage: str | None = None) -> PatternError:
         return PatternError(msg, pattern=self.pattern.name, element=stage)
 
-    def _flatten(self) -> list[Stage]:
-        out: list[Stage] = []
-        for s in self.pattern.stages:
-            obj: object = s
-            if isinstance(s, GroupStage):
-                msg = "group stages are not supported by this compiler yet"
-                raise self._error(msg, s.name)
-            if not isinstance(obj, Stage):
+    def _chain(self, elements: tuple[Stage | GroupStage, ...], where: str, seen: set[str]) -> _Info:
+        """Validate a chain of stages (top level or a group's inside) and link its infos."""
+        if not elements:
+            msg = f"{where} needs at least one stage"
+            raise self._error(msg)
+        prev: _Info | None = None
+        prev_elem: Stage | GroupStage | None = None
+        for i, elem in enumerate(elements):
+            obj: object = elem
+            if not isinstance(obj, Stage | GroupStage):
                 msg = f"a stage must be a Stage or GroupStage, got {type(obj).__name__}"
                 raise self._error(msg)
-            out.append(obj)
-        return out
+            info = self._element(
+                elem, first=i == 0, prev_elem=prev_elem, seen=seen, is_last=i == len(elements) - 1
+            )
+            info.prev = prev
+            prev, prev_elem = info, elem
+        assert prev is not None
+        return prev
 
-    def _validate(self, stages: list[Stage]) -> None:
-        if not stages:
-            msg = "a sequence pattern needs at least one stage"
+    def _element(
+        self, elem: Stage | GroupStage, first: bool, prev_elem: Stage | GroupStage | None, seen: set[str],
+        is_last: bool,
+    ) -> _Info:  # fmt: skip
+        name: object = elem.name
+        if not isinstance(name, str) or not name:
+            msg = "stage names must be non-empty strings"
             raise self._error(msg)
-        seen: set[str] = set()
-        for s in stages:
-            name: object = s.name
-            if not isinstance(name, str) or not name:
-                msg = "stage names must be non-empty strings"
-                raise self._error(msg)
-            if DELIM in s.name or s.name == END:
-                msg = f"stage name {s.name!r} is reserved (no ':' and not {END!r})"
-                raise self._error(msg, s.name)
-            if s.name in seen:
-                msg = "duplicate stage name (stage names must be unique)"
-                raise self._error(msg, s.name)
-            seen.add(s.name)
-        for i, s in enumerate(stages):
-            q = s.quantifier
-            if q.min < 1 or (q.max is not None and q.max < q.min):
-                msg = f"bad quantifier: min={q.min}, max={q.max} (need 1 <= min <= max)"
-                raise self._error(msg, s.name)
-            if s.negated:
-                if i == 0:
-                    msg = "a pattern cannot begin with a negated stage"
-                    raise self._error(msg, s.name)
+        if DELIM in name or name == END:
+            msg = f"stage name {name!r} is reserved (no ':' and not {END!r})"
+            raise self._error(msg, name)
+        if name in seen:
+            msg = "duplicate stage name (stage and group names must be unique)"
+            raise self._error(msg, name)
+        seen.add(name)
+        q = elem.quantifier
+        if q.min < 1 or (q.max is not None and q.max < q.min):
+            msg = f"bad quantifier: min={q.min}, max={q.max} (need 1 <= min <= max)"
+            raise self._error(msg, name)
+        if elem.until is not None and not q.looping:
+            msg = "The until condition is only applicable to looping states."
+            raise self._error(msg, name)
+        if q.greedy and (q.single or isinstance(elem, GroupStage)):
+            msg = "greedy() is not applicable to a single-event stage or a group"
+            raise self._error(msg, name)
+        if q.greedy and q.inner is Contiguity.NONDETERMINISTIC_RELAXED:
+            msg = "greedy() cannot be combined with allowCombinations()"
+            raise self._error(msg, name)
+        if q.optional and prev_elem is not None and prev_elem.quantifier.greedy:
+            msg = "an optional stage cannot follow a greedy stage"
+            raise self._error(msg, name)
+        until = None if elem.until is None else compile_condition(elem.until, name, self.aggs)
+        if isinstance(elem, GroupStage):
+            info = _Info(name, "strict" if first else _STRATEGY[Contiguity(elem.contiguity)], TRUE, until)
+            info.group = True
+            info.last = self._chain(elem.stages, f"group {name!r}", seen)
+            if info.last.strategy == "not_follow":
+                msg = "notFollowedBy cannot be the last stage of a group"
+                raise self._error(msg, info.last.name)
+        else:
+            if elem.negated:
+                if first:
+                    msg = "a pattern (or group) cannot begin with a negated stage"
+                    raise self._error(msg, name)
                 if not q.single or q.optional or q.greedy or q.window_ms is not None:
                     msg = "quantifier/optional not applicable to NOT pattern (notNext/notFollowedBy)"
-                    raise self._error(msg, s.name)
-                if s.contiguity is Contiguity.NONDETERMINISTIC_RELAXED:
+                    raise self._error(msg, name)
+                if elem.contiguity is Contiguity.NONDETERMINISTIC_RELAXED:
                     msg = "a negated stage is notNext (strict) or notFollowedBy (relaxed), not followedByAny"
-                    raise self._error(msg, s.name)
-                if stages[i - 1].quantifier.optional:
+                    raise self._error(msg, name)
+                if prev_elem is not None and prev_elem.quantifier.optional:
                     msg = (
                         "an optional stage cannot be followed by notNext/notFollowedBy (Flink: optional "
                         "path to NOT condition is not supported)"
                     )
-                    raise self._error(msg, stages[i - 1].name)
-            if s.until is not None and not q.looping:
-                msg = "The until condition is only applicable to looping states."
-                raise self._error(msg, s.name)
-            if q.greedy and q.single:
-                msg = "greedy() is not applicable to a single-event stage"
-                raise self._error(msg, s.name)
-            if q.greedy and q.inner is Contiguity.NONDETERMINISTIC_RELAXED:
-                msg = "greedy() cannot be combined with allowCombinations()"
-                raise self._error(msg, s.name)
-            if q.optional and i > 0 and stages[i - 1].quantifier.greedy:
-                msg = "an optional stage cannot follow a greedy stage"
-                raise self._error(msg, s.name)
-        skip = self.pattern.skip
-        if skip.stage is not None and skip.stage not in seen:
-            msg = f"the skip strategy names stage {skip.stage!r}, which does not exist"
-            raise self._error(msg, skip.stage)
-
-    def _info(self, s: Stage, first: bool) -> _Info:
-        if s.negated:
-            strategy = "not_next" if s.contiguity is Contiguity.STRICT else "not_follow"
-        else:
-            strategy = "strict" if first else _STRATEGY[Contiguity(s.contiguity)]
-        q = s.quantifier
-        where = compile_condition(s.where, s.name, self.aggs)
-        if s.types:
-            where = (
-                And(type_test(tuple(s.types), s.name), where)
-                if where is not TRUE
-                else type_test(tuple(s.types), s.name)
-            )
-        until = None if s.until is None else compile_condition(s.until, s.name, self.aggs)
-        return _Info(
-            name=s.name,
-            strategy=strategy,
-            optional=q.optional,
-            looping=q.looping,
-            times=None if q.single else (q.min, q.min if q.max is None else q.max),
-            times_window=q.window_ms,
-            greedy=q.greedy,
-            inner=_STRATEGY[Contiguity(q.inner)],
-            where=where,
-            until=until,
-            within=s.within_ms,
-            within_prev=s.within_prev_ms,
-        )
+                    raise self._error(msg, prev_elem.name)
+                strategy = "not_next" if elem.contiguity is Contiguity.STRICT else "not_follow"
+            else:
+                strategy = "strict" if first else _STRATEGY[Contiguity(elem.contiguity)]
+            where = compile_condition(elem.where, name, self.aggs)
+            if elem.types:
+                test = type_test(tuple(elem.types), name)
+                where = test if where is TRUE else And(test, where)
+            info = _Info(name, strategy, where, until)
+            info.within_prev = elem.within_prev_ms
+            self.names.append(name)
+        info.optional = q.optional
+        info.looping = q.looping
+        info.times = None if q.single else (q.min, q.min if q.max is None else q.max)
+        info.times_window = q.window_ms
+        info.greedy = q.greedy
+        info.inner = _STRATEGY[Contiguity(q.inner)]
+        info.within = elem.within_ms
+        return info
 
     # ------------------------------------------------------------------ state helpers
     def _unique(self, base: str) -> str:
@@ -273,7 +294,7 @@ class _Compiler:
         return st
 
     def _new_cur(self, kind: Kind, is_take: bool) -> _S:
-        p = self.infos[self.cur]
+        p = self.cur
         st = self._new(p.name, kind)
         if is_take:
             if p.times is None and p.within_prev is not None:
@@ -293,19 +314,49 @@ class _Compiler:
             self.stops[name] = st
         return st
 
+    def _head_of_group(self, p: _Info) -> bool:
+        return self.cur_group is not None and p.prev is None
+
+    def _is_first_of_loop(self) -> bool:
+        g = self.cur_group
+        return True if g is None else self.first_of_loop.get(id(g), True)
+
+    def _set_first_of_loop(self, value: bool) -> None:
+        if self.cur.group:
+            self.first_of_loop[id(self.cur)] = value
+
+    def _group_until(self, cond: Cond | None, is_take: bool) -> Cond | None:
+        g = self.cur_group
+        return cond if g is None or g.until is None else _with_until(cond, g.until, is_take)
+
+    def _take_cond(self, p: _Info) -> Cond:
+        out = self._group_until(p.where, True)
+        assert out is not None
+        return out
+
     def _ignore_cond(self, p: _Info) -> Cond | None:
-        return _ign(p.strategy, p.where)
+        strategy = p.strategy
+        if self._head_of_group(p):
+            assert self.cur_group is not None
+            strategy = self.cur_group.strategy
+            if not self._is_first_of_loop():
+                strategy = self.cur_group.inner
+        return self._group_until(_ign(strategy, p.where), False)
 
     def _inner_ignore_cond(self, p: _Info) -> Cond | None:
-        return _ign(p.inner, p.where)
+        strategy = p.inner
+        if self._head_of_group(p):
+            assert self.cur_group is not None
+            strategy = self.cur_group.inner
+        return self._group_until(_ign(strategy, p.where), False)
 
     def _not_conditions(self) -> list[tuple[Cond, str]]:
         out: list[tuple[Cond, str]] = []
-        i = self.cur
-        while i > 0 and (self.infos[i - 1].optional or self.infos[i - 1].strategy == "not_follow"):
-            i -= 1
-            if self.infos[i].strategy == "not_follow":
-                out.append((self.infos[i].where, self.infos[i].name))
+        p = self.cur
+        while p.prev is not None and (p.prev.optional or p.prev.strategy == "not_follow"):
+            p = p.prev
+            if p.strategy == "not_follow":
+                out.append((self._take_cond(p), p.name))
         return out
 
     def _add_stop_states(self, st: _S) -> None:
@@ -314,13 +365,13 @@ class _Compiler:
 
     def _add_stop_to_looping(self, st: _S) -> None:
         f = self.following
-        if f is not None and self.infos[f].strategy == "not_follow":
-            cond = self.infos[f].where
-            st.add(Action.PROCEED, self._stop(cond, self.infos[f].name), cond)
+        if f is not None and f.strategy == "not_follow":
+            cond = self._take_cond(f)
+            st.add(Action.PROCEED, self._stop(cond, f.name), cond)
 
     def _copy_without_nots(self, sink: _S) -> _S:
         nots = self._not_conditions()
-        if not nots or not self.infos[self.cur].optional:
+        if not nots or not self.cur.optional:
             return sink
         names = {n for _, n in nots}
         copy = self._new(sink.name, sink.kind)
@@ -350,40 +401,15 @@ class _Compiler:
 
     # ------------------------------------------------------------------ construction
     def run(self) -> CompiledNFA:
-        stages = self._flatten()
-        self._validate(stages)
-        self.infos = [self._info(s, i == 0) for i, s in enumerate(stages)]
-        n = len(self.infos)
-        self.cur = n - 1
-        last = self.infos[-1]
+        last = self._chain(self.pattern.stages, "a sequence pattern", set())
+        skip = self.pattern.skip
+        if skip.stage is not None and skip.stage not in self.names:
+            msg = f"the skip strategy names stage {skip.stage!r}, which does not exist"
+            raise self._error(msg, skip.stage)
+        self.cur = last
         final = self._new(END, Kind.FINAL)
         self.window = _min_window(self.pattern.within_ms, last.within)
-        sink = final
-        while self.cur > 0:
-            p = self.infos[self.cur]
-            if p.strategy == "not_follow":
-                if (p.within_prev is not None or self._window_now() > 0) and sink.kind == Kind.FINAL:
-                    pending = self._new_cur(Kind.PENDING, True)
-                    stop = self._stop(p.where, p.name)
-                    pending.add(Action.PROCEED, stop, p.where)
-                    pending.add(Action.IGNORE, pending, Not(p.where))
-                    sink = pending
-            elif p.strategy == "not_next":
-                nn = self._new_cur(Kind.NORMAL, True)
-                stop = self._stop(p.where, p.name)
-                if sink.kind == Kind.FINAL:
-                    nn.add(Action.IGNORE, sink, Not(p.where))
-                else:
-                    nn.add(Action.PROCEED, sink, Not(p.where))
-                nn.add(Action.PROCEED, stop, p.where)
-                sink = nn
-            else:
-                sink = self._convert(sink)
-            self.following = self.cur
-            self.cur -= 1
-            w = self.infos[self.cur].within
-            if w is not None and w < (self.window if self.window is not None else float("inf")):
-                self.window = w
+        sink = self._middle(final)
         start = self._convert(sink)
         start.kind = Kind.START
         window = self.window if self.window is not None and self.window > 0 else None
@@ -407,27 +433,59 @@ class _Compiler:
             )
             for s in self.all
         }
-        return CompiledNFA(
-            states, start.name, window, dict(self.window_times), tuple(p.name for p in self.infos)
-        )
+        return CompiledNFA(states, start.name, window, dict(self.window_times), tuple(self.names))
+
+    def _middle(self, sink: _S) -> _S:
+        """Flink's ``createMiddleStates``: every element of the current chain but its first."""
+        while self.cur.prev is not None:
+            p = self.cur
+            if p.strategy == "not_follow":
+                if (p.within_prev is not None or self._window_now() > 0) and sink.kind == Kind.FINAL:
+                    pending = self._new_cur(Kind.PENDING, True)
+                    cond = self._take_cond(p)
+                    stop = self._stop(cond, p.name)
+                    pending.add(Action.PROCEED, stop, cond)
+                    pending.add(Action.IGNORE, pending, Not(cond))
+                    sink = pending
+            elif p.strategy == "not_next":
+                nn = self._new_cur(Kind.NORMAL, True)
+                cond = self._take_cond(p)
+                stop = self._stop(cond, p.name)
+                if sink.kind == Kind.FINAL:
+                    nn.add(Action.IGNORE, sink, Not(cond))
+                else:
+                    nn.add(Action.PROCEED, sink, Not(cond))
+                nn.add(Action.PROCEED, stop, cond)
+                sink = nn
+            else:
+                sink = self._convert(sink)
+            self.following = self.cur
+            self.cur = self.cur.prev
+            w = self.cur.within
+            if w is not None and w < (self.window if self.window is not None else float("inf")):
+                self.window = w
+        return sink
 
     def _convert(self, sink: _S) -> _S:
-        p = self.infos[self.cur]
+        p = self.cur
         if p.looping:
             assert p.times is not None
+            self._set_first_of_loop(False)
             looping = self._looping(self._copy_without_nots(sink))
+            self._set_first_of_loop(True)
             last = self._times(looping, sink, p.times)
         elif p.times is not None:
             last = self._times(sink, sink, p.times)
         else:
-            last = self._singleton(sink, sink, p.where, self._ignore_cond(p), p.optional)
+            last = self._singleton(sink, sink, self._take_cond(p), self._ignore_cond(p), p.optional)
         self._add_stop_states(last)
         return last
 
     def _times(self, sink: _S, proceed: _S, times: tuple[int, int]) -> _S:
-        p = self.infos[self.cur]
+        p = self.cur
+        self._set_first_of_loop(False)
         inner_ign = _with_until(self._inner_ignore_cond(p), p.until, False)
-        take = _with_until(p.where, p.until, True)
+        take = _with_until(self._take_cond(p), p.until, True)
         assert take is not None
         if p.greedy and times[0] != times[1]:
             self._greedy(sink, take)
@@ -438,21 +496,21 @@ class _Compiler:
         for _ in range(1, times[0]):
             last = self._singleton(last, None, take, inner_ign, False)
             self._add_stop_to_looping(last)
+        self._set_first_of_loop(True)
         return self._singleton(last, proceed, take, self._ignore_cond(p), p.optional)
 
     def _singleton(self, sink: _S, proceed: _S | None, take: Cond, ignore: Cond | None, optional: bool) -> _S:
-        p = self.infos[self.cur]
+        p = self.cur
+        if p.group:
+            return self._group_state(p, sink, proceed, optional)
         st = self._new_cur(Kind.NORMAL, True)
         target = self._copy_without_nots(sink)
         st.add(Action.TAKE, target, take)
         if optional:
             assert proceed is not None
-            if p.greedy:
-                if p.until is not None:
-                    st.add(Action.PROCEED, self.original.get(proceed.name, proceed), p.until)
-                    st.add(Action.PROCEED, proceed, Not(p.until))
-                else:
-                    st.add(Action.PROCEED, proceed, TRUE)
+            if p.greedy and p.until is not None:
+                st.add(Action.PROCEED, self.original.get(proceed.name, proceed), p.until)
+                st.add(Action.PROCEED, proceed, Not(p.until))
             else:
                 st.add(Action.PROCEED, proceed, TRUE)
         if ignore is not None:
@@ -467,9 +525,11 @@ class _Compiler:
         return st
 
     def _looping(self, sink: _S) -> _S:
-        p = self.infos[self.cur]
+        p = self.cur
+        if p.group:
+            return self._looping_group(p, sink)
         ignore = _with_until(self._inner_ignore_cond(p), p.until, False)
-        take = _with_until(p.where, p.until, True)
+        take = _with_until(self._take_cond(p), p.until, True)
         assert take is not None
         proceed_cond: Cond = TRUE
         st = self._new_cur(Kind.NORMAL, True)
@@ -491,6 +551,36 @@ class _Compiler:
             st.add(Action.IGNORE, ign_state, ignore)
             self._add_stop_to_looping(ign_state)
         return st
+
+    def _enter(self, group: _Info) -> tuple[_Info, _Info | None, _Info | None]:
+        saved = (self.cur, self.following, self.cur_group)
+        self.cur_group = group
+        assert group.last is not None
+        self.cur = group.last
+        return saved
+
+    def _leave(self, saved: tuple[_Info, _Info | None, _Info | None]) -> None:
+        self.cur, self.following, self.cur_group = saved
+
+    def _group_state(self, group: _Info, sink: _S, proceed: _S | None, optional: bool) -> _S:
+        """Inline one iteration of a group in front of ``sink``."""
+        saved = self._enter(group)
+        last = self._convert(self._middle(sink))
+        if optional:
+            assert proceed is not None
+            last.add(Action.PROCEED, proceed, TRUE)
+        self._leave(saved)
+        return last
+
+    def _looping_group(self, group: _Info, sink: _S) -> _S:
+        """A looping group: the inlined group, a dummy state after it leading back to its head."""
+        dummy = self._new_cur(Kind.NORMAL, True)
+        saved = self._enter(group)
+        last = self._convert(self._middle(dummy))
+        last.add(Action.PROCEED, sink, TRUE)
+        dummy.add(Action.PROCEED, last, TRUE)
+        self._leave(saved)
+        return last
 
 
 def _ign(strategy: str, where: Cond) -> Cond | None:

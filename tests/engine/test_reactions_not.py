@@ -144,3 +144,19 @@ def test_negated_entry_uses_bound_variables() -> None:
     )
     res = run(g, [ev(0, "start", id=1), ev(1, "b", id=2)])
     assert [d.negated for d in res.detections] == [("b",)]
+
+
+def test_and_timeout_with_pending_not_and_unsatisfied_positive_reports_a_timeout() -> None:
+    # *Choice* (9.11): Prova throws here; we report a timeout carrying the recorded events.
+    g = ReactionGroup(
+        "g",
+        "and",
+        channels=(Channel("a", "a"), Channel("c", "c"), Channel("b", "b", negated=True)),
+        timeout_ms=100,
+        timeout_channel=True,
+        initiator=INIT,
+    )
+    res = run(g, [ev(0, "start", id=1), ev(1, "a")])
+    assert [(d.kind, d.time, [e.seq for e in d.events], d.negated) for d in res.detections] == [
+        ("timeout", 100, [1], ())
+    ]

@@ -107,7 +107,9 @@ def test_notebook_is_lean_and_executed(src) -> None:  # type: ignore[no-untyped-
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code
     assert all(c.execution_count is not None for c in code), "build the notebook with outputs"
-    assert not any(o.output_type == "error" for c in code for o in c.outputs)
+    for c in code:
+        if "raises-exception" not in c.metadata.get("tags", ()):
+            assert not any(o.output_type == "error" for o in c.outputs), c.source
 
 
 @pytest.mark.parametrize("src", SOURCES, ids=IDS)

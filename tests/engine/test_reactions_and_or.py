@@ -189,3 +189,14 @@ def test_count_of_follows_prova_conventions() -> None:
     assert Count.of(1, 2, "strict") == Count(1, 2, "strict")
     with pytest.raises(PatternError, match="mode"):
         Count.of(1, 2, "sometimes")
+
+
+def test_a_failing_condition_raises_an_expression_error_naming_it_and_the_event() -> None:
+    from workbench.errors import ExpressionError
+
+    g = ReactionGroup("g", "or", channels=(Channel("c", "login", where="e.missing > 1"),), initiator=LOGIN)
+    with pytest.raises(ExpressionError, match=r"e\.missing > 1.*login#1"):
+        run(g, [ev(1, "login", user="a", ip="1"), ev(2, "login", user="a", ip="2")])
+    g2 = ReactionGroup("g", "or", channels=(Channel("c", "login", where="e.ip != NOPE"),), initiator=LOGIN)
+    with pytest.raises(ExpressionError, match="NOPE"):
+        run(g2, [ev(1, "login", user="a", ip="1"), ev(2, "login", user="a", ip="2")])

@@ -35,6 +35,9 @@ def _compile_string(source: str) -> Compiled:
         except NameError as err:
             msg = f"condition {source!r}: {err}; bound variables: {sorted(env)}"
             raise ExpressionError(msg) from None
+        except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as err:
+            msg = f"condition {source!r} failed on event {event.describe()}: {err}"
+            raise ExpressionError(msg) from None
 
     return run
 

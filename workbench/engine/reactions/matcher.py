@@ -31,71 +31,24 @@ and listed in ``docs/reaction-groups.md``):
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping
 from typing import Any
 
-from workbench.engine import detection as det
-from workbench.engine.detection import Detection, Reaction, TraceKind
+from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.reactions import accumulators as accs
 from workbench.engine.reactions.compiled import CChannel, CGroup, compile_group, group_initiator
+from workbench.engine.reactions.lifecycle import Lifecycle, Path
 from workbench.engine.reactions.patterns import AND, ReactionGroup, pairs
-from workbench.engine.reactions.state import ChannelState, Entry, GroupState, InstanceState, SubResult
-from workbench.errors import CepRuntimeError
+from workbench.engine.reactions.results import TreeNode
+from workbench.engine.reactions.rules import and_complete, compatible, negation_holds, satisfied
+from workbench.engine.reactions.state import ChannelState, Entry, GroupState, InstanceState
 
 __all__ = ["GroupMatcher", "TreeNode"]
 
-Path = tuple[str, ...]
 
-
-@dataclass(frozen=True, slots=True)
-class TreeNode:
-    """A nested group's result inside ``Detection.extra["tree"]``.
-
-    ``tree`` lists the nested group's own results: events and further :class:`TreeNode` items;
-    ``negated`` its ``@not`` channels proved absent.
-    """
-
-    group: str
-    exit: str
-    tree: tuple[Event | TreeNode, ...]
-    negated: tuple[str, ...] = ()
-
-    @property
-    def events(self) -> tuple[Event, ...]:
-        """The leaf events, flattened."""
-        out: list[Event] = []
-        for item in self.tree:
-            out.extend(item.events if isinstance(item, TreeNode) else (item,))
-        return tuple(out)
-
-
-def _flatten(
-    entries: Iterable[Entry], negated: Iterable[str], prefix: str = ""
-) -> tuple[list[Event], list[str], list[str], list[Event | TreeNode]]:
-    events: list[Event] = []
-    chans: list[str] = []
-    negs: list[str] = []
-    tree: list[Event | TreeNode] = []
-    for en in entries:
-        if en.sub is not None:
-            sub = en.sub
-            ev, ch, ng, st = _flatten(sub.entries, sub.negated, f"{prefix}{sub.group}.")
-            events += ev
-            chans += ch
-            negs += ng
-            tree.append(TreeNode(sub.group, sub.exit, tuple(st), tuple(sub.negated)))
-        elif en.event is not None:
-            events.append(en.event)
-            chans.append(prefix + en.channel)
-            tree.append(en.event)
-    negs += [prefix + n for n in negated]
-    return events, chans, negs, tree
-
-
-class GroupMatcher:
+class GroupMatcher(Lifecycle):
     """The compiled matcher of a :class:`ReactionGroup` (immutable, shared by every key)."""
 
     def __init__(self, pattern: ReactionGroup) -> None:
@@ -271,18 +224,6 @@ class GroupMatcher:
             if ctx.tracing:
                 ctx.trace(TraceKind.EXTENDED, root.id, group.members[index].id, event.seq, {"after": cc.id})
 
-    def _find(self, root: InstanceState, path: Path) -> tuple[CGroup, InstanceState] | None:
-        group, inst = self.group, root
-        for name in path:
-            child = inst.children.get(name)
-            if child is None or child.ended:
-                return None
-            sub = group.members[group.index_of[name]]
-            assert isinstance(sub, CGroup)
-            group, inst = sub, child
-        return group, inst
-
-    # ------------------------------------------------------------------ events
     def _deliver(
         self,
         state: GroupState,
@@ -320,63 +261,6 @@ class GroupMatcher:
             inst.order = [
                 (k, r) for k, r in inst.order if (r in inst.channels if k == "c" else r in inst.children)
             ]
-
-    def _react(self, root: InstanceState, cc: CChannel, event: Event, status: str, ctx: Context) -> None:
-        ctx.react(Reaction(self.name, ctx.key, root.id, cc.id, event, ctx.now, status))
-
-    def _collect(self, inst: InstanceState, cc: CChannel, event: Event, env: Mapping[str, Any]) -> None:
-        for var, expr in cc.collect:
-            target = inst.vars.get(var)
-            if not isinstance(target, list):
-                msg = (
-                    f"group {self.name!r}, channel {cc.id!r}: collect needs list variable {var!r} "
-                    f"(declare it in the initiator's state), got {type(target).__name__}"
-                )
-                raise CepRuntimeError(msg)
-            target.append(expr(event, env))
-
-    def _remove(self, inst: InstanceState, ch: ChannelState) -> None:
-        inst.channels.pop(ch.cid, None)
-
-    def _record(self, inst: InstanceState, cc: CChannel, event: Event) -> Entry:
-        entry = Entry(cc.id, event)
-        inst.results.append(entry)
-        return entry
-
-    # ---- AND
-    def _satisfied(self, group: CGroup, ch: ChannelState, cc: CChannel, at_timeout: bool) -> bool:
-        """Whether a live channel lets an AND complete (prova.md 3.1, isAndComplete)."""
-        spec = cc.spec
-        if spec.negated:
-            if not self._negation_holds(ch, cc):
-                return False
-            # Absence is proved by a timeout when there is one: the group's (at_timeout) or the
-            # channel's own member timeout (a "not within T" channel holds completion back).
-            return at_timeout or (group.spec.timeout_ms is None and spec.timeout_ms is None)
-        if spec.optional or spec.stop or spec.is_control:
-            return True
-        if spec.count is not None:
-            return ch.seen >= spec.count.min
-        return False
-
-    @staticmethod
-    def _negation_holds(ch: ChannelState, cc: CChannel) -> bool:
-        count = cc.spec.count
-        if count is None:
-            return True
-        if count.mode == "strict":
-            return ch.seen < count.min or ch.seen > count.max
-        return ch.seen < max(count.min, 1)
-
-    def _and_complete(self, group: CGroup, inst: InstanceState, at_timeout: bool = False) -> bool:
-        if group.vars_mode or inst.children:
-            return False
-        for ch in inst.channels.values():
-            cc = group.members[ch.member]
-            assert isinstance(cc, CChannel)
-            if not self._satisfied(group, ch, cc, at_timeout):
-                return False
-        return True
 
     def _and_event(
         self,
@@ -441,7 +325,7 @@ class GroupMatcher:
             self._remove(inst, ch)
             if ctx.tracing:
                 ctx.trace(TraceKind.STOPPED, root.id, cc.id, event.seq)
-            if self._and_complete(group, inst):
+            if and_complete(group, inst):
                 self._succeed(state, root, group, inst, path, ctx)
             else:
                 self._fail(state, root, group, inst, path, ctx, cause=cc.id)
@@ -483,18 +367,6 @@ class GroupMatcher:
             return
         self._and_check(state, root, group, inst, path, ctx)
 
-    def _and_check(
-        self,
-        state: GroupState,
-        root: InstanceState,
-        group: CGroup,
-        inst: InstanceState,
-        path: Path,
-        ctx: Context,
-    ) -> None:
-        if not inst.ended and self._and_complete(group, inst):
-            self._succeed(state, root, group, inst, path, ctx)
-
     def _stop_targets(
         self,
         group: CGroup,
@@ -512,7 +384,7 @@ class GroupMatcher:
             assert isinstance(oc, CChannel)
             if oc.id not in targets:
                 continue
-            if require_satisfied and not self._satisfied(group, other, oc, at_timeout=True):
+            if require_satisfied and not satisfied(group, other, oc, at_timeout=True):
                 return False
             self._remove(inst, other)
             if ctx.tracing:
@@ -563,7 +435,7 @@ class GroupMatcher:
         if single:
             for entries in others.values():
                 for entry in entries:
-                    if not self._compatible(group, env, mine, [entry], event):
+                    if not compatible(group, env, mine, [entry], event):
                         if ctx.tracing:
                             ctx.trace(TraceKind.IGNORED, root.id, cc.id, event.seq, {"join": "disagrees"})
                         return
@@ -584,7 +456,7 @@ class GroupMatcher:
                 [*combo, other]
                 for combo in combos
                 for other in others[channel]
-                if self._compatible(group, env, mine, [*combo, other], event)
+                if compatible(group, env, mine, [*combo, other], event)
             ]
         expected_legs = (
             len({m.id for m in group.members if isinstance(m, CChannel) and pairs(m.spec.vars)}) - 1
@@ -600,23 +472,6 @@ class GroupMatcher:
             if group.spec.exit.count is not None and inst.emitted >= group.spec.exit.count:
                 self._end(state, root, group, inst, path)
                 return
-
-    def _compatible(
-        self, group: CGroup, env: Mapping[str, Any], mine: Mapping[str, Any], legs: list[Entry], event: Event
-    ) -> bool:
-        merged: dict[str, Any] = {}
-        for leg in legs:
-            for var, value in (leg.bindings or {}).items():
-                if var in merged and merged[var] != value:
-                    return False
-                merged[var] = value
-        for var, value in mine.items():
-            if var in merged and merged[var] != value:
-                return False
-        if group.where is None:
-            return True
-        scope = {**env, **merged, **mine}
-        return bool(group.where(event, scope))
 
     # ---- OR
     def _or_event(
@@ -747,7 +602,7 @@ class GroupMatcher:
         if ctx.tracing:
             ctx.trace(TraceKind.TIMED_OUT, root.id, cc.id)
         if cc.spec.negated:
-            if not self._negation_holds(ch, cc):
+            if not negation_holds(ch, cc):
                 self._fail(state, root, group, inst, path, ctx, cause=cc.id, timed_out=True)
                 return
             self._remove(inst, ch)
@@ -756,7 +611,7 @@ class GroupMatcher:
             if group.op == AND:
                 self._and_check(state, root, group, inst, path, ctx)
             return
-        was_satisfied = self._satisfied(group, ch, cc, at_timeout=True)
+        was_satisfied = satisfied(group, ch, cc, at_timeout=True)
         self._remove(inst, ch)
         if group.op == AND:
             # An expired positive channel that was never satisfied fails the AND at once (9.4).
@@ -783,10 +638,10 @@ class GroupMatcher:
         for ch in inst.channels.values():
             cc = group.members[ch.member]
             assert isinstance(cc, CChannel)
-            if cc.spec.negated and self._negation_holds(ch, cc):
+            if cc.spec.negated and negation_holds(ch, cc):
                 live_nots.append(cc.id)
         if group.op == AND:
-            ok = not group.vars_mode and self._and_complete(group, inst, at_timeout=True)
+            ok = not group.vars_mode and and_complete(group, inst, at_timeout=True)
         else:
             ok = bool(live_nots)
         if ok:
@@ -796,118 +651,3 @@ class GroupMatcher:
             self._succeed(state, root, group, inst, path, ctx, negated=live_nots)
         else:
             self._fail(state, root, group, inst, path, ctx, cause=None, timed_out=True)
-
-    # ------------------------------------------------------------------ outcomes
-    def _emit(
-        self,
-        root: InstanceState,
-        group: CGroup,
-        inst: InstanceState,
-        kind: str,
-        entries: list[Entry],
-        negated: list[str],
-        ctx: Context,
-        aggregate: Any = None,
-    ) -> None:
-        events, chans, negs, tree = _flatten(entries, negated)
-        extra: dict[str, Any] = {"exit": group.op, "group": group.name, "tree": tuple(tree)}
-        if group is not self.group:
-            extra["nested"] = True
-        if aggregate is not None:
-            extra["aggregate"] = aggregate
-        if ctx.tracing:
-            ctx.trace(
-                TraceKind.DETECTED if kind == det.MATCH else TraceKind.FAILED,
-                root.id,
-                None if group is self.group else group.name,
-                None,
-                {"kind": kind, "events": [e.seq for e in events]},
-            )
-        ctx.emit(
-            Detection(
-                self.name,
-                ctx.key,
-                root.id,
-                kind,
-                ctx.now,
-                tuple(events),
-                tuple(chans),
-                tuple(negs),
-                root.initiator,
-                extra,
-            )
-        )
-
-    def _succeed(
-        self,
-        state: GroupState,
-        root: InstanceState,
-        group: CGroup,
-        inst: InstanceState,
-        path: Path,
-        ctx: Context,
-        negated: list[str] | None = None,
-    ) -> None:
-        entries = [en for en in inst.results if not en.emitted]
-        self._emit(root, group, inst, det.MATCH, entries, negated or [], ctx)
-        self._end(state, root, group, inst, path)
-        if path:
-            self._child_done(
-                state, root, path, SubResult(group.name, group.op, entries, list(negated or [])), ctx
-            )
-
-    def _fail(
-        self,
-        state: GroupState,
-        root: InstanceState,
-        group: CGroup,
-        inst: InstanceState,
-        path: Path,
-        ctx: Context,
-        cause: str | None,
-        timed_out: bool = False,
-    ) -> None:
-        if ctx.tracing:
-            ctx.trace(TraceKind.FAILED, root.id, cause, None, {"timed_out": timed_out})
-        if timed_out and group.spec.timeout_channel:
-            entries = [en for en in inst.results if not en.emitted]
-            self._emit(root, group, inst, det.TIMEOUT, entries, [], ctx)
-        self._end(state, root, group, inst, path)
-        if path:
-            self._child_done(state, root, path, None, ctx)
-
-    def _end(
-        self, state: GroupState, root: InstanceState, group: CGroup, inst: InstanceState, path: Path
-    ) -> None:
-        inst.ended = True
-        for child in inst.children.values():
-            child.ended = True
-        inst.children.clear()
-        inst.channels.clear()
-        if not path:
-            state.instances.pop(root.id, None)
-
-    def _child_done(
-        self, state: GroupState, root: InstanceState, path: Path, result: SubResult | None, ctx: Context
-    ) -> None:
-        """A nested group ended: its result is a positive member event of the parent, or a failure."""
-        found = self._find(root, path[:-1])
-        if found is None:
-            return
-        parent_group, parent = found
-        if parent.ended:
-            return
-        parent.children.pop(path[-1], None)
-        if result is None:
-            # *Choice*: a nested group that can no longer succeed fails an AND parent (Prova leaves
-            # the parent waiting for its own timeout, prova.md 5.2); an OR parent goes on.
-            if parent_group.op == AND:
-                self._fail(state, root, parent_group, parent, path[:-1], ctx, cause=path[-1])
-            elif not parent.channels and not parent.children:
-                self._fail(state, root, parent_group, parent, path[:-1], ctx, cause=path[-1], timed_out=True)
-            return
-        parent.results.append(Entry(path[-1], sub=result))
-        if parent_group.op == AND:
-            self._and_check(state, root, parent_group, parent, path[:-1], ctx)
-        else:
-            self._succeed(state, root, parent_group, parent, path[:-1], ctx)

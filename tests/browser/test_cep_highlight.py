@@ -84,7 +84,14 @@ def _notebook() -> dict[str, Any]:
             "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
             "language_info": {"name": "python", "codemirror_mode": {"name": "ipython", "version": 3}},
         },
-        "cells": [code(PYTHON_CELL), code(CEP_CELL), code(MISTAKES_CELL), code("")],
+        "cells": [
+            code(PYTHON_CELL),
+            code(CEP_CELL),
+            code(MISTAKES_CELL),
+            code(""),
+            code("%load_ext workbench"),
+            code(""),
+        ],
     }
 
 
@@ -331,6 +338,25 @@ def test_typing_the_magic_switches_the_cell(page: Any) -> None:
     editor.evaluate("e => new Promise(r => requestAnimationFrame(() => r(null)))")
     assert "cep-Editor" not in (editor.get_attribute("class") or "")
     assert _tokens(cell) == {}
+
+
+def test_tab_completes_in_a_cep_cell(page: Any) -> None:
+    """The kernel-side completer (workbench.jupyter.completion) answers JupyterLab's Tab."""
+    load = _cell(page, 4)
+    load.locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")  # runs %load_ext workbench (starts the kernel if needed)
+    load.locator(".jp-InputPrompt", has_text="[1]").wait_for(timeout=90_000)
+    cell = _cell(page, 5)
+    cell.locator(".cm-content").click()
+    page.keyboard.type("%%cep\nsequence s\n  begin a where a.x > 1 @ti")
+    page.keyboard.press("Tab")
+    popup = page.locator(".jp-Completer:not(.lm-mod-hidden)")
+    popup.wait_for()
+    items = popup.locator(".jp-Completer-item .jp-Completer-match").all_inner_texts()
+    assert items == ["timeout", "timeout_channel", "timer"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "cep_completion.png"))
+    page.keyboard.press("Escape")
 
 
 def test_cep_files_open_highlighted(page: Any) -> None:

@@ -80,3 +80,11 @@ def test_generated_events_use_the_restricted_evaluator() -> None:
     events = case_events(load("last_a_fby_b_big"))
     assert len(events) == 30000
     assert events[2]["type"] == "logout"
+
+
+def test_order_matters_is_honoured() -> None:
+    case = load("or_paused")
+    case["order_matters"] = True
+    assert run_case(case, RunOptions()) == []
+    case["expected"] = list(reversed(case["expected"]))
+    assert run_case(case, RunOptions()) != []

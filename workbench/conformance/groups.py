@@ -293,11 +293,19 @@ def _agrees(exp: Any, act: Any) -> bool:
 
 
 def _compare_all(
-    expected: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]], label: str
+    expected: Sequence[Mapping[str, Any]],
+    actual: Sequence[Mapping[str, Any]],
+    label: str,
+    order_matters: bool = False,
 ) -> list[str]:
-    diffs = compare_detections(expected, actual, label=label)
+    diffs = compare_detections(expected, actual, label=label, order_matters=order_matters)
     if diffs:
         return diffs
+    if order_matters:
+        bad = [i for i, (e, a) in enumerate(zip(expected, actual, strict=True)) if not _agrees(e, a)]
+        return [
+            f"{label} #{i}: extras differ: expected {json.dumps(expected[i], sort_keys=True)}" for i in bad
+        ]
     unused = list(actual)
     missing = []
     for exp in expected:
@@ -376,7 +384,10 @@ def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
     diffs: list[str] = []
     if not case.get("expected_idealised"):
         diffs += _compare_all(
-            _expected(case), [_as_case(d, with_key) for d in top if d.kind == "match"], "detections"
+            _expected(case),
+            [_as_case(d, with_key) for d in top if d.kind == "match"],
+            "detections",
+            order_matters=bool(case.get("order_matters")),
         )
     diffs += _compare_all(
         case.get("expected_timeouts") or [],

@@ -44,6 +44,7 @@ from workbench.engine.reactions.patterns import AND, ReactionGroup, pairs
 from workbench.engine.reactions.results import TreeNode
 from workbench.engine.reactions.rules import and_complete, compatible, negation_holds, satisfied
 from workbench.engine.reactions.state import ChannelState, Entry, GroupState, InstanceState
+from workbench.errors import PatternError
 
 __all__ = ["GroupMatcher", "TreeNode"]
 
@@ -57,8 +58,6 @@ class GroupMatcher(Lifecycle):
         self.group = compile_group(pattern)
         self.initiator = group_initiator(pattern)
         if self.initiator is None and not pattern.instances:
-            from workbench.errors import PatternError
-
             msg = "a reaction group needs an initiator or start-up instances"
             raise PatternError(msg, pattern=pattern.name)
         types = self.group.types()

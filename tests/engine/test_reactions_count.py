@@ -51,7 +51,9 @@ def test_at_least_n_record_mode() -> None:
 def test_strict_mode_fails_on_an_event_beyond_max() -> None:
     g = group(Count(1, 2, "strict"), Channel("end", "end", stop_ids=("a",)))
     assert seqs(run(g, [ev(0, "start"), ev(1, "a"), ev(2, "a"), ev(3, "end")])) == [(1, 2, 3)]
-    assert run(g, [ev(0, "start"), ev(1, "a"), ev(2, "a"), ev(3, "a"), ev(4, "end")]).detections == []
+    res = run(g, [ev(0, "start"), ev(1, "a"), ev(2, "a"), ev(3, "a"), ev(4, "end")])
+    assert res.detections == []
+    assert [r.status for r in res.reactions] == ["accepted", "accepted", "violated"]
 
 
 def test_count_with_timeout_reports_the_partial_trace() -> None:

@@ -329,12 +329,13 @@ class GroupMatcher(Lifecycle):
             else:
                 self._fail(state, root, group, inst, path, ctx, cause=cc.id)
             return
-        self._react(root, cc, event, "accepted", ctx)
-        if ctx.tracing:
+        count = spec.count
+        strict_overflow = count is not None and count.mode == "strict" and ch.seen >= count.max
+        self._react(root, cc, event, "violated" if strict_overflow else "accepted", ctx)
+        if ctx.tracing and not strict_overflow:
             ctx.trace(TraceKind.ACCEPTED, root.id, cc.id, event.seq)
-        if spec.count is not None:
-            count = spec.count
-            if count.mode == "strict" and ch.seen >= count.max:
+        if count is not None:
+            if strict_overflow:
                 if ctx.tracing:
                     ctx.trace(
                         TraceKind.VIOLATED,

@@ -25,6 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from workbench.engine.detection import Detection
+from workbench.engine.nfa import SequencePattern
+from workbench.engine.nfa.harness import NFAHarness
 
 __all__ = ["Assignment", "OStage", "Oracle"]
 
@@ -182,3 +187,26 @@ class Oracle:
         if not positions:
             return None
         return positions[0] if kind == "skip_to_first" else positions[-1]
+
+
+# ---------------------------------------------------------------------- helpers for the NFA tests
+
+
+def feed(pattern: SequencePattern, types: str | Sequence[str], times: Sequence[int] | None = None,
+         **fields: Sequence[Any]) -> list[Detection]:  # fmt: skip
+    """Run ``pattern`` in the NFA harness over events of the given types (time = index by default)."""
+    harness = NFAHarness(pattern)
+    for i, t in enumerate(types):
+        extra = {k: v[i] for k, v in fields.items()}
+        harness.feed({"type": t, "time": i if times is None else times[i], **extra})
+    return harness.detections
+
+
+def seqs(detections: list[Detection], kind: str = "match") -> list[tuple[int, ...]]:
+    """Event positions of each detection of ``kind``, in emission order."""
+    return [d.seqs for d in detections if d.kind == kind]
+
+
+def is_type(*types: str) -> str:
+    """A condition string accepting these event types."""
+    return f"e.type in {tuple(types)!r}"

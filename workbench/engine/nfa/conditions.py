@@ -45,7 +45,7 @@ class ConditionContext:
     ``timestamp`` the event's time.
     """
 
-    __slots__ = ("_aggs", "_lookup", "_matched", "stage", "timestamp")
+    __slots__ = ("_aggs", "_lookup", "_matched", "memo", "stage", "timestamp")
 
     def __init__(
         self,
@@ -59,6 +59,8 @@ class ConditionContext:
         self.timestamp = timestamp
         #: the stage whose condition is being evaluated (set by the compiled condition)
         self.stage: str | None = None
+        #: results of user conditions already evaluated for this (partial match, event)
+        self.memo: dict[int, bool] = {}
 
     def matched(self, stage: str) -> list[Event]:
         """Events already taken for ``stage`` in this partial match (empty if none)."""
@@ -107,9 +109,14 @@ class Leaf(Cond):
     types: frozenset[str] | None
 
     def __call__(self, event: Event, ctx: ConditionContext) -> bool:
+        memo = ctx.memo
+        key = id(self)
+        if key in memo:
+            return memo[key]
         ctx.stage = self.stage
         try:
-            return bool(self.fn(event, ctx))
+            value = memo[key] = bool(self.fn(event, ctx))
+            return value
         except CepRuntimeError:
             raise
         except Exception as err:

@@ -1,0 +1,65 @@
+"""Group patterns: a sub-pattern with its own quantifier and contiguity."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.oracle import feed, is_type, seqs
+from workbench.engine.nfa import GroupStage, Quantifier, SequencePattern, Stage, begin
+from workbench.errors import PatternError
+
+
+def ab() -> object:
+    return begin("a").where(is_type("a")).next("b").where(is_type("b"))
+
+
+def test_group_times() -> None:
+    p = begin(ab()).times(2).build("p")  # type: ignore[arg-type]
+    out = feed(p, "abab")
+    assert seqs(out) == [(0, 2, 1, 3)]  # listed stage by stage: a's, then b's
+    assert out[0].by_stage() == {"a": list(out[0].events[:2]), "b": list(out[0].events[2:])}
+
+
+def test_group_one_or_more_then_strict_next() -> None:
+    p = begin("s").where(is_type("s")).followed_by(ab()).one_or_more()  # type: ignore[arg-type]
+    p = p.next("c").where(is_type("c"))
+    assert seqs(feed(p.build("p"), "sababc")) == [(0, 1, 3, 2, 4, 5)]
+    assert seqs(feed(p.build("p"), "sabc")) == [(0, 1, 2, 3)]
+
+
+def test_optional_group() -> None:
+    p = begin("s").where(is_type("s")).followed_by(ab()).optional()  # type: ignore[arg-type]
+    p = p.followed_by("c").where(is_type("c"))
+    assert sorted(seqs(feed(p.build("p"), "sabc"))) == [(0, 1, 2, 3), (0, 3)]
+
+
+def test_group_inner_contiguity_applies_between_iterations() -> None:
+    p = begin("s").where(is_type("s")).followed_by(ab()).times(2).consecutive()  # type: ignore[arg-type]
+    p = p.followed_by("c").where(is_type("c"))
+    assert seqs(feed(p.build("p"), "sabxabc")) == []
+    assert seqs(feed(p.build("p"), "sababc")) == [(0, 1, 3, 2, 4, 5)]
+    relaxed = begin("s").where(is_type("s")).followed_by(ab()).times(2)  # type: ignore[arg-type]
+    relaxed = relaxed.followed_by("c").where(is_type("c"))
+    assert seqs(feed(relaxed.build("p"), "sabxabc")) == [(0, 1, 4, 2, 5, 6)]
+
+
+def test_group_until() -> None:
+    def pattern(until: str | None) -> SequencePattern:
+        group = GroupStage("g", (Stage("a", is_type("a")),), quantifier=Quantifier.one_or_more(), until=until)
+        return SequencePattern("p", (Stage("s", is_type("s")), group, Stage("c", is_type("c"))))
+
+    free = sorted(seqs(feed(pattern(None), "saauac")))
+    assert (0, 1, 2, 4, 5) in free
+    stopped = sorted(seqs(feed(pattern("e.type == 'u'"), "saauac")))
+    assert stopped == [(0, 1, 2, 5), (0, 1, 5)]
+    single = GroupStage("g", (Stage("a", is_type("a")),), until="e.type == 'u'")
+    with pytest.raises(PatternError, match="looping"):
+        SequencePattern("p", (Stage("s", is_type("s")), single)).compile()
+
+
+def test_group_names_are_unique_and_groups_not_greedy() -> None:
+    dup = SequencePattern("p", (Stage("a"), GroupStage("g", (Stage("a"),))))
+    with pytest.raises(PatternError, match="duplicate"):
+        dup.compile()
+    with pytest.raises(PatternError, match="group"):
+        begin("s").followed_by(ab()).one_or_more().greedy().build("p").compile()  # type: ignore[arg-type]

@@ -1,0 +1,78 @@
+"""The event-type index (partial matches are visited only by events that can change them) and the cap."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.oracle import feed, is_type, seqs
+from workbench.engine.events import Event
+from workbench.engine.nfa import SequencePattern, Stage, begin
+from workbench.engine.nfa.harness import NFAHarness
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, e: Event) -> bool:
+        self.calls += 1
+        return e.get("ok", True)
+
+
+def test_wakes_sets() -> None:
+    m = begin("a").where(is_type("a")).followed_by("b").where(is_type("b")).build("p").compile()
+    assert m.wakes("b") == frozenset({"b"})
+    strict = begin("a").where(is_type("a")).next("b").where(is_type("b")).build("p").compile()
+    assert strict.wakes("b") is None  # any other event kills the run: must be visited
+    opaque = begin("a").where(is_type("a")).followed_by("b").where("e.price > 3").build("p").compile()
+    assert opaque.wakes("b") is None  # unknown condition: fall back to visiting
+
+
+def test_waiting_runs_are_not_visited_by_unrelated_events() -> None:
+    counter = Counter()
+    p = SequencePattern("p", (Stage("a", is_type("a")), Stage("b", counter, types=("b",))))
+    h = NFAHarness(p)
+    for i in range(200):
+        h.feed({"type": "a", "time": i})
+    for i in range(1000):
+        h.feed({"type": "x", "time": 200 + i})
+    assert counter.calls == 0
+    assert len(h.states[None].runs) == 200
+    h.feed({"type": "b", "time": 2000})
+    assert counter.calls == 200
+    assert len(h.detections) == 200
+
+
+def test_without_type_information_every_run_is_checked() -> None:
+    counter = Counter()
+    p = SequencePattern("p", (Stage("a", is_type("a")), Stage("b", counter)))
+    h = NFAHarness(p)
+    for i in range(20):
+        h.feed({"type": "a", "time": i})
+    h.feed({"type": "x", "time": 100, "ok": False})
+    assert counter.calls >= 20
+
+
+def test_index_gives_the_same_matches_as_full_scan() -> None:
+    typed = begin("a").where(is_type("a")).followed_by_any("b").where(is_type("b")).build("p")
+    opaque = begin("a").where("e.type == 'a' or e.get('z') == 1").followed_by_any("b")
+    opaque = opaque.where("e.type == 'b' or e.get('z') == 1").build("q")
+    stream = "axbbxab"
+    assert sorted(seqs(feed(typed, stream))) == sorted(seqs(feed(opaque, stream)))
+
+
+def test_cap_on_partial_matches_warns_and_counts() -> None:
+    p = SequencePattern("p", (Stage("a", is_type("a")), Stage("b", is_type("b"))), max_partial_matches=10)
+    h = NFAHarness(p)
+    for i in range(10):
+        h.feed({"type": "a", "time": i})
+    with pytest.warns(RuntimeWarning, match="max_partial_matches"):
+        h.feed({"type": "a", "time": 10})
+    for i in range(11, 25):
+        with pytest.warns(RuntimeWarning):
+            h.feed({"type": "a", "time": i})
+    state = h.states[None]
+    assert len(state.runs) == 10
+    assert state.dropped == 15
+    h.feed({"type": "b", "time": 100})
+    assert sorted(d.seqs[0] for d in h.detections) == list(range(15, 25))  # the oldest were dropped

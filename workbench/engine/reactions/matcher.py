@@ -97,7 +97,8 @@ class GroupMatcher(Lifecycle):
         if not init.spec.mult:
             state.initiated = True
         variables = dict(env)
-        variables.update(copy.deepcopy(dict(pairs(init.spec.state))))
+        if init.spec.state:  # per-instance mutable state: each instance gets its own copy
+            variables.update(copy.deepcopy(dict(pairs(init.spec.state))))
         variables.update(bound)
         root = self._start(state, variables, event, ctx)
         if init.spec.template:

@@ -16,7 +16,7 @@ import {
 } from '@jupyterlab/codemirror';
 import { Compartment, EditorState, Extension, Prec, Text } from '@codemirror/state';
 
-import { cepSupport } from './language';
+import { cepSupport } from './language.js';
 
 /** A cell is a %%cep cell when its first non-blank text is the magic. */
 const CELL_MAGIC = /^\s*%%cep(?![A-Za-z_0-9])/;

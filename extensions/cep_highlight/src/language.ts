@@ -20,7 +20,7 @@ import {
   KEYWORDS,
   LINE_COMMENT,
   OPERATOR_WORDS
-} from './lexicon';
+} from './lexicon.js';
 
 /** Tokenizer state: where we are relative to the `%%cep` line and the last token. */
 interface ICepState {

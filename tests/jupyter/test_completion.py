@@ -119,3 +119,12 @@ def test_unload_removes_the_matcher(shell: Any) -> None:
     finally:
         load_ipython_extension(shell)
     assert _complete_in(shell, "%cep ru") == [("run", "command")]
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    from workbench.jupyter import completion
+
+    result = doctest.testmod(completion)
+    assert (result.attempted, result.failed) == (2, 0)

@@ -16,7 +16,7 @@ class Counter:
 
     def __call__(self, e: Event) -> bool:
         self.calls += 1
-        return e.get("ok", True)
+        return bool(e.get("ok", True))
 
 
 def test_wakes_sets() -> None:
@@ -55,8 +55,8 @@ def test_without_type_information_every_run_is_checked() -> None:
 
 def test_index_gives_the_same_matches_as_full_scan() -> None:
     typed = begin("a").where(is_type("a")).followed_by_any("b").where(is_type("b")).build("p")
-    opaque = begin("a").where("e.type == 'a' or e.get('z') == 1").followed_by_any("b")
-    opaque = opaque.where("e.type == 'b' or e.get('z') == 1").build("q")
+    chain = begin("a").where("e.type == 'a' or e.get('z') == 1").followed_by_any("b")
+    opaque = chain.where("e.type == 'b' or e.get('z') == 1").build("q")
     stream = "axbbxab"
     assert sorted(seqs(feed(typed, stream))) == sorted(seqs(feed(opaque, stream)))
 

@@ -73,6 +73,7 @@ class NFAMatcher:
                 by_type.setdefault(typ, set()).add(n)
         self._by_type = {t: frozenset(s) for t, s in by_type.items()}
         self._flink = pattern.flink_order
+        self._start_wakes = self.start_wakes()
         self._stage_index = {name: i for i, name in enumerate(self.nfa.stage_names)}
 
     # ------------------------------------------------------------------ analysis
@@ -89,6 +90,31 @@ class NFAMatcher:
                 return True
             stack.extend(t.target for t in st.transitions if t.action == Action.PROCEED)
         return False
+
+    def start_wakes(self) -> frozenset[str] | None:
+        """Event types that can start a partial match (``None``: all).
+
+        The start run never ignores; for any other type every reachable TAKE/IGNORE/PROCEED edge
+        is certainly false, so it neither branches nor changes its version.
+        """
+        out: set[str] = set()
+        start = self.nfa.start
+        seen, stack = set(), [start]
+        while stack:
+            s = stack.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            for tr in self._states[s].transitions:
+                if tr.action == Action.IGNORE and tr.target == start:
+                    continue
+                prof = type_profile(tr.cond)
+                if prof is None or prof[1]:
+                    return None
+                out |= prof[0]
+                if tr.action == Action.PROCEED:
+                    stack.append(tr.target)
+        return frozenset(out)
 
     def wakes(self, name: str) -> frozenset[str] | None:
         """Event types that can change a partial match waiting in state ``name`` (``None``: all).
@@ -141,11 +167,13 @@ class NFAMatcher:
         self.advance(state, t, ctx)
         eid: EventId = (t, event.seq)
         woken = self._always | self._by_type.get(event.type, frozenset())
+        sw = self._start_wakes
+        starts = sw is None or event.type in sw
         potential: list[Run] = []
         if self._flink:
             new: list[Run] = []
             for run in state.pq or [self._start_run(state)]:
-                if run.start_id is not None and run.state not in woken:
+                if (run.state not in woken) if run.start_id is not None else not starts:
                     offer(new, run, _jkey)
                     continue
                 for r in self._advance_run(state, run, event, eid, ctx, potential):
@@ -156,7 +184,8 @@ class NFAMatcher:
             for s in woken:
                 ids.update(state.by_state.get(s, ()))
             visiting = sorted((state.runs[i] for i in ids), key=Run.order)
-            visiting.append(self._start_run(state))
+            if starts:
+                visiting.append(self._start_run(state))
             for run in visiting:
                 self._advance_run(state, run, event, eid, ctx, potential)
         self._emit_matches(state, potential, t, ctx)

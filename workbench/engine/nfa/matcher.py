@@ -342,6 +342,9 @@ class NFAMatcher:
                 else:
                     proto = Run(-1, "", None, (), run.start_ts, run.start_id, event.time, run.inst, aggs)
                 out.append(self._new_run(state, tr.target, node, nxt_v, proto, aggs, ctx))
+                if ctx.tracing:
+                    kind = TraceKind.STARTED if is_start else TraceKind.EXTENDED
+                    ctx.trace(kind, proto.inst, states[tr.source].stage, event.seq, {"state": tr.target})
                 final = self._final_after_proceed(tr.target, event, cctx)
                 if final is not None:
                     out.append(self._new_run(state, final, node, nxt_v, proto, aggs, ctx))
@@ -504,7 +507,7 @@ class NFAMatcher:
             paths = state.buffer.extract(match.node, match.version)
             pruning = self._pruning_id(paths)
             if pruning is not None:
-                self._prune(state, pruning)
+                self._prune(state, pruning, ctx)
             self._emit(state, match, "match", t, ctx, paths[0] if paths else [])
             state.buffer.release(match.node, match.version)
 
@@ -548,8 +551,12 @@ class NFAMatcher:
                     raise SkipStrategyError(msg)
         return pruning
 
-    def _prune(self, state: NFAState, pruning: EventId) -> None:
+    def _prune(self, state: NFAState, pruning: EventId, ctx: Context) -> None:
         inclusive = self._skip.kind in ("skip_to_next", "skip_past_last_event")
+
+        def trace_pruned(run: Run) -> None:
+            if ctx.tracing:
+                ctx.trace(TraceKind.PRUNED, run.inst, None, None, {"reason": self._skip.kind})
 
         def hit(start: EventId | None) -> bool:
             return start is not None and (start <= pruning if inclusive else start < pruning)
@@ -559,6 +566,7 @@ class NFAMatcher:
             for run in remove_if(state.pq, lambda r: hit(r.start_id), _jkey):
                 self._remove(state, run)
                 state.buffer.release(run.node, run.version)
+                trace_pruned(run)
             for run in remove_if(state.completed, lambda r: hit(r.start_id), _jkey):
                 state.buffer.release(run.node, run.version)
             return
@@ -569,6 +577,7 @@ class NFAMatcher:
             if victim is not None:
                 self._remove(state, victim)
                 state.buffer.release(victim.node, victim.version)
+                trace_pruned(victim)
         kept = []
         for run in state.completed:
             if hit(run.start_id):

@@ -8,6 +8,7 @@ from tests.engine.oracle import feed, is_type, seqs
 from workbench.engine.events import Event
 from workbench.engine.nfa import SequencePattern, Stage, begin
 from workbench.engine.nfa.harness import NFAHarness
+from workbench.engine.runtime import Engine
 
 
 class Counter:
@@ -76,3 +77,18 @@ def test_cap_on_partial_matches_warns_and_counts() -> None:
     assert state.dropped == 15
     h.feed({"type": "b", "time": 100})
     assert sorted(d.seqs[0] for d in h.detections) == list(range(15, 25))  # the oldest were dropped
+
+
+def test_engine_routes_only_relevant_types_and_windows_still_expire() -> None:
+    p = begin("a").where(is_type("a")).followed_by("b").where(is_type("b")).within(10).build("p")
+    m = p.compile()
+    assert m.event_types() == frozenset({"a", "b"})
+    assert (
+        begin("a").where(is_type("a")).next("b").where(is_type("b")).build("q").compile().event_types()
+        is None
+    )
+    engine = Engine([m])
+    engine.process({"type": "a", "time": 0})
+    for t in range(1, 30):
+        engine.process({"type": "x", "time": t})
+    assert [(d.kind, d.seqs, d.time) for d in engine.detections] == [("timeout", (0,), 10)]

@@ -74,6 +74,7 @@ class NFAMatcher:
         self._by_type = {t: frozenset(s) for t, s in by_type.items()}
         self._flink = pattern.flink_order
         self._start_wakes = self.start_wakes()
+        self._event_types = self._relevant_types()
         self._stage_index = {name: i for i, name in enumerate(self.nfa.stage_names)}
 
     # ------------------------------------------------------------------ analysis
@@ -116,6 +117,22 @@ class NFAMatcher:
                     stack.append(tr.target)
         return frozenset(out)
 
+    def _relevant_types(self) -> frozenset[str] | None:
+        """Every event type that can start or change a partial match (``None``: all types)."""
+        if self._start_wakes is None:
+            return None
+        out = set(self._start_wakes)
+        start = self.nfa.start
+        targeted = {tr.target for st in self._states.values() for tr in st.transitions}
+        for name, st in self._states.items():
+            if st.kind in (Kind.FINAL, Kind.STOP) or (name == start and start not in targeted):
+                continue
+            w = self._wakes[name]
+            if w is None:
+                return None
+            out |= w
+        return frozenset(out)
+
     def wakes(self, name: str) -> frozenset[str] | None:
         """Event types that can change a partial match waiting in state ``name`` (``None``: all).
 
@@ -146,8 +163,12 @@ class NFAMatcher:
 
     # ------------------------------------------------------------------ Matcher protocol
     def event_types(self) -> frozenset[str] | None:
-        """All types (strict contiguity and time advance need to see every event of the key)."""
-        return None
+        """The types that can start or change a partial match, when the conditions tell (else all).
+
+        Other events cannot change any partial match; windows still expire on time because the
+        matcher schedules timers at every deadline.
+        """
+        return self._event_types
 
     def new_state(self, key: Hashable) -> NFAState:
         """A fresh per-key state."""

@@ -28,7 +28,7 @@ from typing import Any
 
 import ipywidgets as widgets
 from bokeh.embed import file_html
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Range1d
 from bokeh.models.annotations import Legend, LegendItem, Span
 from bokeh.plotting import figure
 from bokeh.resources import INLINE
@@ -123,6 +123,14 @@ def _empty(columns: Callable[[list[Any]], dict[str, Any]]) -> dict[str, Any]:
     return columns([])
 
 
+def _x_extent(first: float, last: float) -> tuple[float, float]:
+    """The x range for times ``first..last``, padded so the glyphs at the ends show whole."""
+    if not (math.isfinite(first) and math.isfinite(last)):
+        return (0.0, 1.0)
+    pad = max((last - first) * 0.03, 1.0)
+    return (first - pad, last + pad)
+
+
 def _build_figure(
     rows: list[str],
     sources: Mapping[str, ColumnDataSource],
@@ -130,6 +138,7 @@ def _build_figure(
     width: int,
     title: str,
     cursor: float | None,
+    extent: tuple[float, float] = (0.0, 1.0),
 ) -> tuple[Any, Span, FactorRange]:
     """The bokeh figure over the four sources (bands, markers, detections, highlight)."""
     y_range = FactorRange(factors=list(reversed(rows)) or [""])
@@ -138,6 +147,7 @@ def _build_figure(
         width=width,
         height=height,
         y_range=y_range,
+        x_range=Range1d(start=extent[0], end=extent[1]),
         title=title,
         x_axis_label="event time (ms)",
         tools="xpan,xwheel_zoom,box_zoom,reset,save,tap",
@@ -274,6 +284,7 @@ class Timeline:
         self._sent_bands: dict[tuple[str, float, str, str], tuple[int, float]] = {}
         self._sent_markers: dict[_MarkerId, tuple[int, str]] = {}
         self._sent_detections: set[int] = set()
+        self._extent = (0.0, 1.0)
         self._consumed: dict[int, tuple[int, int]] = {}  # id(engine) -> records, detections taken
         self.deltas = {"stream": 0, "patch": 0, "reset": 0}  # counters, for tests and curiosity
         self.sources = {
@@ -337,7 +348,19 @@ class Timeline:
         from IPython.display import display
 
         load_bokeh()
+        self.rebuild()
         display(self.widget)
+
+    def rebuild(self) -> None:
+        """Resend everything: fresh source data from the model, and a fresh render bundle.
+
+        A ``BokehModel`` view starts from the document as it was when its bundle was built, and
+        deltas sent while no view exists are lost, so every display starts from here. The data
+        comes from the model, never from the (echo-polluted) Python-side sources.
+        """
+        self._sent_view = None
+        self.refresh()
+        self.plot.update_from_model(self.figure)
 
     def __repr__(self) -> str:
         m = self.model
@@ -405,6 +428,12 @@ class Timeline:
         if not self._try_delta(view):
             self._reset(view)
         self._sent_view = view
+        # The x axis spans the whole run (not the data drawn so far): scrubbing moves the cursor, not
+        # the axis. Set only when the run grew, so the user's zoom survives playback.
+        extent = _x_extent(self.model.first, self.model.horizon)
+        if extent != self._extent:
+            self._extent = extent
+            self.figure.x_range.start, self.figure.x_range.end = extent
         t = view.time
         self._span.location = t if math.isfinite(t) else 0
         self._span.visible = math.isfinite(t)

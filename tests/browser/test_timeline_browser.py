@@ -1,0 +1,354 @@
+"""Real-browser test of the timeline widget in JupyterLab.
+
+Starts JupyterLab on 127.0.0.1 with a token, a temporary notebook folder and a temporary HOME,
+opens a notebook that defines a pattern, runs it through the engine with tracing on and shows
+``Timeline.from_engine(engine)`` scrubbed back to its first step. Debian's Chromium (Playwright,
+``executable_path=/usr/bin/chromium``, never a downloaded browser) checks that the bokeh canvas
+rendered, presses Play and checks that the figure changed (BokehJS data lengths and pixels).
+Screenshots go to ``artifacts/``. Every process the test starts is stopped in its teardown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+START_TIMEOUT_S = 90.0
+UI_TIMEOUT_MS = 60_000
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (make system-deps)"),
+]
+
+# A pattern written with the Python API: every second event of a key detects (a @count(2) channel).
+SETUP_CELL = """
+from dataclasses import dataclass, field
+from workbench.engine import Detection, Engine, TraceKind
+from workbench.widgets import Timeline
+
+
+@dataclass
+class PairState:
+    open: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Pairs:
+    name: str = "pairs"
+
+    def event_types(self):
+        return None
+
+    def new_state(self, key):
+        return PairState()
+
+    def process(self, state, event, ctx):
+        if not state.open:
+            inst = ctx.new_instance()
+            state.open[inst] = []
+            ctx.trace(TraceKind.STARTED, inst, event_seq=event.seq)
+        inst = next(iter(state.open))
+        got = state.open[inst]
+        got.append(event)
+        ctx.trace(TraceKind.COUNTED, inst, "pair", event.seq, {"count": len(got), "of": 2})
+        if len(got) == 2:
+            del state.open[inst]
+            ctx.trace(TraceKind.DETECTED, inst)
+            ctx.emit(Detection(self.name, ctx.key, inst, "match", ctx.now, tuple(got), ("pair", "pair")))
+
+    def on_timer(self, state, time, token, ctx):
+        return None
+
+    def is_idle(self, state):
+        return not state.open
+
+
+engine = Engine([Pairs()], trace=True)
+engine.process_many({"type": "tick", "time": 10 * t, "key": f"user{t % 3}"} for t in range(24))
+engine.finish()
+print("detections:", len(engine.detections))
+"""
+SHOW_CELL = """tl = Timeline.from_engine(engine, title="pairs timeline")
+tl.speed.value = 4.0
+tl.step(-10**6)  # back to the first step: Play animates from there
+tl"""
+
+
+def _notebook() -> dict[str, Any]:
+    def code(source: str) -> dict[str, Any]:
+        return {
+            "cell_type": "code",
+            "metadata": {},
+            "source": source.strip("\n"),
+            "outputs": [],
+            "execution_count": None,
+            "id": "timeline-cell",
+        }
+
+    return {
+        # One cell: a lost "run all" request is retried without running anything twice.
+        "cells": [code(SETUP_CELL + "\n" + SHOW_CELL)],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    log: Path
+
+
+def _write_settings(settings: Path) -> None:
+    """User settings: no news toast over the page, and every cell kept in the DOM."""
+    files = {
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        },
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    }
+    for rel, data in files.items():
+        path = settings / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    base = tmp_path_factory.mktemp("timeline-lab")
+    home, nbdir = base / "home", base / "nb"
+    for d in (home, nbdir, home / "runtime", home / "ipython", home / "settings", home / "workspaces"):
+        d.mkdir(parents=True, exist_ok=True)
+    _write_settings(home / "settings")
+    (nbdir / "timeline.ipynb").write_text(json.dumps(_notebook()), encoding="utf-8")
+    token = secrets.token_hex(16)
+    port = _free_port()
+    env = dict(os.environ)
+    env.update(
+        HOME=str(home),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        IPYTHONDIR=str(home / "ipython"),
+        JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
+        BOKEH_RESOURCES="inline",
+    )
+    exe = Path(sys.executable).parent / "jupyter-lab"
+    log = base / "lab.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(exe),
+                "--allow-root",
+                "--no-browser",
+                "--ip=127.0.0.1",
+                f"--port={port}",
+                f"--IdentityProvider.token={token}",
+                f"--ServerApp.root_dir={nbdir}",
+                "--ServerApp.port_retries=0",
+                "--expose-app-in-browser",
+            ],
+            cwd=nbdir,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: the teardown stops kernels too
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"jupyter-lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"jupyter-lab did not answer in {START_TIMEOUT_S} s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.3)
+        yield Lab(url, token, log)
+    finally:
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the server and its kernels (its process group), politely first."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    with contextlib.suppress(ProcessLookupError):  # kernels share the group: none outlives the server
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+_BROWSER_BANDS = """() => {
+  const out = [];
+  for (const doc of (window.Bokeh ? window.Bokeh.documents : [])) {
+    for (const m of doc.all_models) {
+      if ((m.type === 'ColumnDataSource' || m.constructor?.__name__ === 'ColumnDataSource')
+          && m.data.state !== undefined) {
+        const d = m.data;
+        for (let i = 0; i < m.get_length(); i++) {
+          out.push([d.row[i], d.start[i], d.end[i], d.state[i], d.label[i]]);
+        }
+      }
+    }
+  }
+  return out;
+}"""
+
+
+def _expected_bands() -> list[tuple[Any, ...]]:
+    """The bands the figure must hold at the last step: the same run, drawn in this process."""
+    from workbench.widgets import Timeline
+
+    namespace: dict[str, Any] = {}
+    exec(SETUP_CELL, namespace)
+    data = Timeline.from_engine(namespace["engine"]).sources["bands"].data
+    cols = ("row", "start", "end", "state", "label")
+    return sorted(zip(*(data[c] for c in cols), strict=True))
+
+
+_CDS_LENGTHS = """() => {
+  const out = [];
+  for (const doc of (window.Bokeh ? window.Bokeh.documents : [])) {
+    for (const m of doc.all_models) {
+      if (m.type === 'ColumnDataSource' || m.constructor?.__name__ === 'ColumnDataSource') {
+        out.push(m.get_length());
+      }
+    }
+  }
+  return out;
+}"""
+
+
+def test_timeline_renders_and_plays(lab: Lab) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(exist_ok=True)
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            try:
+                before, after, before_png, after_png = _drive(page, lab)
+            except Exception:
+                last = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").last
+                last.scroll_into_view_if_needed(timeout=5000)
+                page.screenshot(path=str(ARTIFACTS / "timeline-failure.png"), full_page=True)
+                (ARTIFACTS / "timeline-console.txt").write_text("\n".join(errors), encoding="utf-8")
+                raise
+        finally:
+            browser.close()
+    assert sum(after) > sum(before), (before, after)
+    assert before_png != after_png, "the figure did not change after Play"
+    bokeh_errors = [e for e in errors if "bokeh" in e.lower() or "BokehView" in e]
+    assert not bokeh_errors, bokeh_errors
+
+
+def _run_all(page: Any, panel: str) -> None:
+    """Run every cell; retry while the kernel is still connecting (the first request can be lost)."""
+    prompts = f"{panel} .jp-InputArea-prompt"
+    for _attempt in range(6):
+        page.locator(f"{panel} .jp-Cell").first.click()
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        try:
+            page.wait_for_function(
+                f"""() => [...document.querySelectorAll("{prompts}")]
+                    .some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))""",
+                timeout=10_000,
+            )
+            return
+        except Exception:
+            continue
+    pytest.fail("the notebook's cells never started running")
+
+
+def _drive(page: Any, lab: Lab) -> tuple[list[int], list[int], bytes, bytes]:
+    """Open the notebook, run it, screenshot, press Play, screenshot; return BokehJS lengths and images."""
+    panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+    page.goto(f"{lab.url}/lab/tree/timeline.ipynb?token={lab.token}&reset")
+    page.wait_for_selector(
+        f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=UI_TIMEOUT_MS
+    )
+    _run_all(page, panel)
+    page.wait_for_selector(f"{panel} .jp-OutputArea-output canvas", timeout=UI_TIMEOUT_MS)
+    page.wait_for_selector(f"{panel} .widget-play button", timeout=UI_TIMEOUT_MS)
+    page.wait_for_function("() => window.Bokeh && window.Bokeh.documents.length > 0", timeout=UI_TIMEOUT_MS)
+    page.wait_for_timeout(1500)  # let BokehJS finish its first paint
+    assert "detections: 12" in page.locator(f"{panel} .jp-OutputArea-output").first.inner_text()
+    output = page.locator(f"{panel} .jp-OutputArea-output:has(canvas)").first
+    before_png = output.screenshot(path=str(ARTIFACTS / "timeline-before-play.png"))
+    before = page.evaluate(_CDS_LENGTHS)
+    assert sum(before) > 0, f"no bokeh data in the browser: {before}"
+
+    page.locator(f"{panel} .widget-play button").first.click()
+    # Play steps the slider; each step redraws from Python. Wait until the figure grew.
+    grown = f"() => ({_CDS_LENGTHS})().reduce((a, b) => a + b, 0) > {sum(before)}"
+    page.wait_for_function(grown, timeout=UI_TIMEOUT_MS)
+    # At the last step the browser's bands must equal the model's, row for row: the stream and
+    # patch deltas landed where they were meant to.
+    expected = _expected_bands()
+    deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
+    got: list[tuple[Any, ...]] = []
+    while time.monotonic() < deadline:
+        got = sorted(tuple(b) for b in page.evaluate(_BROWSER_BANDS))
+        if got == expected:
+            break
+        page.wait_for_timeout(500)
+    assert got == expected, f"browser bands differ from the model's: {got[:6]} vs {expected[:6]}"
+    after = page.evaluate(_CDS_LENGTHS)
+    after_png = output.screenshot(path=str(ARTIFACTS / "timeline-after-play.png"))
+    page.screenshot(path=str(ARTIFACTS / "timeline-page.png"), full_page=True)
+    return before, after, before_png, after_png

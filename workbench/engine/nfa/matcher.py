@@ -75,6 +75,8 @@ class NFAMatcher:
         self._flink = pattern.flink_order
         self._start_wakes = self.start_wakes()
         self._event_types = self._relevant_types()
+        #: event type -> states an event of that type can wake (other types: ``_always``)
+        self._woken = {t: self._always | states for t, states in self._by_type.items()}
         self._stage_index = {name: i for i, name in enumerate(self.nfa.stage_names)}
 
     # ------------------------------------------------------------------ analysis
@@ -187,7 +189,7 @@ class NFAMatcher:
         t = event.time
         self.advance(state, t, ctx)
         eid: EventId = (t, event.seq)
-        woken = self._always | self._by_type.get(event.type, frozenset())
+        woken = self._woken.get(event.type, self._always)
         sw = self._start_wakes
         starts = sw is None or event.type in sw
         potential: list[Run] = []
@@ -201,10 +203,15 @@ class NFAMatcher:
                     offer(new, r, _jkey)
             state.pq = new
         else:
-            ids: set[int] = set()
-            for s in woken:
-                ids.update(state.by_state.get(s, ()))
-            visiting = sorted((state.runs[i] for i in ids), key=Run.order)
+            visiting: list[Run] = []
+            if state.runs:
+                ids: set[int] = set()
+                by_state = state.by_state
+                for s in woken:
+                    waiting = by_state.get(s)
+                    if waiting:
+                        ids.update(waiting)
+                visiting = sorted((state.runs[i] for i in ids), key=Run.order)
             if starts:
                 visiting.append(self._start_run(state))
             for run in visiting:
@@ -252,6 +259,9 @@ class NFAMatcher:
         """Advance the key's time to ``t``: expire windows, release pending ``notFollowedBy`` matches."""
         if state.time is None or t > state.time:
             state.time = t
+        first, prev = state.first_deadlines, state.prev_deadlines
+        if not (first and first[0][0] <= t) and not (prev and prev[0][0] <= t):
+            return
         window = self.nfa.window_ms
         expired: dict[int, bool] = {}  # rid -> timed out by the previous-event window
         runs = state.runs

@@ -12,13 +12,16 @@ of its row (see :func:`next_state`): ``started``/``extended``/``accepted`` make 
 ``counted`` makes it *counted* with a ``k/n`` label, ``paused`` pauses it and ``resumed`` restores
 the state it had before the pause, and ``stopped``, ``negated`` (satisfied by absence),
 ``violated``, ``timed_out``, ``detected``, ``failed`` and ``pruned`` set their own state.
-``ignored`` and ``late`` leave the state alone (they are markers only). An element row exists from
-its instance's start; before its first record it is *waiting*.
+``ignored`` and ``late`` leave the state alone (they are markers only), except that an event
+ignored because its channel is paused shows the channel *paused*. An element row exists from its
+instance's start; before its first record it is *waiting*, or *paused* when that first record is a
+``resumed`` or a paused ``ignored`` (a channel declared paused). A ``failed`` record is about the
+whole instance: its element names the cause, so it applies to the instance's row.
 
 **Lifetime.** An instance ends at an instance-level record (``element is None``) of kind
-``detected``, ``failed``, ``timed_out``, ``stopped`` or ``pruned``, unless a later record of the
-same instance follows (repeated emission): then it goes on. Rows of open instances extend to the
-*horizon*, the latest time seen.
+``detected``, ``timed_out``, ``stopped`` or ``pruned``, or at any ``failed`` record, unless a
+later record of the same instance follows (repeated emission): then it goes on. Rows of open
+instances extend to the *horizon*, the latest time seen.
 
 **Scrubbing.** :meth:`TimelineModel.state_at` gives every row's state at time ``t``: the state
 after every record with ``time <= t``.
@@ -53,6 +56,7 @@ __all__ = [
     "TimelineModel",
     "View",
     "next_state",
+    "subject",
 ]
 
 
@@ -209,7 +213,25 @@ def next_state(
         return paused_from if paused_from is not None else (State.ACTIVE, "")
     if kind in _SET_STATE:
         return _SET_STATE[kind], ""
+    if kind is TraceKind.IGNORED and record.detail.get("paused"):
+        return State.PAUSED, ""  # an event ignored because the channel is paused
     return current  # IGNORED, LATE: markers only
+
+
+def subject(record: TraceRecord) -> str | None:
+    """The row a record applies to: its element, except that ``failed`` is about the whole instance.
+
+    A ``failed`` record's element names the cause (the channel whose timeout or ``@stop`` ended the
+    group), so it lands on the instance's row.
+    """
+    return None if record.kind is TraceKind.FAILED else record.element
+
+
+def _shows_paused(record: TraceRecord) -> bool:
+    """A first record that proves its channel was paused before it (a channel declared paused)."""
+    if record.kind is TraceKind.RESUMED:
+        return True
+    return record.kind is TraceKind.IGNORED and bool(record.detail.get("paused"))
 
 
 def _describe(record: TraceRecord, events: dict[int, Event]) -> str:
@@ -285,10 +307,12 @@ class TimelineModel:
             inst.end = None  # a record after the end: the instance went on (repeated emission)
         inst.last = max(inst.last, t)
         inst.records.append(record)
-        el = record.element
+        el = subject(record)
         if el is not None and el not in inst.changes:
             inst.elements.append(el)
-            inst.changes[el] = [(inst.start, State.WAITING, "")] if inst.start < t else []
+            # Before its first record a row waits -- unless that record shows it was paused all along.
+            first = State.PAUSED if _shows_paused(record) else State.WAITING
+            inst.changes[el] = [(inst.start, first, "")] if inst.start < t else []
         changes = inst.changes[el]
         current = changes[-1][1:] if changes else (State.WAITING, "")
         if record.kind is TraceKind.PAUSED and current[0] is not State.PAUSED:
@@ -404,7 +428,7 @@ class TimelineModel:
                     continue
                 markers.append(
                     Marker(
-                        row_of(inst, r.element), r.time, str(r.kind), _describe(r, self.events), r.event_seq
+                        row_of(inst, subject(r)), r.time, str(r.kind), _describe(r, self.events), r.event_seq
                     )
                 )
         for k in late_keys:

@@ -173,6 +173,13 @@ class Stage:
     within_ms: int | float | None = None
     within_prev_ms: int | float | None = None
 
+    def __post_init__(self) -> None:
+        types: object = self.types
+        if isinstance(types, str):
+            object.__setattr__(self, "types", (types,))
+        elif not isinstance(types, tuple):
+            object.__setattr__(self, "types", tuple(self.types))
+
 
 @dataclass(frozen=True, slots=True)
 class GroupStage:
@@ -195,6 +202,11 @@ class GroupStage:
     quantifier: Quantifier = _field(default_factory=Quantifier)
     until: Condition | None = None
     within_ms: int | float | None = None
+
+    def __post_init__(self) -> None:
+        stages: object = self.stages
+        if not isinstance(stages, tuple):
+            object.__setattr__(self, "stages", tuple(self.stages))
 
     @property
     def negated(self) -> bool:
@@ -295,6 +307,18 @@ class SequencePattern:
     max_partial_matches: int | None = 100_000
     emit_timeouts: bool = True
     flink_order: bool = False
+
+    def __post_init__(self) -> None:
+        # Accept lists for convenience; store tuples so equal patterns compare (and hash) equal.
+        stages: object = self.stages
+        if not isinstance(stages, tuple):
+            object.__setattr__(self, "stages", tuple(self.stages))
+        aggregates: object = self.aggregates
+        if not isinstance(aggregates, tuple):
+            object.__setattr__(self, "aggregates", tuple(self.aggregates))
+        if self.max_partial_matches is not None and self.max_partial_matches < 1:
+            msg = f"max_partial_matches must be >= 1 or None, got {self.max_partial_matches!r}"
+            raise PatternError(msg, pattern=self.name)
 
     def compile(self) -> NFAMatcher:
         """Validate and compile to an immutable NFA matcher (raises PatternError if malformed)."""

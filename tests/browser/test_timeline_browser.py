@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import re
 import secrets
 import signal
 import socket
@@ -49,74 +51,50 @@ pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (make system-deps)"),
 ]
 
-# A pattern written with the Python API: every second event of a key detects (a @count(2) channel).
-SETUP_CELL = """
-from dataclasses import dataclass, field
-from workbench.engine import Detection, Engine, TraceKind
+# The notebook: events in a DataFrame, a reaction group written with %%cep, a replay with %cep run,
+# and the timeline of that run scrubbed back to its first step (so that Play has work to do).
+EVENTS_CODE = """logins = pd.DataFrame(
+    [{"time": t, "type": typ, "key": user, "user": user} for t, typ, user in [
+        (0, "login", "ann"), (100, "failed", "ann"), (200, "login", "bob"), (300, "failed", "ann"),
+        (400, "failed", "bob"), (500, "failed", "ann"), (700, "reset", "bob"), (900, "login", "cat"),
+        (1000, "failed", "cat"),
+    ]]
+)"""
+SETUP_CELL = f"""%load_ext workbench
+import pandas as pd
 from workbench.widgets import Timeline
 
-
-@dataclass
-class PairState:
-    open: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Pairs:
-    name: str = "pairs"
-
-    def event_types(self):
-        return None
-
-    def new_state(self, key):
-        return PairState()
-
-    def process(self, state, event, ctx):
-        if not state.open:
-            inst = ctx.new_instance()
-            state.open[inst] = []
-            ctx.trace(TraceKind.STARTED, inst, event_seq=event.seq)
-        inst = next(iter(state.open))
-        got = state.open[inst]
-        got.append(event)
-        ctx.trace(TraceKind.COUNTED, inst, "pair", event.seq, {"count": len(got), "of": 2})
-        if len(got) == 2:
-            del state.open[inst]
-            ctx.trace(TraceKind.DETECTED, inst)
-            ctx.emit(Detection(self.name, ctx.key, inst, "match", ctx.now, tuple(got), ("pair", "pair")))
-
-    def on_timer(self, state, time, token, ctx):
-        return None
-
-    def is_idle(self, state):
-        return not state.open
-
-
-engine = Engine([Pairs()], trace=True)
-engine.process_many({"type": "tick", "time": 10 * t, "key": f"user{t % 3}"} for t in range(24))
-engine.finish()
-print("detections:", len(engine.detections))
-"""
-SHOW_CELL = """tl = Timeline.from_engine(engine, title="pairs timeline")
+{EVENTS_CODE}"""
+PATTERN = """group login_watch
+    on login(user as U)
+    @and @timeout(1s) {
+        @count(3) tries: failed(user = U)
+        @not reset: reset(user = U)
+    }"""
+CEP_CELL = "%%cep\n" + PATTERN
+SHOW_CELL = """%cep run login_watch --on logins -o hits
+run = get_ipython().find_line_magic("cep").__self__.session.runs["login_watch"]
+tl = Timeline(run.trace, run.detections, title="login_watch")
 tl.speed.value = 4.0
 tl.step(-10**6)  # back to the first step: Play animates from there
+print("detections:", len(hits))
 tl"""
+CELLS = (SETUP_CELL, CEP_CELL, SHOW_CELL)
 
 
 def _notebook() -> dict[str, Any]:
-    def code(source: str) -> dict[str, Any]:
+    def code(i: int, source: str) -> dict[str, Any]:
         return {
             "cell_type": "code",
+            "id": f"cell-{i}",
             "metadata": {},
-            "source": source.strip("\n"),
+            "source": source,
             "outputs": [],
             "execution_count": None,
-            "id": "timeline-cell",
         }
 
     return {
-        # One cell: a lost "run all" request is retried without running anything twice.
-        "cells": [code(SETUP_CELL + "\n" + SHOW_CELL)],
+        "cells": [code(i, c) for i, c in enumerate(CELLS)],
         "metadata": {
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
@@ -250,11 +228,18 @@ _BROWSER_BANDS = """() => {
 
 def _expected_bands() -> list[tuple[Any, ...]]:
     """The bands the figure must hold at the last step: the same run, drawn in this process."""
+    import pandas as pd
+
+    from workbench.jupyter.inputs import load_events
+    from workbench.jupyter.session import CepSession
     from workbench.widgets import Timeline
 
-    namespace: dict[str, Any] = {}
-    exec(SETUP_CELL, namespace)
-    data = Timeline.from_engine(namespace["engine"]).sources["bands"].data
+    namespace: dict[str, Any] = {"pd": pd}
+    exec(EVENTS_CODE, namespace)
+    session = CepSession()
+    session.define(PATTERN)
+    outcome = session.run(["login_watch"], load_events(namespace["logins"]), trace=True)
+    data = Timeline(outcome.trace, outcome.detections).sources["bands"].data
     cols = ("row", "start", "end", "state", "label")
     return sorted(zip(*(data[c] for c in cols), strict=True))
 
@@ -297,22 +282,29 @@ def test_timeline_renders_and_plays(lab: Lab) -> None:
     assert not bokeh_errors, bokeh_errors
 
 
-def _run_all(page: Any, panel: str) -> None:
-    """Run every cell; retry while the kernel is still connecting (the first request can be lost)."""
-    prompts = f"{panel} .jp-InputArea-prompt"
-    for _attempt in range(6):
-        page.locator(f"{panel} .jp-Cell").first.click()
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        try:
-            page.wait_for_function(
-                f"""() => [...document.querySelectorAll("{prompts}")]
-                    .some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))""",
-                timeout=10_000,
-            )
-            return
-        except Exception:
-            continue
-    pytest.fail("the notebook's cells never started running")
+def _run_cells(page: Any, panel: str) -> None:
+    """Run the cells one by one, each after the previous finished; retry a request the kernel missed.
+
+    (While the kernel is still connecting, JupyterLab can drop a run request; a retry is safe
+    because a cell that ran shows its execution count and is not run again.)
+    """
+    cells = page.locator(f"{panel} .jp-Notebook .jp-Cell")
+    for i in range(len(CELLS)):
+        prompt = cells.nth(i).locator(".jp-InputArea-prompt")
+        deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
+        issued = -math.inf
+        while True:
+            text = prompt.inner_text()
+            if re.search(r"\[\d+\]", text):
+                break  # ran
+            if time.monotonic() > deadline:
+                pytest.fail(f"cell {i} never ran; its prompt says {text!r}")
+            # Neither queued nor running some seconds after the request: it was lost, ask again.
+            if "*" not in text and time.monotonic() - issued > 8:
+                cells.nth(i).locator(".jp-InputPrompt").click()
+                page.evaluate("window.jupyterapp.commands.execute('notebook:run-cell')")
+                issued = time.monotonic()
+            page.wait_for_timeout(250)
 
 
 def _drive(page: Any, lab: Lab) -> tuple[list[int], list[int], bytes, bytes]:
@@ -322,12 +314,14 @@ def _drive(page: Any, lab: Lab) -> tuple[list[int], list[int], bytes, bytes]:
     page.wait_for_selector(
         f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=UI_TIMEOUT_MS
     )
-    _run_all(page, panel)
+    _run_cells(page, panel)
     page.wait_for_selector(f"{panel} .jp-OutputArea-output canvas", timeout=UI_TIMEOUT_MS)
     page.wait_for_selector(f"{panel} .widget-play button", timeout=UI_TIMEOUT_MS)
     page.wait_for_function("() => window.Bokeh && window.Bokeh.documents.length > 0", timeout=UI_TIMEOUT_MS)
     page.wait_for_timeout(1500)  # let BokehJS finish its first paint
-    assert "detections: 12" in page.locator(f"{panel} .jp-OutputArea-output").first.inner_text()
+    text = page.locator(f"{panel} .jp-Notebook").inner_text()
+    assert "defined 'login_watch'" in text
+    assert "detections: 1" in text
     output = page.locator(f"{panel} .jp-OutputArea-output:has(canvas)").first
     before_png = output.screenshot(path=str(ARTIFACTS / "timeline-before-play.png"))
     before = page.evaluate(_CDS_LENGTHS)

@@ -310,12 +310,27 @@ class Timeline:
 
     def _build_controls(self) -> None:
         self.play = widgets.Play(value=0, min=0, max=0, step=1, interval=400, description="play")
-        self.slider = widgets.IntSlider(value=0, min=0, max=0, description="step", continuous_update=True)
+        self.slider = widgets.IntSlider(
+            value=0,
+            min=0,
+            max=0,
+            description="step",
+            continuous_update=True,
+            layout=widgets.Layout(width="320px"),
+        )
         widgets.jslink((self.play, "value"), (self.slider, "value"))
         self.back = widgets.Button(description="◀ step", layout=widgets.Layout(width="80px"))
         self.forward = widgets.Button(description="step ▶", layout=widgets.Layout(width="80px"))
-        self.speed = widgets.FloatLogSlider(value=1.0, base=2, min=-3, max=4, step=1, description="speed")
-        self.time_label = widgets.HTML()
+        self.speed = widgets.FloatLogSlider(
+            value=1.0,
+            base=2,
+            min=-3,
+            max=4,
+            step=1,
+            description="speed",
+            layout=widgets.Layout(width="260px"),
+        )
+        self.time_label = widgets.HTML(layout=widgets.Layout(min_width="110px"))
         self.key_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="key")
         self.pattern_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="pattern")
         self.detection_select = widgets.Dropdown(

@@ -15,9 +15,11 @@ Conventions:
   the horizon are not part of the comparison (the JUnit test stopped observing).
 * ``on_match: "Var.append(expr)"`` becomes ``Channel.collect``; ``on_violation: "restart_from:X"``
   makes channel ``X`` also follow this channel (``after``).
-* Counters checked from ``assertions``: ``Count`` (top-level matches, plus matches of nested groups
-  marked ``counts``, plus timeouts when the group has a timeout channel and no separate timeout
-  counter is asserted), ``TimeoutCount``/``CountTimeout``, ``Count_sum_of_totals`` (sum of the
+* Counters checked from ``assertions``: ``Count`` (reactions of channels marked ``counts: "Count"``,
+  plus matches of nested groups marked ``counts``, plus the top exit's matches -- and timeouts when
+  the group has a timeout channel and no separate timeout counter is asserted -- unless
+  ``exit.counts`` is false or, by default, a channel claims ``Count``),
+  ``TimeoutCount``/``CountTimeout``, ``Count_sum_of_totals`` (sum of the
   window accumulators' totals), ``Latch`` (accepted events of a filter) and counters named by a
   channel's ``counts`` (that channel's reactions). Others (``numSolutions``, counters of auxiliary
   reactions over external state) are not checkable here and are skipped.
@@ -140,7 +142,22 @@ def _channel(raw: Mapping[str, Any], restarts: Mapping[str, list[str]]) -> Chann
     )
 
 
+def _aliased(raw: Mapping[str, Any], alias: Mapping[str, str]) -> dict[str, Any]:
+    """The channel with references to a nested group's member id replaced by the group's name."""
+    out = dict(raw)
+    for name in ("after", "stop_ids", "pause_ids", "resume_ids"):
+        value = out.get(name)
+        if isinstance(value, str):
+            out[name] = alias.get(value, value)
+        elif isinstance(value, list):
+            out[name] = [alias.get(v, v) for v in value]
+    return out
+
+
 def _members(raw_channels: Sequence[Mapping[str, Any]], subgroups: Mapping[str, Any]) -> tuple[Any, ...]:
+    # A nested group is a member under its group name; a case may refer to it by its channel id.
+    alias = {str(ch["id"]): str(ch["group_result"]) for ch in raw_channels if ch.get("group_result")}
+    raw_channels = [_aliased(ch, alias) for ch in raw_channels]
     restarts: dict[str, list[str]] = {}
     for ch in raw_channels:
         spec = str(ch.get("on_violation") or "")
@@ -341,12 +358,20 @@ def _counters(
         for name in asserted:
             out[name] = len(matches)
         return out
-    if "Count" not in claimed:
-        counted = {n for n, sg in (p.get("subgroups") or {}).items() if sg.get("counts")}
-        count = len(matches) + sum(1 for d in nested if d.kind == "match" and d.extra.get("group") in counted)
+    # Count = the counting channel continuations + the counted nested exits + the top exit. The top
+    # exit counts unless ``exit.counts`` says otherwise; by default it does not when a channel
+    # claims Count (the exit continuation of a retry loop re-sends a query instead).
+    exit_counts = (p.get("exit") or {}).get("counts")
+    if exit_counts is None:
+        exit_counts = "Count" not in claimed
+    counted = {n for n, sg in (p.get("subgroups") or {}).items() if sg.get("counts")}
+    count = out.get("Count", 0)
+    count += sum(1 for d in nested if d.kind == "match" and d.extra.get("group") in counted)
+    if exit_counts:
+        count += len(matches)
         if p.get("timeout_channel") and not any(k in asserted for k in _TIMEOUT_COUNTERS):
             count += len(timeouts)
-        out["Count"] = count
+    out["Count"] = count
     for name in _TIMEOUT_COUNTERS:
         out[name] = len(timeouts)
     totals = 0

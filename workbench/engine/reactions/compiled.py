@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.engine.events import Event
@@ -99,6 +99,7 @@ class CChannel:
     where: Compiled | None
     collect: tuple[tuple[str, Compiled], ...]
     successors: tuple[int, ...]
+    required: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -106,7 +107,16 @@ class CChannel:
         return self.spec.id
 
     def accepts(self, event: Event, env: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The free variables bound if the event matches this channel, else ``None``."""
+        """The free variables bound if the event matches this channel, else ``None``.
+
+        An event that lacks a field the channel binds (``binds``/``vars``) does not match, as an event
+        without a ``match`` field does not (Prova binds positional payload arguments).
+        """
+        if self.required:
+            fields = event.fields
+            for name in self.required:
+                if name not in fields:
+                    return None
         return match_event(self.match, self.where, self.spec.type, event, env)
 
 
@@ -122,6 +132,8 @@ class CGroup:
     constants: Mapping[str, Any]
     vars_mode: bool
     index: int = -1
+    successors_of: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    vars_channels: int = 0
 
     @property
     def name(self) -> str:
@@ -182,6 +194,10 @@ def compile_group(group: ReactionGroup, index: int = -1, top: bool = True) -> CG
     if group.timeout_ms is not None and group.timeout_ms <= 0:
         msg = f"timeout_ms must be > 0, got {group.timeout_ms!r}"
         raise PatternError(msg, pattern=group.name)
+    for what, value in (("@count", group.exit.count), ("@size", group.exit.size)):
+        if value is not None and value < 1:
+            msg = f"{what} on the exit must be >= 1 (emissions per instance), got {value!r}"
+            raise PatternError(msg, pattern=group.name)
     index_of: dict[str, int] = {}
     for i, m in enumerate(group.channels):
         member: object = m
@@ -196,13 +212,13 @@ def compile_group(group: ReactionGroup, index: int = -1, top: bool = True) -> CG
     successors: dict[str, list[int]] = {}
     for i, m in enumerate(group.channels):
         if isinstance(m, Channel):
+            _check_channel(group, m)
             _check_ids(group, m.after, "after", index_of, m.id)
             _check_ids(group, m.stop_ids, "@stop", index_of, m.id)
             _check_ids(group, m.pause_ids, "@pause", index_of, m.id)
             _check_ids(group, m.resume_ids, "@resume", index_of, m.id)
             for pred in m.after:
                 successors.setdefault(pred, []).append(i)
-            _check_channel(group, m)
     members: list[CChannel | CGroup] = []
     for i, m in enumerate(group.channels):
         if isinstance(m, ReactionGroup):
@@ -215,19 +231,38 @@ def compile_group(group: ReactionGroup, index: int = -1, top: bool = True) -> CG
             (var, compile_condition(expr, f"group {group.name!r}, channel {m.id!r}, collect {var!r}"))
             for var, expr in pairs(m.collect)
         )
+        required = tuple(dict.fromkeys(name for _, name in (*pairs(m.binds), *pairs(m.vars))))
         members.append(
-            CChannel(m, i, compile_match(pairs(m.match)), where, collect, tuple(successors.get(m.id, ())))
+            CChannel(
+                m,
+                i,
+                compile_match(pairs(m.match)),
+                where,
+                collect,
+                tuple(successors.get(m.id, ())),
+                required,
+            )
         )
     gwhere = None
     if group.where is not None:
         gwhere = compile_condition(group.where, f"group {group.name!r}, @where")
-    vars_mode = any(isinstance(m, Channel) and pairs(m.vars) for m in group.channels)
+    vars_channels = sum(1 for m in group.channels if isinstance(m, Channel) and pairs(m.vars))
+    vars_mode = vars_channels > 0
     if vars_mode and group.operator != AND:
         msg = "@vars joins are defined for AND groups only"
         raise PatternError(msg, pattern=group.name)
     initial = tuple(i for i, m in enumerate(group.channels) if not (isinstance(m, Channel) and m.after))
     return CGroup(
-        group, tuple(members), index_of, initial, gwhere, dict(pairs(group.constants)), vars_mode, index
+        group,
+        tuple(members),
+        index_of,
+        initial,
+        gwhere,
+        dict(pairs(group.constants)),
+        vars_mode,
+        index,
+        {name: tuple(succ) for name, succ in successors.items()},
+        vars_channels,
     )
 
 
@@ -256,6 +291,35 @@ def _check_channel(group: ReactionGroup, ch: Channel) -> None:
         raise bad(msg)
     if ch.size is not None and ch.size.n == 0:
         msg = "@size(0) is not meaningful; use @optional"
+        raise bad(msg)
+    if ch.size is not None and ch.size.reset is not None and ch.size.reset < 1:
+        msg = f"@size reset must be >= 1, got {ch.size.reset!r}"
+        raise bad(msg)
+    if ch.count is not None:
+        _check_count(ch, bad)
+    conflicts = (
+        (ch.negated and ch.stop, "@not and a bare @stop"),
+        (ch.stop and bool(ch.stop_ids), "a bare @stop and @stop(ids)"),
+        (ch.size is not None and ch.timer is not None, "@size and @timer"),
+        (ch.timer is not None and ch.negated, "@not and @timer"),
+    )
+    for clash, what in conflicts:
+        if clash:
+            msg = f"a channel cannot carry both {what}"
+            raise bad(msg)
+
+
+def _check_count(ch: Channel, bad: Callable[[str], PatternError]) -> None:
+    count = ch.count
+    assert count is not None
+    if count.mode not in ("ignore", "record", "strict"):
+        msg = f"@count mode must be ignore, record or strict, got {count.mode!r}"
+        raise bad(msg)
+    if count.min < 0 or count.max < 0:
+        msg = f"@count bounds must be >= 0 (use Count.of for Prova's -1 forms), got {count!r}"
+        raise bad(msg)
+    if count.mode != "record" and count.max < count.min:
+        msg = f"@count max must be >= min, got {count!r}"
         raise bad(msg)
 
 

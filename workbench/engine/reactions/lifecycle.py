@@ -185,7 +185,23 @@ class Lifecycle:
                 self._fail(state, root, parent_group, parent, path[:-1], ctx, cause=path[-1], timed_out=True)
             return
         parent.results.append(Entry(path[-1], sub=result))
+        successors = parent_group.successors_of.get(path[-1], ())
+        for index in successors:  # channels declared ``after`` the nested group (prova.md 5.5)
+            self._create_member(state, root, parent_group, parent, path[:-1], index, {}, ctx)
         if parent_group.op == AND:
             self._and_check(state, root, parent_group, parent, path[:-1], ctx)
-        else:
+        elif not successors:
             self._succeed(state, root, parent_group, parent, path[:-1], ctx)
+
+    def _create_member(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        index: int,
+        env: dict[str, Any],
+        ctx: Context,
+    ) -> None:
+        raise NotImplementedError

@@ -357,7 +357,8 @@ class GroupMatcher(Lifecycle):
             self._remove(inst, ch)
         elif spec.is_control:
             self._control(root, inst, cc, event, ctx)
-            return
+            if not spec.stop_ids:
+                return
         else:
             self._remove(inst, ch)
             self._extend(state, root, group, inst, path, cc, ch, event, bound, ctx)
@@ -427,16 +428,21 @@ class GroupMatcher(Lifecycle):
         env: Mapping[str, Any],
         ctx: Context,
     ) -> None:
-        mine = {var: event.fields.get(name) for var, name in pairs(cc.spec.vars)}
+        fields = event.fields
+        mine = {var: fields[name] for var, name in pairs(cc.spec.vars)}
         others: dict[str, list[Entry]] = {}
         for entry in inst.pool:
             if entry.channel != cc.id:
                 others.setdefault(entry.channel, []).append(entry)
         single = cc.spec.count is None
         if single:
+            # A single-shot @vars channel ignores an event that disagrees with an earlier recorded
+            # event (prova.md 4.10). The group @where takes part when one partner is a whole join
+            # (two @vars channels); with more channels it needs every leg and is checked on joins.
+            pairwise_where = group.vars_channels == 2
             for entries in others.values():
                 for entry in entries:
-                    if not compatible(group, env, mine, [entry], event):
+                    if not compatible(group, env, mine, [entry], event, with_where=pairwise_where):
                         if ctx.tracing:
                             ctx.trace(TraceKind.IGNORED, root.id, cc.id, event.seq, {"join": "disagrees"})
                         return
@@ -451,19 +457,23 @@ class GroupMatcher(Lifecycle):
             self._remove(inst, ch)
         else:
             ch.seen += 1
+        expected_legs = group.vars_channels - 1
+        if expected_legs < 1 or len(others) < expected_legs:
+            return
+        # Build the joins leg by leg on the shared variables, then check the group @where on each
+        # complete join (a @where may name variables of several legs).
         combos: list[list[Entry]] = [[]]
         for channel in sorted(others, key=lambda c: group.index_of.get(c, 0)):
             combos = [
                 [*combo, other]
                 for combo in combos
                 for other in others[channel]
-                if compatible(group, env, mine, [*combo, other], event)
+                if compatible(group, env, mine, [*combo, other], event, with_where=False)
             ]
-        expected_legs = (
-            len({m.id for m in group.members if isinstance(m, CChannel) and pairs(m.spec.vars)}) - 1
-        )
+            if not combos:
+                return
         for combo in combos:
-            if len(combo) != expected_legs or not combo:
+            if group.where is not None and not compatible(group, env, mine, combo, event, with_where=True):
                 continue
             members = sorted([*combo, entry], key=lambda en: en.event.seq if en.event else -1)
             for en in members:
@@ -529,10 +539,12 @@ class GroupMatcher(Lifecycle):
         if spec.negated:
             if ctx.tracing:
                 ctx.trace(TraceKind.VIOLATED, root.id, cc.id, event.seq)
+            self._or_exhausted(state, root, group, inst, path, ctx)
             return
         if spec.is_control or spec.stop_ids:
             self._control(root, inst, cc, event, ctx)
             self._stop_targets(group, inst, root, cc, event, ctx, require_satisfied=False)
+            self._or_exhausted(state, root, group, inst, path, ctx)
             return
         if spec.stop:
             if ctx.tracing:
@@ -544,6 +556,25 @@ class GroupMatcher(Lifecycle):
         if cc.successors:
             return  # the instance was extended: it goes on with the new channels
         self._succeed(state, root, group, inst, path, ctx)
+
+    def _or_exhausted(
+        self,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ctx: Context,
+    ) -> None:
+        """End an OR instance that has no live channel left and no group timeout to wait for.
+
+        It can never emit (prova.md 3.2: only a positive event or a timeout ends an OR), so it is
+        dropped silently, as Prova's instance would stay silent forever. With a group timeout it
+        waits for the timeout, which reports it (``timeout_channel``).
+        """
+        if inst.channels or inst.children or group.spec.timeout_ms is not None or inst.ended:
+            return
+        self._fail(state, root, group, inst, path, ctx, cause=None)
 
     def _recurring_emit(
         self,
@@ -611,11 +642,15 @@ class GroupMatcher(Lifecycle):
                 ctx.trace(TraceKind.NEGATED, root.id, cc.id)
             if group.op == AND:
                 self._and_check(state, root, group, inst, path, ctx)
+            else:
+                self._or_exhausted(state, root, group, inst, path, ctx)
             return
         was_satisfied = satisfied(group, ch, cc, at_timeout=True)
         self._remove(inst, ch)
         if group.op == AND:
-            # An expired positive channel that was never satisfied fails the AND at once (9.4).
+            # *Choice* 9.4: an expired positive channel that was never satisfied fails the AND at
+            # once (it "does not contribute a positive detection", User Guide p. 71); a satisfied
+            # one (optional, count minimum reached) just goes away.
             if not was_satisfied:
                 self._fail(state, root, group, inst, path, ctx, cause=cc.id, timed_out=True)
             else:

@@ -51,9 +51,15 @@ def and_complete(group: CGroup, inst: InstanceState, at_timeout: bool = False) -
 
 
 def compatible(
-    group: CGroup, env: Mapping[str, Any], mine: Mapping[str, Any], legs: list[Entry], event: Event
+    group: CGroup,
+    env: Mapping[str, Any],
+    mine: Mapping[str, Any],
+    legs: list[Entry],
+    event: Event,
+    with_where: bool = True,
 ) -> bool:
-    """Whether the current bindings ``mine`` join the recorded ``legs`` (shared names, group where)."""
+    """Whether the current bindings ``mine`` join the recorded ``legs``: equal values for shared
+    variable names and, ``with_where``, the group ``@where`` on the merged bindings."""
     merged: dict[str, Any] = {}
     for leg in legs:
         for var, value in (leg.bindings or {}).items():
@@ -63,7 +69,7 @@ def compatible(
     for var, value in mine.items():
         if var in merged and merged[var] != value:
             return False
-    if group.where is None:
+    if group.where is None or not with_where:
         return True
     scope = {**env, **merged, **mine}
     return bool(group.where(event, scope))

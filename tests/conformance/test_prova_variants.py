@@ -1,0 +1,54 @@
+"""Variant Prova cases (tests/data/conformance/prova_variants/), written from the documented
+semantics with other field names, keys and timings, run through the groups adapter."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.conformance.groups import run_case
+from workbench.conformance.runner import RunOptions
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "conformance" / "prova_variants"
+CASES = sorted(p.stem for p in DATA.glob("*.json"))
+
+
+def load(name: str) -> dict[str, Any]:
+    case: dict[str, Any] = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+    return case
+
+
+def test_there_are_variant_cases() -> None:
+    assert len(CASES) >= 6
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_variant_case_passes(name: str) -> None:
+    assert run_case(load(name), RunOptions()) == []
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_variant_case_detects_a_dropped_event(name: str) -> None:
+    case = load(name)
+    if not case["expected"]:
+        pytest.skip("no detection to disturb")
+    wrong = copy.deepcopy(case)
+    wrong["expected"][0]["events"] = wrong["expected"][0]["events"][:-1]
+    assert run_case(wrong, RunOptions()) != []
+
+
+def test_a_nested_group_is_referred_to_by_its_member_id() -> None:
+    case = load("and_not_then_again")
+    assert case["pattern"]["channels"][1]["after"] == "inner"
+    case["pattern"]["channels"][1]["after"] = "g1"  # the group's own name works as well
+    assert run_case(case, RunOptions()) == []
+
+
+def test_exit_counts_flag_decides_whether_the_top_exit_counts() -> None:
+    case = load("and_not_then_again")
+    case["pattern"]["exit"] = {"counts": False}
+    assert run_case(case, RunOptions()) == ["counter Count: expected 5, got 4"]

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from tests.engine.oracle import feed, is_type, seqs
 from workbench.engine.events import Event
-from workbench.engine.nfa import SequencePattern, Stage, begin
+from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, Stage, begin
 from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
+from workbench.errors import PatternError
 
 
 class Counter:
@@ -92,3 +97,48 @@ def test_engine_routes_only_relevant_types_and_windows_still_expire() -> None:
     for t in range(1, 30):
         engine.process({"type": "x", "time": t})
     assert [(d.kind, d.seqs, d.time) for d in engine.detections] == [("timeout", (0,), 10)]
+
+
+@st.composite
+def rich_patterns(draw: st.DrawFn) -> SequencePattern:
+    """Random patterns with negations, greedy loops, until, windows (type-test conditions)."""
+    n = draw(st.integers(2, 4))
+    stages = []
+    for i in range(n):
+        types = tuple(sorted(draw(st.sets(st.sampled_from("abcd"), min_size=1, max_size=2))))
+        negated = i > 0 and draw(st.booleans()) and not stages[-1].quantifier.optional
+        contiguity = Contiguity.STRICT if i == 0 else draw(st.sampled_from(list(Contiguity)))
+        if negated:
+            contiguity = draw(st.sampled_from([Contiguity.STRICT, Contiguity.RELAXED]))
+            stages.append(Stage(f"s{i}", is_type(*types), contiguity, negated=True))
+            continue
+        lo = draw(st.integers(1, 2))
+        hi = draw(st.sampled_from([1, 2, 3, None]))
+        hi = None if hi is None else max(hi, lo)
+        looping = hi is None
+        inner = draw(st.sampled_from(list(Contiguity)))
+        greedy = lo != hi and inner is not Contiguity.NONDETERMINISTIC_RELAXED and draw(st.booleans())
+        optional = draw(st.booleans()) and not (stages and stages[-1].quantifier.greedy)
+        until = is_type(draw(st.sampled_from("abcd"))) if looping and draw(st.booleans()) else None
+        prev = draw(st.sampled_from([None, 2, 4])) if lo == hi == 1 else None
+        q = Quantifier(lo, hi, optional, greedy, inner)
+        stages.append(
+            Stage(f"s{i}", is_type(*types), contiguity, quantifier=q, until=until, within_prev_ms=prev)
+        )
+    return SequencePattern("p", tuple(stages), within_ms=draw(st.sampled_from([None, 4, 8])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(rich_patterns(), st.lists(st.sampled_from("abcdx"), min_size=1, max_size=12))
+def test_indexed_and_full_scan_agree_on_rich_patterns(pattern: SequencePattern, types: list[str]) -> None:
+    try:
+        pattern.compile()
+    except PatternError:
+        assume(False)
+
+    def run(flink_order: bool) -> list[tuple[object, ...]]:
+        p = dataclasses.replace(pattern, flink_order=flink_order)
+        out = feed(p, types, times=[i // 2 for i in range(len(types))])
+        return sorted((d.kind, d.time, tuple(sorted(d.seqs)), d.channels) for d in out)
+
+    assert run(False) == run(True)

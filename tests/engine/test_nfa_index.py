@@ -103,7 +103,7 @@ def test_engine_routes_only_relevant_types_and_windows_still_expire() -> None:
 def rich_patterns(draw: st.DrawFn) -> SequencePattern:
     """Random patterns with negations, greedy loops, until, windows (type-test conditions)."""
     n = draw(st.integers(2, 4))
-    stages = []
+    stages: list[Stage] = []
     for i in range(n):
         types = tuple(sorted(draw(st.sets(st.sampled_from("abcd"), min_size=1, max_size=2))))
         negated = i > 0 and draw(st.booleans()) and not stages[-1].quantifier.optional

@@ -70,11 +70,13 @@ def test_buffer_pickles() -> None:
 @given(
     st.lists(st.sampled_from("abcx"), min_size=2, max_size=14),
     st.data(),
+    st.sampled_from(["no_skip", "skip_to_next"]),
+    st.booleans(),
 )
 def test_snapshot_restore_at_a_random_event_gives_identical_detections(
-    types: list[str], data: st.DataObject
+    types: list[str], data: st.DataObject, skip: str, flink_order: bool
 ) -> None:
-    p = combinations().within(6).build("p")  # type: ignore[attr-defined]
+    p = combinations().within(6).skip(skip).build("p", flink_order=flink_order)  # type: ignore[attr-defined]
     events = [{"type": t, "time": i, "key": i % 2} for i, t in enumerate(types)]
     cut = data.draw(st.integers(0, len(events)))
 

@@ -36,6 +36,7 @@ binned per row, kind and time bucket, each bin carrying its count.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Collection, Hashable, Iterable
 from dataclasses import dataclass, field
@@ -355,10 +356,20 @@ class TimelineModel:
         *,
         keys: Collection[Hashable] | None = None,
         patterns: Collection[str] | None = None,
+        max_instances: int | None = None,
     ) -> dict[RowId, RowState]:
-        """Every row's state after all records with ``time <= t`` (rows of instances started by ``t``)."""
+        """Every row's state after all records with ``time <= t`` (rows of instances started by ``t``).
+
+        With ``max_instances``, only the rows of the window of most recently active instances (as
+        :meth:`view` draws them).
+        """
         out: dict[RowId, RowState] = {}
-        for inst in self._select(keys, patterns, t):
+        chosen = (
+            self._select(keys, patterns, t)
+            if max_instances is None
+            else self.window(t, keys=keys, patterns=patterns, max_instances=max_instances)[0]
+        )
+        for inst in chosen:
             live = not inst.ended_by(t)
             for el in [None, *inst.elements]:
                 state, label = State.WAITING, ""
@@ -389,17 +400,13 @@ class TimelineModel:
         *,
         keys: Collection[Hashable] | None = None,
         patterns: Collection[str] | None = None,
-        max_instances: int = 200,
-        max_rows: int = 60,
+        max_instances: int = 30,
+        max_rows: int = 90,
         max_markers: int = 4000,
     ) -> View:
         """The drawable view at time ``t`` (default: the horizon), filtered, windowed and aggregated."""
         now = self.horizon if t is None else t
-        chosen = self._select(keys, patterns, now)
-        chosen.sort(key=lambda i: min(i.last, now), reverse=True)
-        hidden = max(0, len(chosen) - max_instances)
-        window = chosen[:max_instances]
-        window.sort(key=lambda i: (self.keys[i.key], i.pattern, i.start, i.instance))
+        window, hidden = self.window(now, keys=keys, patterns=patterns, max_instances=max_instances)
         late_keys = [k for k in self.late if (keys is None or k in keys) and patterns is None]
         level = self._level(window, late_keys, max_rows)
 
@@ -470,6 +477,23 @@ class TimelineModel:
         if binned:
             markers = _bin(markers, max_markers)
         return View(rows, bands, markers, dets, level, now, hidden, binned)
+
+    def window(
+        self,
+        t: float,
+        *,
+        keys: Collection[Hashable] | None = None,
+        patterns: Collection[str] | None = None,
+        max_instances: int = 200,
+    ) -> tuple[list[Instance], int]:
+        """The ``max_instances`` most recently active instances at ``t``, in row order, and how many
+        other started instances were left out."""
+        chosen = self._select(keys, patterns, t)
+        hidden = max(0, len(chosen) - max_instances)
+        if hidden:
+            chosen = heapq.nlargest(max_instances, chosen, key=lambda i: (min(i.last, t), i.start))
+        chosen.sort(key=lambda i: (self.keys[i.key], i.pattern, i.start, i.instance))
+        return chosen, hidden
 
     def _level(self, window: list[Instance], late_keys: list[Hashable], max_rows: int) -> str:
         extra = len(late_keys)

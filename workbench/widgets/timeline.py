@@ -20,6 +20,7 @@ stays responsive: it appends new records to the model and sends deltas (``stream
 from __future__ import annotations
 
 import asyncio
+import bisect
 import html
 import math
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
@@ -264,8 +265,8 @@ class Timeline:
         *,
         title: str = "CEP timeline",
         width: int = 900,
-        max_instances: int = 200,
-        max_rows: int = 60,
+        max_instances: int = 30,
+        max_rows: int = 90,
         max_markers: int = 4000,
         keys: Collection[Hashable] | None = None,
         patterns: Collection[str] | None = None,
@@ -402,7 +403,7 @@ class Timeline:
     def seek(self, t: float) -> None:
         """Move the cursor to the last step at or before ``t``."""
         times = self.model.times
-        i = max(0, sum(1 for x in times if x <= t) - 1)
+        i = max(0, bisect.bisect_right(times, t) - 1)
         self.following = i >= len(times) - 1
         self._set_slider(i)
         self.refresh()
@@ -452,7 +453,13 @@ class Timeline:
         t = view.time
         self._span.location = t if math.isfinite(t) else 0
         self._span.visible = math.isfinite(t)
-        states = self.model.state_at(t, keys=self.keys, patterns=self.patterns) if math.isfinite(t) else {}
+        states = (
+            self.model.state_at(
+                t, keys=self.keys, patterns=self.patterns, max_instances=self.limits["max_instances"]
+            )
+            if math.isfinite(t)
+            else {}
+        )
         counts: dict[str, int] = {}
         for s in states.values():
             if s.live:

@@ -27,16 +27,14 @@ def simulate(
     inputs: Sequence[Input],
     *,
     rng: random.Random,
-    out_of_orderness: int = 0,
+    out_of_orderness: int | float = 0,
     until: int | None = None,
     finish: bool = True,
     trace: bool = False,
 ) -> RunResult:
     """Run through KeyHost as a distributed runtime would, with random watermark progress."""
     plan = plan_replay(inputs, out_of_orderness=out_of_orderness, until=until, finish=finish)
-    host = KeyHost(
-        compile_all(matchers), horizon=plan.horizon, final_after=plan.final_after, tracing=trace
-    )
+    host = KeyHost(compile_all(matchers), horizon=plan.horizon, final_after=plan.final_after, tracing=trace)
     states: dict[Hashable, bytes] = {}
     timers: set[tuple[int, Hashable]] = set()
     outputs: list[HostOutput] = []
@@ -63,18 +61,22 @@ def simulate(
             else:
                 states[key] = pickle.dumps(state)
 
-    for event, late in plan.events:
+    for key in host.startup_keys():
+        state = KeyHostState()
+        timers.update((_millis(t), key) for t in host.initial_timers(state, key))
+        states[key] = pickle.dumps(state)
+    for position, (event, late) in enumerate(plan.events):
         ts = _millis(event.time)
         if late or ts <= watermark:
-            outputs.extend(host.late(event))
+            outputs.extend(host.late(event, position))
         elif host.wants(event):
             state = pickle.loads(states[event.key]) if event.key in states else KeyHostState()
-            host.accept(state, event)
+            host.accept(state, event, position)
             states[event.key] = pickle.dumps(state)
             timers.add((ts, event.key))
         if not late:
             max_ts = max(max_ts, ts)
-        if rng.random() < 0.4:
+        if rng.random() < 0.4 and math.isfinite(out_of_orderness):
             # Any watermark up to Flink's bounded-out-of-orderness one is legal.
             target = max_ts - math.ceil(out_of_orderness) - 1
             if target > watermark:

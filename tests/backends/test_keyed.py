@@ -75,14 +75,11 @@ def test_events_nobody_uses_are_not_buffered() -> None:
     assert KeyHostState().is_empty()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: Engine._maybe_release deletes the key's KeyState while _dispatch still hands "
-    "the same event to later matchers, whose state then lives in an orphaned KeyState; its timers "
-    "find no key and are dropped. KeyHost keeps the state, so the two differ.",
-)
-def test_engine_keeps_key_state_across_matchers() -> None:
+def test_key_state_survives_an_idle_matcher_before_another() -> None:
+    """The first matcher of an event turns idle; the second one's state must live on (both hosts)."""
     matchers = [PairWithin(), PairWithin("pair-bc", 5, "b", "c")]
     script = [{"type": "b", "time": 2}, {"type": "c", "time": 20}]
     local = LocalBackend().run(matchers, script)
-    assert [d.kind for d in local.detections] == ["timeout"]
+    sim = simulate(matchers, script, rng=random.Random(2))
+    assert [(d.pattern, d.kind, d.time) for d in local.detections] == [("pair-bc", "timeout", 7)]
+    assert local.detections == sim.detections

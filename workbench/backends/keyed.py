@@ -30,11 +30,16 @@ from workbench.engine.runtime import RunResult
 
 __all__ = ["END_OF_TIME", "HostOutput", "KeyHost", "KeyHostState", "OutputKind", "collect_results"]
 
-#: An item's position in the local engine's processing order: ``(time, 0, seq, 0, 0, seq)`` for an
-#: event, ``(time, 1, parent time, parent kind, parent seq or -1, root event seq)`` for a timer.
+#: An item's position in the local engine's processing order: ``(time, 0, pos, 0, 0, pos)`` for an
+#: event at arrival position ``pos``, ``(time, 1, parent time, parent kind, parent pos or -1, root
+#: event pos)`` for a timer.
 Order = tuple[Any, ...]
 
 _EVENT, _TIMER = 0, 1
+
+#: The order key of start-up work (scheduled before any event, as the engine does when it adds
+#: a matcher with ``initial_timers``).
+_STARTUP: tuple[Any, ...] = (-math.inf, _EVENT, -1, 0, 0, -1)
 
 #: The horizon of a run that flushes everything.
 END_OF_TIME = Bound(math.inf, True)
@@ -64,7 +69,7 @@ class KeyHostState:
     Attributes:
         states: per pattern index, the matcher's own per-key state.
         instances: per pattern index, the last instance id handed out.
-        events: heap of buffered events ``(time, seq, event)``.
+        events: heap of buffered events ``(time, arrival position, event)``.
         timers: heap of pending matcher timers ``(time, n, pattern index, token, cause)``; ``cause``
             is the order key of the item that scheduled it.
         timer_counts: per pattern index, how many of its timers are pending.
@@ -177,19 +182,45 @@ class KeyHost:
                     self._by_type.setdefault(t, list(self._any_type)).append(index)
         for targets in self._by_type.values():
             targets.sort()
+        self._initial: list[tuple[int, int | float, Hashable, Hashable]] = []
+        for index, matcher in enumerate(self.matchers):
+            initial = getattr(matcher, "initial_timers", None)
+            if initial is not None:
+                self._initial.extend((index, t, k, token) for t, k, token in initial())
 
     # ------------------------------------------------------------------ runtime calls
     def wants(self, event: Event) -> bool:
         """Whether any matcher uses events of this type (others need no buffering at all)."""
         return bool(self._by_type.get(event.type, self._any_type))
 
-    def accept(self, state: KeyHostState, event: Event) -> None:
-        """Buffer an on-time event; the runtime must wake the key once the watermark passes it."""
-        heapq.heappush(state.events, (event.time, event.seq, event))
+    def accept(self, state: KeyHostState, event: Event, position: int) -> None:
+        """Buffer an on-time event; the runtime must wake the key once the watermark passes it.
 
-    def late(self, event: Event) -> list[HostOutput]:
+        ``position`` is the event's arrival position in the input (equal-time events keep it).
+        """
+        heapq.heappush(state.events, (event.time, position, event))
+
+    def initial_timers(self, state: KeyHostState, key: Hashable) -> list[int | float]:
+        """Schedule the start-up timers of ``key`` (a matcher's optional ``initial_timers()`` hook).
+
+        Returns their times; the runtime wakes the key at each. Call once per key, before its events.
+        """
+        ctx = self._ctx
+        ctx.key, ctx.state, ctx.wakes = key, state, []
+        wanted = [(i, t, token) for i, t, k, token in self._initial if k == key]
+        for pindex, time, token in wanted:
+            ctx.pindex = pindex
+            ctx.item = _STARTUP
+            ctx.schedule(time, token)
+        return ctx.wakes
+
+    def startup_keys(self) -> list[Hashable]:
+        """The keys that have start-up timers, in the order the matchers name them."""
+        return list(dict.fromkeys(k for _, _, k, _ in self._initial))
+
+    def late(self, event: Event, position: int) -> list[HostOutput]:
         """The outputs for a late event: the event itself and, when tracing, a trace record."""
-        order: Order = (event.time, _EVENT, event.seq, 0, 0, event.seq, 0)
+        order: Order = (event.time, _EVENT, position, 0, 0, position, 0)
         out = [HostOutput(order, OutputKind.LATE, event)]
         if self._ctx.tracing:
             record = TraceRecord(event.time, "", event.key, 0, TraceKind.LATE, None, event.seq, {})
@@ -212,8 +243,8 @@ class KeyHost:
             ev_due = bool(events) and events[0][0] < below and horizon.admits_event(events[0][0])
             tm_due = bool(timers) and timers[0][0] < below and horizon.admits_timer(timers[0][0])
             if ev_due and (not tm_due or events[0][0] <= timers[0][0]):
-                time, seq, event = heapq.heappop(events)
-                self._dispatch(state, event, (time, _EVENT, seq, 0, 0, seq))
+                time, position, event = heapq.heappop(events)
+                self._dispatch(state, event, (time, _EVENT, position, 0, 0, position))
             elif tm_due:
                 time, _, pindex, token, cause = heapq.heappop(timers)
                 self._fire(state, time, pindex, token, (time, _TIMER, *_parent(cause)))
@@ -247,10 +278,10 @@ class KeyHost:
         self, state: KeyHostState, time: int | float, pindex: int, token: Hashable, item: Order
     ) -> None:
         state.timer_counts[pindex] -= 1
-        mstate = state.states.get(pindex)
-        if mstate is None:
-            return
         matcher = self.matchers[pindex]
+        mstate = state.states.get(pindex)
+        if mstate is None:  # a start-up timer reaches a key before any of its events
+            mstate = state.states[pindex] = matcher.new_state(self._ctx.key)
         ctx = self._ctx
         ctx.now, ctx.item, ctx.final = time, item, self._is_final(time, True)
         ctx.pindex, ctx.pattern = pindex, matcher.name
@@ -270,6 +301,8 @@ def _parent(cause: Order) -> tuple[Any, ...]:
     """
     time, kind, seq, root = cause[0], cause[1], cause[2], cause[5]
     return (time, kind, seq if kind == _EVENT else -1, root)
+
+
 def _maybe_release(state: KeyHostState, pindex: int) -> None:
     """Drop an idle matcher state once none of its timers is pending (as the engine does)."""
     if state.timer_counts.get(pindex, 0) == 0:
@@ -292,6 +325,9 @@ def collect_results(outputs: Iterable[HostOutput]) -> RunResult:
     }
     for out in ordered:
         by_kind[out.kind].append(out.payload)
-    late = sorted(by_kind[OutputKind.LATE], key=lambda e: e.seq)
+    # The engine lists late events in arrival order (the third part of their order key).
+    late = [
+        o.payload for o in sorted((o for o in ordered if o.kind == OutputKind.LATE), key=lambda o: o.order[2])
+    ]
     detections, reactions = by_kind[OutputKind.DETECTION], by_kind[OutputKind.REACTION]
     return RunResult(detections, reactions, late, by_kind[OutputKind.TRACE])

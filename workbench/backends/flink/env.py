@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -33,15 +32,14 @@ def make_environment(
         parallelism: default parallelism of the job's operators.
         checkpoint_interval_ms: enable checkpointing at this interval (``None``: off).
         savepoint: restore the job from this savepoint or retained checkpoint.
-        execution_mode: ``"process"`` or ``"thread"`` (embedded Python, faster, same semantics).
+        execution_mode: ``"process"`` (default) or ``"thread"`` (Python embedded in the JVM; it
+            finds packages only through a ``PYTHONPATH`` exported before this process started).
         config: further Flink configuration entries.
     """
     conf = Configuration()
     conf.set_string("python.executable", sys.executable)
     conf.set_string("python.client.executable", sys.executable)
     conf.set_string("python.execution-mode", execution_mode)
-    if execution_mode == "thread":
-        _expose_site_packages()
     if savepoint is not None:
         conf.set_string("execution.savepoint.path", str(savepoint))
     for name, value in (config or {}).items():
@@ -51,12 +49,3 @@ def make_environment(
     if checkpoint_interval_ms is not None:
         env.enable_checkpointing(checkpoint_interval_ms)
     return env
-
-
-def _expose_site_packages() -> None:
-    """Thread mode embeds Python in the JVM, which finds packages only through ``PYTHONPATH``."""
-    paths = [p for p in sys.path if p and Path(p).is_dir()]
-    current = os.environ.get("PYTHONPATH", "")
-    wanted = os.pathsep.join(p for p in paths if p not in current.split(os.pathsep))
-    if wanted:
-        os.environ["PYTHONPATH"] = os.pathsep.join(x for x in (current, wanted) if x)

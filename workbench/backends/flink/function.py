@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pyflink.common import Types
@@ -22,14 +23,26 @@ from pyflink.datastream.state import ValueStateDescriptor
 from workbench.backends.keyed import HostOutput, KeyHost, KeyHostState
 from workbench.engine.events import Event
 
-__all__ = ["FlinkRecord", "MatcherFunction", "RecordTimestamps", "record_key"]
-
-#: What flows into the operator: ``(run, event, late, timestamp)``. ``late`` is the replay plan's
-#: verdict; ``timestamp`` is the Flink timestamp: the event time in whole milliseconds plus the run's
-#: offset (runs of one job follow each other on Flink's time axis, see ``run_offsets``).
-FlinkRecord = tuple[int, Event, bool, int]
+__all__ = ["FlinkRecord", "MatcherFunction", "RecordTimestamps", "Startup", "millis", "record_key"]
 
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
+#: The Flink timestamp of start-up records: before everything, so they never move the watermark.
+STARTUP_TIMESTAMP = LONG_MIN + 1
+
+
+@dataclass(frozen=True, slots=True)
+class Startup:
+    """A record that makes the operator schedule a key's start-up timers (``initial_timers``)."""
+
+    key: Hashable
+
+
+#: What flows into the operator: ``(run, event or Startup, late, timestamp, position)``. ``late`` is
+#: the replay plan's verdict; ``timestamp`` the Flink timestamp: the event time in whole
+#: milliseconds plus the run's offset (runs of one job follow each other on Flink's time axis, see
+#: ``run_offsets``); ``position`` the event's arrival position within its run.
+FlinkRecord = tuple[int, Event | Startup, bool, int, int]
 
 STATE_NAME = "cep-workbench-key-state"
 
@@ -81,20 +94,27 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
     def process_element(
         self, value: FlinkRecord, ctx: KeyedProcessFunction.Context
     ) -> Iterator[tuple[int, HostOutput]]:
-        run, event, late, timestamp = value
+        run, event, late, timestamp, position = value
         host = self.hosts[run]
         timers = ctx.timer_service()
+        state: KeyHostState | None
+        if isinstance(event, Startup):
+            state = self._state.value() or KeyHostState()
+            for t in host.initial_timers(state, event.key):
+                timers.register_event_time_timer(millis(t, self.offsets[run]))
+            self._state.update(state)
+            return
         watermark = timers.current_watermark()
         if late or (watermark is not None and timestamp <= watermark):
-            for out in host.late(event):
+            for out in host.late(event, position):
                 yield run, out
             return
         if not host.wants(event):
             return
-        state: KeyHostState | None = self._state.value()
+        state = self._state.value()
         if state is None:
             state = KeyHostState()
-        host.accept(state, event)
+        host.accept(state, event, position)
         self._state.update(state)
         timers.register_event_time_timer(timestamp)
 

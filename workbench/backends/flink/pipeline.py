@@ -18,8 +18,12 @@ def watermark_strategy(out_of_orderness: int | float) -> WatermarkStrategy:
     """Bounded out-of-orderness watermarks over the records' event time.
 
     Flink's watermark is ``max timestamp - bound - 1``; rounding the bound up keeps the watermark at
-    or below the engine's, so Flink never declares an event late that the engine would accept.
+    or below the engine's, so Flink never declares an event late that the engine would accept. An
+    infinite bound (the engine's "only explicit watermarks") means no watermarks until the end of
+    the input.
     """
+    if not math.isfinite(out_of_orderness):
+        return WatermarkStrategy.no_watermarks().with_timestamp_assigner(RecordTimestamps())
     bound = Duration.of_millis(math.ceil(out_of_orderness))
     return WatermarkStrategy.for_bounded_out_of_orderness(bound).with_timestamp_assigner(RecordTimestamps())
 

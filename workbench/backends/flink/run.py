@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from workbench.backends.base import Input, PatternLike, compile_all
 from workbench.backends.flink.env import ExecutionMode, make_environment
-from workbench.backends.flink.function import FlinkRecord, millis
+from workbench.backends.flink.function import STARTUP_TIMESTAMP, FlinkRecord, Startup, millis
 from workbench.backends.flink.pipeline import detect
 from workbench.backends.keyed import HostOutput, KeyHost, collect_results
 from workbench.backends.replay import ReplayPlan, plan_replay
@@ -90,13 +90,21 @@ def run_offsets(runs: Sequence[FlinkRun]) -> list[int]:
     return offsets
 
 
-def plan_records(runs: Sequence[FlinkRun], offsets: Sequence[int]) -> list[FlinkRecord]:
-    """The job's input records: every run's events in its arrival order, runs one after another."""
-    return [
-        (i, event, late, millis(event.time, offsets[i]))
-        for i, run in enumerate(runs)
-        for event, late in run.plan.events
+def plan_records(
+    runs: Sequence[FlinkRun], hosts: Sequence[KeyHost], offsets: Sequence[int]
+) -> list[FlinkRecord]:
+    """The job's input records: start-up records first, then every run's events in arrival order."""
+    records: list[FlinkRecord] = [
+        (i, Startup(key), False, STARTUP_TIMESTAMP, -1)
+        for i, host in enumerate(hosts)
+        for key in host.startup_keys()
     ]
+    records.extend(
+        (i, event, late, millis(event.time, offsets[i]), position)
+        for i, run in enumerate(runs)
+        for position, (event, late) in enumerate(run.plan.events)
+    )
+    return records
 
 
 def results_of(runs: Sequence[FlinkRun], outputs: Iterable[tuple[int, HostOutput]]) -> list[RunResult]:
@@ -127,7 +135,7 @@ def run_many(
         return []
     hosts = [run.host() for run in runs]
     offsets = run_offsets(runs)
-    records = plan_records(runs, offsets)
+    records = plan_records(runs, hosts, offsets)
     bound = max(run.out_of_orderness for run in runs)
     env = make_environment(
         parallelism, checkpoint_interval_ms=checkpoint_interval_ms, execution_mode=execution_mode

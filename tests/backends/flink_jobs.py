@@ -1,0 +1,73 @@
+"""Flink job pieces the tests need: a slow, checkpointable source and an exactly-once file sink.
+
+Imported only by tests marked ``flink`` (and by Flink's Python workers, by module name).
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pyflink.common import Encoder, Types, WatermarkStrategy
+from pyflink.datastream import DataStream, MapFunction, StreamExecutionEnvironment
+from pyflink.datastream.connectors.file_system import FileSink, RollingPolicy
+from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+from workbench.backends.flink.function import FlinkRecord
+from workbench.backends.keyed import HostOutput
+
+
+class SlowRecords(MapFunction):  # type: ignore[misc]
+    """Index -> record, taking ``delay_s`` per record (so a job can be stopped mid-stream)."""
+
+    def __init__(self, records: Sequence[FlinkRecord], delay_s: float) -> None:
+        self.records = list(records)
+        self.delay_s = delay_s
+
+    def map(self, value: int) -> FlinkRecord:
+        time.sleep(self.delay_s)
+        return self.records[value]
+
+
+def encode(value: tuple[int, HostOutput]) -> str:
+    """One output as a line of text (base64 of its pickle)."""
+    return base64.b64encode(pickle.dumps(value)).decode("ascii")
+
+
+def decode(line: str) -> tuple[int, HostOutput]:
+    """Inverse of :func:`encode`."""
+    value: tuple[int, HostOutput] = pickle.loads(base64.b64decode(line))
+    return value
+
+
+def slow_source(
+    env: StreamExecutionEnvironment, records: Sequence[FlinkRecord], delay_s: float
+) -> DataStream:
+    """A checkpointable source of ``records`` (a number sequence mapped to them), parallelism 1."""
+    indices = env.from_source(
+        NumberSequenceSource(0, len(records) - 1), WatermarkStrategy.no_watermarks(), "indices"
+    )
+    indices = indices.uid("indices").set_parallelism(1)
+    slow = indices.map(SlowRecords(records, delay_s), output_type=Types.PICKLED_BYTE_ARRAY())
+    return slow.uid("records").set_parallelism(1)
+
+
+def file_sink(outputs: DataStream, directory: Path) -> None:
+    """Write outputs to committed part files (exactly once with checkpoints)."""
+    lines = outputs.map(encode, output_type=Types.STRING()).uid("encode")
+    # Roll part files on every checkpoint, so each checkpoint (and the savepoint) commits them.
+    builder = FileSink.for_row_format(str(directory), Encoder.simple_string_encoder())
+    sink = builder.with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy()).build()
+    lines.sink_to(sink).uid("files")
+
+
+def read_committed(directory: Path) -> list[tuple[int, HostOutput]]:
+    """Every output in committed part files (in-progress and pending files start with a dot)."""
+    out = []
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            out.extend(decode(line) for line in path.read_text(encoding="ascii").splitlines() if line)
+    return out

@@ -1,0 +1,284 @@
+"""Run the PATTERNS.md benchmark: ``python -m benchmarks.run --csv FILE [--patterns P1,P2] [--repeat N]``.
+
+For each pattern it prints exactly one line to stdout::
+
+    pattern=P1 events=N matches=M seconds=S events_per_s=R checksum=C engine=workbench peak_mb=X parse_s=Y
+
+``seconds`` is the median over the repeats of feeding every event to a fresh engine and flushing it
+(parsing excluded; ``parse_s`` is the time to read the CSV into events). ``checksum`` is
+``PATTERNS.md``'s order-independent checksum of the matches. ``peak_mb`` is the peak resident memory
+of the process that ran the pattern: each pattern runs in a forked child process so that one pattern's
+memory does not count for the next; it includes the interpreter and the parsed events (the baseline is
+printed on stderr). When the file is the reference workload (by SHA-256) the counts and checksums are
+compared with ``REFERENCE_COUNTS.md`` on stderr, and the exit status is 1 if any differs.
+
+``--generate`` writes the reference workload to ``benchmarks/data/w200k.csv`` (``--n`` for another
+size) and, without ``--csv``, runs on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import math
+import multiprocessing
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.checksum import Checksum
+from benchmarks.reference import PATTERNS, REFERENCE, SHA256
+from benchmarks.workload import HEADER, WorkloadSpec, write_csv
+from workbench.engine.events import Event
+from workbench.engine.matcher import Pattern
+from workbench.engine.runtime import Engine
+from workbench.engine.sharding import ShardedEngine
+
+__all__ = ["Result", "format_line", "main", "read_events", "run_pattern"]
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+try:
+    import resource
+
+    def peak_rss_mb() -> float:
+        """Peak resident set size of this process in MB (Linux reports KB)."""
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return kb / 1024 if sys.platform != "darwin" else kb / (1024 * 1024)
+
+except ImportError:  # pragma: no cover - Windows
+
+    def peak_rss_mb() -> float:
+        """Not available on this platform."""
+        return math.nan
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One pattern's measurements."""
+
+    pattern: str
+    events: int
+    matches: int
+    checksum: int
+    seconds: float
+    peak_mb: float
+    parse_s: float
+    all_seconds: tuple[float, ...] = ()
+
+
+def format_line(r: Result) -> str:
+    """The one-line report (format fixed by the benchmark harness)."""
+    eps = r.events / r.seconds if r.seconds > 0 else math.inf
+    return (
+        f"pattern={r.pattern} events={r.events} matches={r.matches} seconds={r.seconds:.3f} "
+        f"events_per_s={eps:.0f} checksum={r.checksum} engine=workbench peak_mb={r.peak_mb:.1f} "
+        f"parse_s={r.parse_s:.3f}"
+    )
+
+
+def read_events(path: str | Path, limit: int | None = None) -> list[Event]:
+    """Parse the workload CSV into events (``seq`` = row index, fields ``price``, ``qty``, ``ip``)."""
+    out: list[Event] = []
+    append = out.append
+    with open(path, encoding="utf-8") as f:
+        header = f.readline()
+        if header != HEADER:
+            msg = f"{path}: expected the header {HEADER.strip()!r}, got {header.strip()!r}"
+            raise ValueError(msg)
+        for i, line in enumerate(f):
+            if limit is not None and i >= limit:
+                break
+            parts = line.rstrip("\n").split(",")
+            if len(parts) != 6:
+                msg = f"{path}: row {i}: expected 6 columns, got {len(parts)}"
+                raise ValueError(msg)
+            t, key, typ, price, qty, ip = parts
+            append(Event(typ, int(t), key, {"price": float(price), "qty": int(qty), "ip": ip}, i))
+    return out
+
+
+def _feed(pattern: Pattern, events: Sequence[Event], shards: int) -> tuple[float, Checksum]:
+    engine: Engine | ShardedEngine = Engine([pattern]) if shards <= 1 else ShardedEngine([pattern], shards)
+    process = engine.process
+    start = time.perf_counter()
+    for e in events:
+        process(e)
+    engine.finish()
+    elapsed = time.perf_counter() - start
+    checksum = Checksum()
+    for d in engine.detections:
+        if d.kind == "match":
+            checksum.add(d.seqs)
+    return elapsed, checksum
+
+
+def run_pattern(
+    name: str,
+    pattern: Pattern,
+    events: Sequence[Event],
+    *,
+    repeat: int = 1,
+    parse_s: float = 0.0,
+    shards: int = 1,
+) -> Result:
+    """Run one pattern ``repeat`` times over the events (in this process)."""
+    times: list[float] = []
+    first: Checksum | None = None
+    for _ in range(max(1, repeat)):
+        gc.collect()
+        elapsed, checksum = _feed(pattern, events, shards)
+        times.append(elapsed)
+        if first is None:
+            first = checksum
+        elif (checksum.matches, checksum.value) != (first.matches, first.value):
+            msg = f"{name}: repeats disagree ({first.matches} vs {checksum.matches} matches)"
+            raise RuntimeError(msg)
+    assert first is not None
+    return Result(
+        name,
+        len(events),
+        first.matches,
+        first.value,
+        statistics.median(times),
+        peak_rss_mb(),
+        parse_s,
+        tuple(times),
+    )
+
+
+def _child(conn: Any, job: Callable[[], Result]) -> None:
+    try:
+        conn.send(job())
+    except BaseException as err:  # report to the parent, whatever it is
+        conn.send(err)
+    finally:
+        conn.close()
+
+
+def run_isolated(job: Callable[[], Result]) -> Result:
+    """Run ``job`` in a forked child (its own peak memory); in-process where fork is unavailable."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return job()
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, job))
+    proc.start()
+    child.close()
+    try:
+        got = parent.recv()
+    except EOFError:
+        proc.join()
+        got = RuntimeError(f"benchmark child process died (exit code {proc.exitcode})")
+    proc.join()
+    if isinstance(got, BaseException):
+        raise got
+    assert isinstance(got, Result)
+    return got
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def reference_rows(path: Path, events: int) -> int | None:
+    """The reference column that applies: the file is a reference workload and ``events`` a known prefix."""
+    digest = _file_sha256(path)
+    if digest not in SHA256.values():
+        return None
+    file_rows = next(n for n, d in SHA256.items() if d == digest)
+    if events in (20_000, 200_000, 1_000_000) and events <= file_rows:
+        return events
+    return None
+
+
+def generate(n: int, out: Path | None = None) -> Path:
+    """Write the reference workload with ``n`` rows (skipped when the file is already right)."""
+    path = out or DATA_DIR / f"w{n // 1000}k.csv"
+    if path.exists() and n in SHA256 and _file_sha256(path) == SHA256[n]:
+        print(f"# {path} is up to date", file=sys.stderr)
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    write_csv(WorkloadSpec(n=n), path)
+    print(f"# wrote {path} ({n} rows) in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return path
+
+
+def _patterns(source: str) -> dict[str, Pattern]:
+    from benchmarks import patterns
+
+    if source == "api":
+        return dict(patterns.api_patterns())
+    if source == "language":
+        return dict(patterns.language_patterns())
+    return dict(patterns.benchmark_patterns())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--csv", type=Path, help="workload CSV (t,key,type,price,qty,ip)")
+    ap.add_argument("--patterns", default=",".join(PATTERNS), help="comma-separated (default: all eight)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per pattern; the median is reported")
+    ap.add_argument("--limit", type=int, default=None, help="use only the first N rows")
+    ap.add_argument("--generate", action="store_true", help="write the workload to benchmarks/data/")
+    ap.add_argument("--n", type=int, default=200_000, help="rows for --generate (default 200000)")
+    ap.add_argument("--shards", type=int, default=1, help="run on N key-hash shards (same results)")
+    ap.add_argument("--source", choices=("auto", "language", "api"), default="auto", help="pattern form")
+    ap.add_argument("--in-process", action="store_true", help="do not fork a child per pattern")
+    args = ap.parse_args(argv)
+
+    csv_path: Path | None = args.csv
+    if args.generate:
+        generated = generate(args.n)
+        csv_path = csv_path or generated
+    if csv_path is None:
+        ap.error("give --csv FILE or --generate")
+    names = [p.strip() for p in args.patterns.split(",") if p.strip()]
+    available = _patterns(args.source)
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        ap.error(f"unknown pattern(s) {unknown}; known: {', '.join(available)}")
+
+    start = time.perf_counter()
+    events = read_events(csv_path, args.limit)
+    parse_s = time.perf_counter() - start
+    gc.collect()
+    gc.freeze()  # the parsed events live for the whole run: keep the collector from rescanning them
+    print(
+        f"# {len(events)} events parsed in {parse_s:.3f} s; baseline rss {peak_rss_mb():.1f} MB",
+        file=sys.stderr,
+    )
+    ref_rows = reference_rows(csv_path, len(events))
+
+    status = 0
+    for name in names:
+        pattern = available[name]
+
+        def job(name: str = name, pattern: Pattern = pattern) -> Result:
+            return run_pattern(name, pattern, events, repeat=args.repeat, parse_s=parse_s, shards=args.shards)
+
+        result = job() if args.in_process else run_isolated(job)
+        print(format_line(result), flush=True)
+        if ref_rows is not None:
+            want = REFERENCE[name][ref_rows]
+            got = (result.matches, result.checksum)
+            verdict = "equal to" if got == want else "DIFFERENT from"
+            print(f"# {name}: matches/checksum {got} {verdict} REFERENCE_COUNTS.md {want}", file=sys.stderr)
+            if got != want:
+                status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

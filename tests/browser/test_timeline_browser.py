@@ -79,6 +79,15 @@ tl.speed.value = 4.0
 tl.step(-10**6)  # back to the first step: Play animates from there
 print("detections:", len(hits))
 tl"""
+# Live mode: a second timeline, empty when shown, fed by an asyncio task replaying the same events.
+LIVE_CELL = """from workbench.engine import Engine
+from workbench.jupyter.inputs import load_events
+
+session = get_ipython().find_line_magic("cep").__self__.session
+live_engine = Engine([session.get("login_watch").pattern], trace=True)
+live = Timeline(title="live replay")
+task = live.replay(live_engine, load_events(logins), batch=1, delay=0.3)
+live"""
 CELLS = (SETUP_CELL, CEP_CELL, SHOW_CELL)
 
 
@@ -94,7 +103,7 @@ def _notebook() -> dict[str, Any]:
         }
 
     return {
-        "cells": [code(i, c) for i, c in enumerate(CELLS)],
+        "cells": [code(i, c) for i, c in enumerate((*CELLS, LIVE_CELL))],
         "metadata": {
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
@@ -215,15 +224,21 @@ _BROWSER_BANDS = """() => {
     for (const m of doc.all_models) {
       if ((m.type === 'ColumnDataSource' || m.constructor?.__name__ === 'ColumnDataSource')
           && m.data.state !== undefined) {
-        const d = m.data;
+        const d = m.data, rows = [];
         for (let i = 0; i < m.get_length(); i++) {
-          out.push([d.row[i], d.start[i], d.end[i], d.state[i], d.label[i]]);
+          rows.push([d.row[i], d.start[i], d.end[i], d.state[i], d.label[i]]);
         }
+        out.push(rows);
       }
     }
   }
   return out;
 }"""
+
+
+def _browser_bands(page: Any) -> list[list[tuple[Any, ...]]]:
+    """Each timeline's bands as BokehJS holds them (one list per figure, in display order)."""
+    return [sorted(tuple(b) for b in rows) for rows in page.evaluate(_BROWSER_BANDS)]
 
 
 def _expected_bands() -> list[tuple[Any, ...]]:
@@ -282,14 +297,14 @@ def test_timeline_renders_and_plays(lab: Lab) -> None:
     assert not bokeh_errors, bokeh_errors
 
 
-def _run_cells(page: Any, panel: str) -> None:
+def _run_cells(page: Any, panel: str, indices: range) -> None:
     """Run the cells one by one, each after the previous finished; retry a request the kernel missed.
 
     (While the kernel is still connecting, JupyterLab can drop a run request; a retry is safe
     because a cell that ran shows its execution count and is not run again.)
     """
     cells = page.locator(f"{panel} .jp-Notebook .jp-Cell")
-    for i in range(len(CELLS)):
+    for i in indices:
         prompt = cells.nth(i).locator(".jp-InputArea-prompt")
         deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
         issued = -math.inf
@@ -314,7 +329,7 @@ def _drive(page: Any, lab: Lab) -> tuple[list[int], list[int], bytes, bytes]:
     page.wait_for_selector(
         f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=UI_TIMEOUT_MS
     )
-    _run_cells(page, panel)
+    _run_cells(page, panel, range(len(CELLS)))
     page.wait_for_selector(f"{panel} .jp-OutputArea-output canvas", timeout=UI_TIMEOUT_MS)
     page.wait_for_selector(f"{panel} .widget-play button", timeout=UI_TIMEOUT_MS)
     page.wait_for_function("() => window.Bokeh && window.Bokeh.documents.length > 0", timeout=UI_TIMEOUT_MS)
@@ -335,14 +350,35 @@ def _drive(page: Any, lab: Lab) -> tuple[list[int], list[int], bytes, bytes]:
     # patch deltas landed where they were meant to.
     expected = _expected_bands()
     deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
-    got: list[tuple[Any, ...]] = []
+    got: list[list[tuple[Any, ...]]] = []
     while time.monotonic() < deadline:
-        got = sorted(tuple(b) for b in page.evaluate(_BROWSER_BANDS))
-        if got == expected:
+        got = _browser_bands(page)
+        if got == [expected]:
             break
         page.wait_for_timeout(500)
-    assert got == expected, f"browser bands differ from the model's: {got[:6]} vs {expected[:6]}"
+    assert got == [expected], f"browser bands differ from the model's: {got} vs {expected}"
     after = page.evaluate(_CDS_LENGTHS)
     after_png = output.screenshot(path=str(ARTIFACTS / "timeline-after-play.png"))
+
+    # Live mode: the replay task streams into a second, initially empty timeline while the kernel
+    # is idle; it must end up holding exactly the bands of the finished run.
+    page.locator(f"{panel} .widget-play button").first.click()  # pause the first one
+    _run_cells(page, panel, range(len(CELLS), len(CELLS) + 1))
+    page.wait_for_function("() => window.Bokeh.documents.length > 1", timeout=UI_TIMEOUT_MS)
+    seen_growing: set[int] = set()
+    deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        got = _browser_bands(page)
+        if len(got) == 2:
+            seen_growing.add(len(got[1]))
+            if got[1] == expected:
+                break
+        page.wait_for_timeout(200)
+    assert len(got) == 2, f"expected two figures, got {len(got)}"
+    assert got[1] == expected, f"live timeline: {got[1]} vs {expected}"
+    assert len(seen_growing) > 2, f"the live figure did not grow step by step: {sorted(seen_growing)}"
+    live_fig = page.locator(f"{panel} .jp-OutputArea-output:has(canvas)").nth(1)
+    live_fig.scroll_into_view_if_needed()
+    live_fig.screenshot(path=str(ARTIFACTS / "timeline-live.png"))
     page.screenshot(path=str(ARTIFACTS / "timeline-page.png"), full_page=True)
     return before, after, before_png, after_png

@@ -107,6 +107,18 @@ def test_selecting_a_detection_rings_its_events_and_shows_its_row() -> None:
     assert tl.detail.value == ""
 
 
+def test_tapping_a_detection_star_selects_it() -> None:
+    two = Detection("p", "k2", 1, "timeout", 12, (), ())
+    tl = Timeline(TRACE[:7])
+    tl.add(TRACE[7:], [two])  # streamed: the browser holds detection 0 first
+    tl.add(detections=[DET])
+    assert tl.deltas["reset"] == 1
+    tl.sources["detections"].selected.indices = [1]  # what a tap in the browser sets
+    assert tl.selected == 1
+    assert tl.detection_select.value == 1
+    assert tl.sources["highlight"].data["row"] == ["k · p#1 · a"]
+
+
 def test_filters() -> None:
     tl = Timeline(TRACE, [DET])
     tl.key_filter.value = "k2"

@@ -284,7 +284,7 @@ class Timeline:
         self._sent_rows: list[str] = []
         self._sent_bands: dict[tuple[str, float, str, str], tuple[int, float]] = {}
         self._sent_markers: dict[_MarkerId, tuple[int, str]] = {}
-        self._sent_detections: set[int] = set()
+        self._sent_detections: list[int] = []  # detection indices in the order the browser holds them
         self._extent = (0.0, 1.0)
         self._consumed: dict[int, tuple[int, int]] = {}  # id(engine) -> records, detections taken
         self.deltas = {"stream": 0, "patch": 0, "reset": 0}  # counters, for tests and curiosity
@@ -518,7 +518,7 @@ class Timeline:
         self._sent_markers = {
             ident: (i, m.text) for i, (ident, m) in enumerate(_marker_ids(view.markers).items())
         }
-        self._sent_detections = {d.index for d in view.detections}
+        self._sent_detections = [d.index for d in view.detections]
 
     def _try_delta(self, view: View) -> bool:
         """Send ``view`` as stream/patch deltas against what was sent; False if it needs a reset."""
@@ -578,9 +578,10 @@ class Timeline:
             new_markers = [marks[mid] for mid in new_ids]
             self.deltas["stream"] += 1
             self.sources["markers"].stream(_marker_columns(new_markers))
-        new_dets = [d for d in view.detections if d.index not in self._sent_detections]
+        held = set(self._sent_detections)
+        new_dets = [d for d in view.detections if d.index not in held]
         if new_dets:
-            self._sent_detections.update(d.index for d in new_dets)
+            self._sent_detections.extend(d.index for d in new_dets)
             self.deltas["stream"] += 1
             self.sources["detections"].stream(_detection_columns(new_dets))
         return True
@@ -613,16 +614,10 @@ class Timeline:
             self.select(index)
 
     def _on_tap(self, _attr: str, _old: Any, new: list[int]) -> None:
-        # Selection indices come from the browser; they index what we sent (our own list).
-        if not new or self._sent_view is None:
-            return
-        sent = [d.index for d in self._sent_view.detections]
-        order = sorted(self._sent_detections)
-        pick = new[0]
-        if pick < len(sent):
-            self.select(sent[pick])
-        elif pick < len(order):
-            self.select(order[pick])
+        # A tap on a detection star: the indices are rows of the browser's source, which holds the
+        # detections in the order we sent them (our own list, never the source read back).
+        if new and 0 <= new[0] < len(self._sent_detections):
+            self.select(self._sent_detections[new[0]])
 
     # ------------------------------------------------------------------ live mode
     def add(self, records: Iterable[TraceRecord] = (), detections: Iterable[Detection] = ()) -> None:
@@ -654,10 +649,12 @@ class Timeline:
             for e in events:
                 chunk.append(e)
                 if len(chunk) >= batch:
+                    # Sleep first: the cell that displayed the timeline has ended and the browser
+                    # has had a moment to create its view before the first delta arrives.
+                    await asyncio.sleep(delay)
                     engine.process_many(chunk)
                     chunk = []
                     sent = self._pull(engine, sent)
-                    await asyncio.sleep(delay)
             engine.process_many(chunk)
             if finish:
                 engine.finish()

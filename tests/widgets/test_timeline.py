@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.engine import Detection, Engine, Event, TraceKind, TraceRecord
+from workbench.engine import Detection, Engine, Event, TraceKind, TraceRecord, run
 from workbench.engine.matcher import Context
 from workbench.widgets import Timeline
 
@@ -207,6 +207,18 @@ def test_from_engine_and_replay_task() -> None:
     full = Timeline.from_engine(engine)
     assert bands(tl) == bands(full)
     assert markers(tl) == markers(full)
+
+
+def test_from_run() -> None:
+    result = run([Pairs()], [{"type": "e", "time": t, "key": "a"} for t in range(4)], trace=True)
+    tl = Timeline.from_run(result)
+    assert [d.index for d in tl.view().detections] == [0, 1]
+    assert tl.view().rows == [
+        "a · pairs#1 · (instance)",
+        "a · pairs#1 · x",
+        "a · pairs#2 · (instance)",
+        "a · pairs#2 · x",
+    ]
 
 
 def test_follow_task_can_be_stopped() -> None:

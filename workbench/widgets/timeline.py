@@ -36,7 +36,7 @@ from bokeh.resources import INLINE
 
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.events import Event
-from workbench.engine.runtime import Engine
+from workbench.engine.runtime import Engine, RunResult
 from workbench.results import detections_to_frame
 from workbench.widgets.model import Band, DetectionMark, Marker, TimelineModel, View
 from workbench.widgets.styles import KIND_GLYPHS, STATE_COLORS, kind_color, marker_size
@@ -308,6 +308,11 @@ class Timeline:
         tl = cls(engine.trace_records, engine.detections, **kwargs)
         tl._consumed[id(engine)] = (len(engine.trace_records), len(engine.detections))
         return tl
+
+    @classmethod
+    def from_run(cls, result: RunResult, **kwargs: Any) -> Timeline:
+        """A timeline of a finished :func:`workbench.engine.run` (called with ``trace=True``)."""
+        return cls(result.trace, result.detections, **kwargs)
 
     def _build_controls(self) -> None:
         self.play = widgets.Play(value=0, min=0, max=0, step=1, interval=400, description="play")

@@ -245,7 +245,33 @@ def test_save_writes_standalone_html(tmp_path: Path) -> None:
     assert "cdn.bokeh.org" not in text  # BokehJS inline: works offline
     assert "p#1" in text
     assert len(text) > 500_000
+    fig = tl.standalone_figure()
+    assert (fig.x_range.start, fig.x_range.end) == (-1.0, 13.0)  # the whole run, padded
+    assert list(fig.y_range.factors)[-1] == "k · p#1 · (instance)"
 
 
 def test_repr() -> None:
     assert repr(Timeline(TRACE, [DET])) == "Timeline(2 instances, 1 detections, 8 steps, t=12)"
+
+
+def test_epoch_millisecond_times_get_a_date_axis() -> None:
+    from bokeh.models import DatetimeTickFormatter
+
+    t0 = 1_700_000_000_000  # 2023, in ms
+    tl = Timeline([rec(t0, K.STARTED), rec(t0 + 60_000, K.DETECTED)])
+    assert isinstance(tl.figure.xaxis[0].formatter, DatetimeTickFormatter)
+    plain = Timeline(TRACE)
+    assert not isinstance(plain.figure.xaxis[0].formatter, DatetimeTickFormatter)
+    assert plain.figure.xaxis[0].axis_label == "event time (ms)"
+
+
+def test_model_module_is_pure_python() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, workbench.widgets.model; "
+        "bad = [m for m in ('bokeh', 'ipywidgets', 'jupyter_bokeh', 'IPython') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

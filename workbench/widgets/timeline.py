@@ -29,7 +29,7 @@ from typing import Any
 
 import ipywidgets as widgets
 from bokeh.embed import file_html
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Range1d
+from bokeh.models import ColumnDataSource, DatetimeTickFormatter, FactorRange, HoverTool, Range1d
 from bokeh.models.annotations import Legend, LegendItem, Span
 from bokeh.plotting import figure
 from bokeh.resources import INLINE
@@ -132,6 +132,16 @@ def _x_extent(first: float, last: float) -> tuple[float, float]:
     return (first - pad, last + pad)
 
 
+EPOCH_MS_FROM = 1e11  # times beyond this (1973 onwards, in ms) are read as dates
+
+
+def _time_axis(fig: Any, first: float) -> None:
+    """Label the x axis with dates when the times look like epoch milliseconds (the unit they are in)."""
+    if math.isfinite(first) and first >= EPOCH_MS_FROM:
+        fig.xaxis[0].formatter = DatetimeTickFormatter()
+        fig.xaxis[0].axis_label = "event time"
+
+
 def _build_figure(
     rows: list[str],
     sources: Mapping[str, ColumnDataSource],
@@ -155,6 +165,7 @@ def _build_figure(
         toolbar_location="above",
     )
     fig.ygrid.grid_line_color = None
+    _time_axis(fig, extent[0])
     fig.yaxis.major_label_text_font_size = "9pt"
     bands = fig.hbar(
         y="row",
@@ -455,6 +466,7 @@ class Timeline:
         if extent != self._extent:
             self._extent = extent
             self.figure.x_range.start, self.figure.x_range.end = extent
+            _time_axis(self.figure, self.model.first)
         t = view.time
         self._span.location = t if math.isfinite(t) else 0
         self._span.visible = math.isfinite(t)
@@ -696,8 +708,8 @@ class Timeline:
         return len(records), len(detections)
 
     # ------------------------------------------------------------------ export
-    def save(self, path: str | Path, *, title: str | None = None) -> Path:
-        """Write the figure (full run, current filters) as a standalone HTML page with inline BokehJS."""
+    def standalone_figure(self, title: str | None = None) -> Any:
+        """A new bokeh figure of the whole run (current filters), with its own data sources."""
         view = self.model.view(keys=self.keys, patterns=self.patterns, **self.limits)
         sources = {
             "bands": ColumnDataSource(_band_columns(view.bands)),
@@ -706,8 +718,18 @@ class Timeline:
             "highlight": ColumnDataSource({"row": [], "time": []}),
         }
         fig, _, _ = _build_figure(
-            view.rows, sources, width=self.width, title=title or self.title, cursor=None
+            view.rows,
+            sources,
+            width=self.width,
+            title=title or self.title,
+            cursor=None,
+            extent=_x_extent(self.model.first, self.model.horizon),
         )
+        return fig
+
+    def save(self, path: str | Path, *, title: str | None = None) -> Path:
+        """Write the figure (full run, current filters) as a standalone HTML page with inline BokehJS."""
+        fig = self.standalone_figure(title)
         out = Path(path)
         out.write_text(file_html(fig, INLINE, title or self.title), encoding="utf-8")
         return out

@@ -275,3 +275,13 @@ def test_model_module_is_pure_python() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_doctests() -> None:
+    import doctest
+
+    import workbench.widgets.timeline
+
+    result = doctest.testmod(workbench.widgets.timeline)
+    assert result.attempted > 0
+    assert result.failed == 0

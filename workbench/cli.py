@@ -58,13 +58,12 @@ def _read(path: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from workbench.jupyter.session import describe
     from workbench.language import compile_text
 
     defs = compile_text(_read(args.patterns))
     for d in defs:
-        p = d.pattern
-        kind = f"sequence, {len(p.stages)} stage(s)" if hasattr(p, "stages") else f"@{p.operator} group"
-        print(f"{p.name}: {kind}")
+        print(f"{d.pattern.name}: {describe(d.pattern)}")
     print(f"{args.patterns}: {len(defs)} pattern(s), OK")
     return 0
 

@@ -49,6 +49,8 @@ def _elements(pattern: Any) -> list[str]:
 
         walk(pattern.stages)
         return out
+    if not hasattr(pattern, "channels"):
+        return []
     out = []
 
     def walk_group(g: Any) -> None:

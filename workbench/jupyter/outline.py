@@ -148,4 +148,7 @@ def outline(pattern: Any) -> str:
             lines.append(f"instances: {len(pattern.instances)} created at start-up")
         lines.extend(_group(pattern, 0))
         return "\n".join(lines)
+    if isinstance(pattern, grp.Receive):
+        limit = "every" if pattern.count in (None, -1) else f"the first {pattern.count}"
+        return f"receive: one detection for {limit} matching {pattern.type or 'any'} event(s) per key"
     return repr(pattern)

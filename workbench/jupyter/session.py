@@ -20,7 +20,7 @@ from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
 
-__all__ = ["CepSession", "RunOutcome", "to_frame"]
+__all__ = ["CepSession", "RunOutcome", "describe", "kind_of", "to_frame"]
 
 Progress = Callable[[int, int], None]
 
@@ -30,6 +30,25 @@ def to_frame(detections: Sequence[Detection]) -> Any:
     from workbench.results import detections_to_frame
 
     return detections_to_frame(detections)
+
+
+def kind_of(pattern: Any) -> str:
+    """``"sequence"``, ``"group"`` or ``"receive"``."""
+    if hasattr(pattern, "stages"):
+        return "sequence"
+    if hasattr(pattern, "channels"):
+        return "group"
+    return "receive"
+
+
+def describe(pattern: Any) -> str:
+    """A short phrase: ``sequence with 3 stage(s)``, ``@and group with 2 member(s)``, ``receive``."""
+    kind = kind_of(pattern)
+    if kind == "sequence":
+        return f"sequence with {len(pattern.stages)} stage(s)"
+    if kind == "group":
+        return f"@{pattern.operator} group with {len(pattern.channels)} member(s)"
+    return f"receive on {pattern.type or 'any'} events"
 
 
 @dataclass
@@ -198,8 +217,8 @@ class CepSession:
         rows = []
         for name, d in self.definitions.items():
             p = d.pattern
-            kind = "sequence" if hasattr(p, "stages") else "group"
-            elements = len(getattr(p, "stages", ()) or getattr(p, "channels", ()))
+            kind = kind_of(p)
+            elements = len(getattr(p, "stages", ()) or getattr(p, "channels", ()) or (1,))
             run = self.runs.get(name)
             rows.append(
                 {

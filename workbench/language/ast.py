@@ -31,6 +31,7 @@ __all__ = [
     "MatchItem",
     "Name",
     "Quantifier",
+    "ReceiveDef",
     "Script",
     "SequenceDef",
     "Skip",
@@ -169,6 +170,19 @@ class GroupDef:
 
 
 @dataclass(frozen=True, slots=True)
+class ReceiveDef:
+    """``receive NAME [const ...] [@count(n)] type(...) [where cond]``: one detection per event."""
+
+    name: Name | None
+    constants: tuple[Assignment, ...]
+    annotations: tuple[Annotation, ...]
+    head: ChannelHead
+    where: Expr | None
+    span: SourceSpan
+    partition: Name | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Quantifier:
     """One quantifier clause of a stage.
 
@@ -249,6 +263,6 @@ class SequenceDef:
 class Script:
     """A whole text: event declarations and pattern definitions, in order."""
 
-    items: tuple[EventDecl | SequenceDef | GroupDef, ...]
+    items: tuple[EventDecl | SequenceDef | GroupDef | ReceiveDef, ...]
     source: str
     first_line: int

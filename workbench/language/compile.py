@@ -15,6 +15,8 @@ position, a caret and the nearest known name.
 from __future__ import annotations
 
 import ast as pyast
+import io
+import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +42,7 @@ __all__ = [
     "compile_text",
 ]
 
-Pattern = seq.SequencePattern | grp.ReactionGroup
+Pattern = seq.SequencePattern | grp.ReactionGroup | grp.Receive
 
 #: annotation -> (min args, max args) for channels, group blocks (the exit) and initiators.
 CHANNEL_ANNOTATIONS: dict[str, tuple[int, int]] = {
@@ -67,6 +69,10 @@ EXIT_ANNOTATIONS: dict[str, tuple[int, int]] = {
     "where": (1, 1),
 }
 INITIATOR_ANNOTATIONS: dict[str, tuple[int, int]] = {"template": (0, 0), "id": (1, 1)}
+RECEIVE_ANNOTATIONS: dict[str, tuple[int, int]] = {"count": (1, 1)}
+
+#: the largest count a quantifier may name (``times N``): each occurrence becomes an NFA state.
+MAX_COUNT = 1_000
 
 #: aggregate shorthands in sequence conditions (``avg(A.price)``, ``count(A)``): incremental aggregates.
 SEQUENCE_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "var", "std"})
@@ -149,6 +155,9 @@ def compile_script(
             seq_builder = _Sequence(ctx)
             pattern = seq_builder.build(item, name)
             spans = seq_builder.spans
+        elif isinstance(item, ast.ReceiveDef):
+            pattern = _receive(ctx, item, name)
+            spans = {}
         else:
             grp_builder = _Group(ctx)
             pattern = grp_builder.build(item, name)
@@ -234,6 +243,33 @@ def _ms(ctx: _Ctx, arg: ast.Expr | ast.Duration, what: str) -> int | float:
     raise ctx.fail(msg, arg.span)
 
 
+def _call_arguments(text: str) -> list[tuple[str, int]]:
+    """The top-level arguments of the call ``text`` (one line): each one's exact text and offset."""
+    out: list[tuple[str, int]] = []
+    depth = 0
+    start = -1
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type != tokenize.OP:
+            continue
+        col = tok.start[1]
+        if tok.string in "([{":
+            depth += 1
+            if depth == 1:
+                start = col + 1
+        elif tok.string in ")]}":
+            depth -= 1
+            if depth == 0:
+                piece = text[start:col]
+                if piece.strip():
+                    out.append((piece.strip(), start + len(piece) - len(piece.lstrip())))
+                break
+        elif tok.string == "," and depth == 1:
+            piece = text[start:col]
+            out.append((piece.strip(), start + len(piece) - len(piece.lstrip())))
+            start = col + 1
+    return out
+
+
 def _is_none(arg: ast.Expr | ast.Duration) -> bool:
     return isinstance(arg, ast.Expr) and arg.text.strip() == "None"
 
@@ -278,7 +314,10 @@ def _check_annotations(
             if name in CHANNEL_ANNOTATIONS or name in EXIT_ANNOTATIONS:
                 msg = f"'@{name}' does not apply to {where}; allowed: {', '.join('@' + k for k in allowed)}"
             raise ctx.fail(msg, a.name.span)
-        if name in seen and name != "collect":
+        repeatable = name == "collect" or (
+            name == "stop" and name in seen and not (seen[name].args and a.args)
+        )
+        if name in seen and not repeatable:
             msg = f"'@{name}' is given twice"
             raise ctx.fail(msg, a.span)
         lo, hi = allowed[name]
@@ -367,7 +406,7 @@ class _Sequence:
     ) -> seq.AggregateSpec | None:
         try:
             node = pyast.parse(text.strip(), mode="eval").body
-        except SyntaxError:
+        except (SyntaxError, RecursionError, MemoryError):
             return None
         if not (isinstance(node, pyast.Call) and isinstance(node.func, pyast.Name) and len(node.args) == 1):
             return None
@@ -410,7 +449,7 @@ class _Sequence:
         """Replace ``avg(A.price)``-style calls by the name of an aggregate declared for them."""
         try:
             tree = pyast.parse(expr.text.strip(), mode="eval")
-        except SyntaxError:
+        except (SyntaxError, RecursionError, MemoryError):
             return expr
         edits: list[tuple[int, int, str]] = []
         text = expr.text.strip()
@@ -492,6 +531,11 @@ class _Sequence:
                     lo, hi = 1, None
                 if lo < 0 or (hi is not None and (hi < lo or hi < 1)):
                     msg = f"invalid count: need 0 <= n <= m and m >= 1, got {lo}..{hi}"
+                    raise ctx.fail(msg, q.span)
+                if max(lo, hi or 0) > MAX_COUNT:
+                    msg = (
+                        f"a count above {MAX_COUNT} is not supported (each occurrence is an automaton state)"
+                    )
                     raise ctx.fail(msg, q.span)
             elif q.kind == "optional":
                 optional = True
@@ -579,6 +623,35 @@ _QUANT_WORDS = {
     "combinations": "allow combinations",
     "window": "gaps within",
 }
+
+
+# ---- plain reactions -------------------------------------------------------------------------------
+
+
+def _receive(ctx: _Ctx, node: ast.ReceiveDef, name: str) -> grp.Receive:
+    annots = _check_annotations(ctx, node.annotations, RECEIVE_ANNOTATIONS, "a receive")
+    constants = tuple(
+        (a.name.text, _literal(ctx, a.value, f"constant {a.name.text!r}")) for a in node.constants
+    )
+    builder = _Group(ctx)
+    builder.scope.variables.update(n for n, _ in constants)
+    binds: list[tuple[str, str]] = []
+    match, type_ = builder._head(node.head, set(builder.scope.variables), binds)
+    if binds:
+        msg = "a receive binds no variables (use a group with an initiator)"
+        raise ctx.fail(msg, node.head.span)
+    where = None
+    if node.where is not None:
+        scope = Scope(
+            variables=frozenset(builder.scope.variables),
+            fields=ctx.fields_of([type_] if type_ else []),
+            functions=ctx.functions,
+        )
+        where = check_condition(node.where, scope, ctx.source)
+    count = None
+    if "count" in annots and annots["count"].args:
+        count = _int(ctx, annots["count"].args[0], "@count")
+    return grp.Receive(name, type_, match, where, count, constants)
 
 
 # ---- reaction groups -------------------------------------------------------------------------------
@@ -739,7 +812,7 @@ class _Group:
         text = arg.text.strip()
         try:
             node = pyast.parse(text, mode="eval").body
-        except SyntaxError:
+        except (SyntaxError, RecursionError, MemoryError):
             raise ctx.fail(bad, arg.span) from None
         if not (isinstance(node, pyast.Call) and isinstance(node.func, pyast.Name)):
             raise ctx.fail(bad, arg.span)
@@ -748,15 +821,16 @@ class _Group:
             variables=frozenset(self.scope.variables), fields=ctx.fields_of(types), functions=ctx.functions
         )
 
-        def sub(n: pyast.expr) -> str:
-            seg = pyast.get_source_segment(text, n)
-            assert seg is not None
-            col = arg.span.column + len(text.encode()[: n.col_offset].decode())
+        pieces = _call_arguments(text)
+
+        def sub(i: int) -> str:
+            seg, offset = pieces[i]
+            col = arg.span.column + offset
             span = SourceSpan(arg.span.line, col, arg.span.line, col + len(seg))
             return check_condition(ast.Expr(seg, span), scope, ctx.source, what="accumulator expression")
 
         if kind == "MapCounter" and len(node.args) == 1 and not node.keywords:
-            return grp.MapCounter(sub(node.args[0]))
+            return grp.MapCounter(sub(0))
         if kind == "SortedAccumulator" and len(node.args) in (2, 3):
             top: int | None = None
             extra = list(node.args[2:]) + [k.value for k in node.keywords if k.arg == "top"]
@@ -765,7 +839,7 @@ class _Group:
                 if not isinstance(value, int):
                     raise ctx.fail(bad, arg.span)
                 top = value
-            return grp.SortedAccumulator(sub(node.args[0]), sub(node.args[1]), top)
+            return grp.SortedAccumulator(sub(0), sub(1), top)
         msg = bad + nearest(kind, ["MapCounter", "SortedAccumulator"])
         raise ctx.fail(msg, arg.span)
 
@@ -790,10 +864,11 @@ class _Group:
             if name == "not":
                 kw["negated"] = True
             elif name == "stop":
-                if args:
-                    kw["stop_ids"] = self._ids(a)
-                else:
-                    kw["stop"] = True
+                for each in ch.annotations:  # bare @stop and @stop(ids) may both be given
+                    if each.name.text == "stop" and each.args:
+                        kw["stop_ids"] = self._ids(each)
+                    elif each.name.text == "stop":
+                        kw["stop"] = True
             elif name in ("pause", "resume", "after"):
                 kw[f"{name}_ids" if name != "after" else "after"] = self._ids(a)
             elif name in ("paused", "optional"):

@@ -124,7 +124,11 @@ class _Sugar(pyast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Call(self, node: pyast.Call) -> pyast.AST:
-        self.generic_visit(node)
+        if isinstance(node.func, pyast.Name):  # a called name is a function, never a stage
+            node.args = [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+        else:
+            self.generic_visit(node)
         fn = node.func
         if (
             isinstance(fn, pyast.Name)
@@ -170,6 +174,9 @@ def check_condition(expr: ast.Expr, scope: Scope, source: str, *, what: str = "c
     except SyntaxError as err:
         msg = f"invalid {what}: {err.msg}"
         raise CepCompileError(msg, expr.span, source) from None
+    except (RecursionError, MemoryError):
+        msg = f"the {what} is nested too deeply"
+        raise CepCompileError(msg, expr.span, source) from None
     sugar = _Sugar(scope)
     new_tree = sugar.visit(tree)
     out = text
@@ -178,6 +185,9 @@ def check_condition(expr: ast.Expr, scope: Scope, source: str, *, what: str = "c
         out = pyast.unparse(new_tree)
     try:
         compiled = compile_expr(out, scope.functions)
+    except (RecursionError, MemoryError):
+        msg = f"the {what} is nested too deeply"
+        raise CepCompileError(msg, expr.span, source) from None
     except ExpressionError as err:
         span = expr.span
         if err.span is not None and not sugar.changed:

@@ -215,8 +215,10 @@ class _Builder:
     def duration(self, tok: Token) -> ast.Duration:
         return ast.Duration(parse_duration(str(tok)), str(tok), self.span(tok))
 
-    def script(self, tree: Tree[Token]) -> tuple[ast.EventDecl | ast.SequenceDef | ast.GroupDef, ...]:
-        out: list[ast.EventDecl | ast.SequenceDef | ast.GroupDef] = []
+    def script(
+        self, tree: Tree[Token]
+    ) -> tuple[ast.EventDecl | ast.SequenceDef | ast.GroupDef | ast.ReceiveDef, ...]:
+        out: list[ast.EventDecl | ast.SequenceDef | ast.GroupDef | ast.ReceiveDef] = []
         for item in _kids(tree):
             assert isinstance(item, Tree)
             if item.data == "event_decl":
@@ -230,6 +232,8 @@ class _Builder:
                 )
             elif item.data == "sequence_def":
                 out.append(self.sequence(item))
+            elif item.data == "receive_def":
+                out.append(self.receive(item))
             else:
                 out.append(self.group(item))
         return tuple(out)
@@ -405,6 +409,19 @@ class _Builder:
             tuple(state),
             tuple(instances),
             block,
+            self.span(tree),
+        )
+
+    def receive(self, tree: Tree[Token]) -> ast.ReceiveDef:
+        name_node, *rest = _kids(tree)
+        constants = [self.assignment(c) for c in rest if isinstance(c, Tree) and c.data == "constant"]
+        annots, head, where = rest[len(constants) :]
+        return ast.ReceiveDef(
+            self.name(name_node) if name_node is not None else None,
+            tuple(constants),
+            self.annotations(annots),
+            self.head(head),
+            self.expr(_kids(where)[0]) if isinstance(where, Tree) else None,
             self.span(tree),
         )
 

@@ -13,6 +13,7 @@ sequence p
 
 from __future__ import annotations
 
+import keyword
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -62,8 +63,12 @@ def format_name(name: str) -> str:
     return f"`{name}`"
 
 
+def _expr_name(name: str) -> bool:
+    return name.isidentifier() and name.isascii() and not keyword.iskeyword(name)
+
+
 def _ident_arg(name: str) -> str:
-    if name.isidentifier() and name.isascii():
+    if _expr_name(name) and name not in ("True", "False", "None"):
         return name
     return repr(name)
 
@@ -164,8 +169,8 @@ def _stage_lines(stage: seq.Stage | seq.GroupStage, first: bool, indent: str) ->
 
 
 def _aggregate(a: seq.AggregateSpec) -> str:
-    target = format_name(a.stage) + (f".{a.field}" if a.field else "")
-    if not a.stage.isidentifier() or (a.field is not None and not a.field.isidentifier()):
+    target = a.stage + (f".{a.field}" if a.field else "")
+    if not _expr_name(a.stage) or (a.field is not None and not _expr_name(a.field)):
         msg = f"aggregate {a.name!r}: stage and field must be plain names to be written as text"
         raise PatternError(msg)
     params = "".join(f", {k}={_literal(v)}" for k, v in a.params.items())
@@ -341,11 +346,24 @@ def _format_group(g: grp.ReactionGroup) -> str:
     return "\n".join(lines)
 
 
+def _format_receive(r: grp.Receive) -> str:
+    lines = [f"receive {format_name(r.name)}"]
+    lines.extend(f"{_INDENT}const {n} = {_literal(v)}" for n, v in grp.pairs(r.constants))
+    text = "" if r.count is None else f"@count({r.count}) "
+    text += _head(r.type, grp.pairs(r.match), ())
+    if r.where is not None:
+        text += f" where {_cond(r.where, f'receive {r.name!r}')}"
+    lines.append(f"{_INDENT}{text}")
+    return "\n".join(lines)
+
+
 def format_pattern(pattern: Any) -> str:
     """``pattern`` (a sequence pattern or a reaction group) as ``%%cep`` text."""
     if isinstance(pattern, seq.SequencePattern):
         return _format_sequence(pattern)
     if isinstance(pattern, grp.ReactionGroup):
         return _format_group(pattern)
-    msg = f"cannot print a {type(pattern).__name__} as pattern text (sequences and reaction groups only)"
+    if isinstance(pattern, grp.Receive):
+        return _format_receive(pattern)
+    msg = f"cannot print a {type(pattern).__name__} as pattern text (sequences, groups and receives only)"
     raise PatternError(msg)

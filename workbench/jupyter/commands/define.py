@@ -7,6 +7,7 @@ from typing import Any
 
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.run import replay
+from workbench.jupyter.session import describe
 
 __all__ = ["define"]
 
@@ -33,13 +34,7 @@ def define(magics: Any, argv: Sequence[str], cell: str) -> Any:
     names = [d.pattern.name for d in defs]
     if not args.quiet and args.on is None:
         for d in defs:
-            p = d.pattern
-            what = (
-                f"sequence with {len(p.stages)} stage(s)"
-                if hasattr(p, "stages")
-                else f"@{p.operator} group with {len(p.channels)} member(s)"
-            )
-            print(f"defined {p.name!r}: {what}")
+            print(f"defined {d.pattern.name!r}: {describe(d.pattern)}")
     if args.on is None:
         return None
     frame = replay(magics, names, args.on, time=args.time, key=args.key, type_=args.type)

@@ -11,6 +11,7 @@ Reports (never asserts) how per-event cost behaves as the workload grows:
              condition rescanning the partial match's events (``matched('b')``, Flink's way, O(k)).
              Also the bare accumulators without the NFA.
 ``keys``     events/s of P4 as the number of keys grows from 10 to 1,000,000.
+``floor``    the runtime alone (a do-nothing matcher): the ceiling for any pattern on this engine.
 ``dispatch`` one pass, many patterns: events/s with 1, 10, 100 patterns when 90 % of the events are
              of a type no pattern uses.
 """
@@ -21,13 +22,14 @@ import argparse
 import gc
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 from benchmarks.patterns import api_patterns
 from benchmarks.workload import WorkloadSpec, iter_rows
 from workbench.engine.aggregates import Avg, value_with
 from workbench.engine.events import Event
+from workbench.engine.matcher import Context
 from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, Stage
 from workbench.engine.nfa.conditions import ConditionContext
 from workbench.engine.runtime import Engine
@@ -120,10 +122,9 @@ def _p5(rescan: bool) -> SequencePattern:
 
 
 def _long_run(k: int) -> list[Event]:
-    """One key: a login, then k trades that all keep the average up, then a logout."""
+    """One key: a login, then k trades that all keep the average up (no logout: no output)."""
     out = [Event("login", 0, "k", {"price": 0.0}, 0)]
     out += [Event("trade", i, "k", {"price": 110.0 + (i % 7)}, i) for i in range(1, k + 1)]
-    out.append(Event("logout", k + 1, "k", {"price": 0.0}, k + 1))
     return out
 
 
@@ -132,23 +133,27 @@ def _matches(engine: Engine) -> int:
     return sum(1 for d in engine.detections if d.kind == "match")
 
 
-def bench_aggregate(run_lengths: Sequence[int], workload_n: int) -> None:
+def bench_aggregate(run_lengths: Sequence[int], workload_n: int, workload_keys: int) -> None:
     """Incremental aggregates against rescanning the matched events."""
     _say("# aggregate: P5 condition, incremental avg vs rescanning matched('b') (Flink's way)")
     for k in run_lengths:
         events = _long_run(k)
-        results = []
+        per_event = []
+        live = []
         for rescan in (False, True):
             engine = Engine([_p5(rescan)])
-            secs, _ = _timed(engine, events)
-            results.append((secs, _matches(engine)))
-        (inc_s, inc_m), (re_s, re_m) = results
-        assert inc_m == re_m, (inc_m, re_m)
+            engine.process(events[0])
+            secs, n = _timed(engine, events[1:])
+            per_event.append(secs / n * 1e6)
+            state = engine.state_of(engine.matchers[0].name, "k")
+            live.append(len(state.runs) if state is not None else 0)
+        assert live[0] == live[1], live
+        inc_us, re_us = per_event
         _say(
-            f"aggregate run_length={k:>6} incremental_us_per_event={inc_s / len(events) * 1e6:8.2f} "
-            f"rescan_us_per_event={re_s / len(events) * 1e6:9.2f} ratio={re_s / inc_s:6.1f}x matches={inc_m}"
+            f"aggregate run_length={k:>6} incremental_us_per_trade={inc_us:8.1f} "
+            f"rescan_us_per_trade={re_us:9.1f} ratio={re_us / inc_us:6.1f}x live_partial_matches={live[0]}"
         )
-    spec = WorkloadSpec(n=workload_n, keys=5, mean_gap_ms=1.0)
+    spec = WorkloadSpec(n=workload_n, keys=workload_keys)
     events = [Event(r.type, r.t, r.key, {"price": r.price}, r.id) for r in iter_rows(spec)]
     results = []
     for rescan in (False, True):
@@ -158,8 +163,9 @@ def bench_aggregate(run_lengths: Sequence[int], workload_n: int) -> None:
     (inc_s, inc_m), (re_s, re_m) = results
     assert inc_m == re_m, (inc_m, re_m)
     _say(
-        f"aggregate workload(n={workload_n},keys=5) incremental_events_per_s={len(events) / inc_s:.0f} "
-        f"rescan_events_per_s={len(events) / re_s:.0f} ratio={re_s / inc_s:.1f}x matches={inc_m}"
+        f"aggregate P5 on workload(n={workload_n},keys={workload_keys}) "
+        f"incremental_events_per_s={len(events) / inc_s:.0f} rescan_events_per_s={len(events) / re_s:.0f} "
+        f"ratio={re_s / inc_s:.1f}x matches={inc_m}"
     )
     for k in run_lengths:
         prices = [110.0 + (i % 7) for i in range(k)]
@@ -233,6 +239,43 @@ def bench_dispatch(pattern_counts: Sequence[int], n: int) -> None:
         )
 
 
+# ---------------------------------------------------------------------------------------------- floor
+
+
+class _Noop:
+    """A matcher that does nothing: what the runtime alone costs per event."""
+
+    name = "noop"
+
+    def event_types(self) -> frozenset[str] | None:
+        return None
+
+    def new_state(self, key: Hashable) -> list[int]:
+        return [0]
+
+    def process(self, state: list[int], event: Event, ctx: Context) -> None:
+        state[0] += 1
+
+    def on_timer(self, state: list[int], time: int | float, token: Hashable, ctx: Context) -> None:
+        return None
+
+    def is_idle(self, state: list[int]) -> bool:
+        return False
+
+
+def bench_floor(n: int) -> None:
+    """The runtime's own cost: a bare loop, and Engine.process with a do-nothing matcher."""
+    _say(f"# floor: {n} reference-workload events through the runtime with a do-nothing matcher")
+    events = [Event(r.type, r.t, r.key, {"price": r.price}, r.id) for r in iter_rows(WorkloadSpec(n=n))]
+    start = time.perf_counter()
+    for _ in events:
+        pass
+    loop_s = time.perf_counter() - start
+    engine = Engine([_Noop()])
+    secs, _ = _timed(engine, events)
+    _say(f"floor bare_loop_events_per_s={n / loop_s:.0f} runtime_noop_events_per_s={n / secs:.0f}")
+
+
 # ---------------------------------------------------------------------------------------------- main
 
 BENCHES: dict[str, Callable[[bool], None]] = {
@@ -241,13 +284,15 @@ BENCHES: dict[str, Callable[[bool], None]] = {
         500 if quick else 2_000,
     ),
     "aggregate": lambda quick: bench_aggregate(
-        (100, 1_000) if quick else (100, 1_000, 5_000),
+        (100, 300) if quick else (100, 300, 1_000),
         5_000 if quick else 20_000,
+        50,
     ),
     "keys": lambda quick: bench_keys(
         (10, 1_000, 100_000) if quick else (10, 100, 1_000, 10_000, 100_000, 1_000_000),
         20_000 if quick else 200_000,
     ),
+    "floor": lambda quick: bench_floor(20_000 if quick else 200_000),
     "dispatch": lambda quick: bench_dispatch((1, 10) if quick else (1, 10, 100), 5_000 if quick else 50_000),
 }
 

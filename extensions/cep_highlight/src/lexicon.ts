@@ -10,6 +10,7 @@ export const KEYWORDS: readonly string[] = [
   'event',
   'sequence',
   'group',
+  'receive',
   'partition',
   'by',
   'within',

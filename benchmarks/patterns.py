@@ -20,7 +20,7 @@ from workbench.engine.nfa import (
     Stage,
 )
 
-__all__ = ["CEP_TEXT", "api_patterns", "benchmark_patterns", "language_patterns"]
+__all__ = ["CEP_TEXT", "api_patterns", "benchmark_patterns", "language_patterns", "named"]
 
 W = 10_000
 W5 = 30_000
@@ -180,3 +180,9 @@ def benchmark_patterns() -> dict[str, SequencePattern]:
         except ImportError:
             pass
     return api_patterns()
+
+
+def named(name: str, source: str = "auto") -> list[SequencePattern]:
+    """``[pattern]`` by benchmark name: the factory worker processes call (``source``: auto/language/api)."""
+    table = {"api": api_patterns, "language": language_patterns}.get(source, benchmark_patterns)()
+    return [table[name]]

@@ -12,8 +12,10 @@ memory does not count for the next; it includes the interpreter and the parsed e
 printed on stderr). When the file is the reference workload (by SHA-256) the counts and checksums are
 compared with ``REFERENCE_COUNTS.md`` on stderr, and the exit status is 1 if any differs.
 
-``--generate`` writes the reference workload to ``benchmarks/data/w200k.csv`` (``--n`` for another
-size) and, without ``--csv``, runs on it.
+``--shards N`` splits the keys over N engines (identical results); with ``--processes P`` the shards
+run in P worker processes (the time then includes partitioning and moving events and detections
+between processes). ``--generate`` writes the reference workload to ``benchmarks/data/w200k.csv``
+(``--n`` for another size) and, without ``--csv``, runs on it.
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from typing import Any
 from benchmarks.checksum import Checksum
 from benchmarks.reference import PATTERNS, REFERENCE, SHA256
 from benchmarks.workload import HEADER, WorkloadSpec, write_csv
+from workbench.engine.detection import Detection
 from workbench.engine.events import Event
 from workbench.engine.matcher import Pattern
 from workbench.engine.runtime import Engine
-from workbench.engine.sharding import ShardedEngine
+from workbench.engine.sharding import ShardedEngine, run_sharded
 
 __all__ = ["Result", "format_line", "main", "read_events", "run_pattern"]
 
@@ -103,16 +106,29 @@ def read_events(path: str | Path, limit: int | None = None) -> list[Event]:
     return out
 
 
-def _feed(pattern: Pattern, events: Sequence[Event], shards: int) -> tuple[float, Checksum]:
-    engine: Engine | ShardedEngine = Engine([pattern]) if shards <= 1 else ShardedEngine([pattern], shards)
-    process = engine.process
-    start = time.perf_counter()
-    for e in events:
-        process(e)
-    engine.finish()
-    elapsed = time.perf_counter() - start
+def _feed(
+    pattern: Pattern, events: Sequence[Event], shards: int, processes: int, worker_job: tuple[str, str]
+) -> tuple[float, Checksum]:
+    detections: list[Detection]
+    if processes > 0:
+        start = time.perf_counter()
+        detections, _ = run_sharded(
+            "benchmarks.patterns:named", events, shards, processes=processes, factory_args=worker_job
+        )
+        elapsed = time.perf_counter() - start
+    else:
+        engine: Engine | ShardedEngine = (
+            Engine([pattern]) if shards <= 1 else ShardedEngine([pattern], shards)
+        )
+        process = engine.process
+        start = time.perf_counter()
+        for e in events:
+            process(e)
+        engine.finish()
+        elapsed = time.perf_counter() - start
+        detections = engine.detections
     checksum = Checksum()
-    for d in engine.detections:
+    for d in detections:
         if d.kind == "match":
             checksum.add(d.seqs)
     return elapsed, checksum
@@ -126,13 +142,15 @@ def run_pattern(
     repeat: int = 1,
     parse_s: float = 0.0,
     shards: int = 1,
+    processes: int = 0,
+    source: str = "auto",
 ) -> Result:
-    """Run one pattern ``repeat`` times over the events (in this process)."""
+    """Run one pattern ``repeat`` times over the events (``processes > 0``: shards in worker processes)."""
     times: list[float] = []
     first: Checksum | None = None
     for _ in range(max(1, repeat)):
         gc.collect()
-        elapsed, checksum = _feed(pattern, events, shards)
+        elapsed, checksum = _feed(pattern, events, shards, processes, (name, source))
         times.append(elapsed)
         if first is None:
             first = checksum
@@ -234,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--generate", action="store_true", help="write the workload to benchmarks/data/")
     ap.add_argument("--n", type=int, default=200_000, help="rows for --generate (default 200000)")
     ap.add_argument("--shards", type=int, default=1, help="run on N key-hash shards (same results)")
+    ap.add_argument("--processes", type=int, default=0, help="run the shards in P worker processes")
     ap.add_argument("--source", choices=("auto", "language", "api"), default="auto", help="pattern form")
     ap.add_argument("--in-process", action="store_true", help="do not fork a child per pattern")
     args = ap.parse_args(argv)
@@ -266,7 +285,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         pattern = available[name]
 
         def job(name: str = name, pattern: Pattern = pattern) -> Result:
-            return run_pattern(name, pattern, events, repeat=args.repeat, parse_s=parse_s, shards=args.shards)
+            return run_pattern(
+                name,
+                pattern,
+                events,
+                repeat=args.repeat,
+                parse_s=parse_s,
+                shards=args.shards,
+                processes=args.processes,
+                source=args.source,
+            )
 
         result = job() if args.in_process else run_isolated(job)
         print(format_line(result), flush=True)

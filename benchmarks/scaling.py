@@ -91,7 +91,7 @@ def bench_partial(sizes: Sequence[int], probe: int) -> None:
         live = len(state.runs) if state is not None else 0
         tick_us, open_us = tick_s / probe * 1e6, open_s / probe * 1e6
         rows.append((n, tick_us, open_us))
-        _say(f"partial live={live:>7} tick_us={tick_us:8.2f} open_us={open_us:8.2f}")
+        _say(f"partial live={n:>7} tick_us={tick_us:8.2f} open_us={open_us:8.2f} live_after={live}")
     (_, t0, o0), (nl, t1, o1) = rows[0], rows[-1]
     _say(f"partial ratio {nl}/{rows[0][0]}: tick={t1 / t0:.2f} open={o1 / o0:.2f}  (1.00 = flat)")
 

@@ -126,3 +126,17 @@ def test_cli_rejects_bad_input(tmp_path: Path) -> None:
         run.read_events(bad)
     with pytest.raises(SystemExit):
         run.main(["--csv", str(bad), "--patterns", "P9"])
+
+
+def test_cli_sharded_in_worker_processes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv = tmp_path / "w.csv"
+    write_csv(WorkloadSpec(n=3_000, seed=3), csv)
+    args = ["--csv", str(csv), "--patterns", "P3", "--in-process"]
+    assert run.main(args) == 0
+    single = LINE.match(capsys.readouterr().out.strip())
+    assert run.main([*args, "--shards", "3", "--processes", "2"]) == 0
+    sharded = LINE.match(capsys.readouterr().out.strip())
+    assert single is not None
+    assert sharded is not None
+    assert (sharded.group(3), sharded.group(4)) == (single.group(3), single.group(4))
+    assert int(single.group(3)) == len(oracle_matches("P3", iter_rows(WorkloadSpec(n=3_000, seed=3))))

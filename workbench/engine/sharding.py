@@ -298,17 +298,19 @@ def partition(
     return Partitioned(out, late)
 
 
-def _load_patterns(factory: str) -> list[Pattern | Matcher]:
+def _load_patterns(factory: str, args: tuple[Any, ...]) -> list[Pattern | Matcher]:
     module_name, _, attr = factory.partition(":")
     if not module_name or not attr:
         msg = f"pattern factory must be 'module:function', got {factory!r}"
         raise CepError(msg)
     fn = getattr(import_module(module_name), attr)
-    return list(fn())
+    return list(fn(*args))
 
 
-def _run_shard(factory: str, events: Sequence[Event], out_of_orderness: int | float) -> list[Detection]:
-    engine = Engine(_load_patterns(factory), out_of_orderness=out_of_orderness)
+def _run_shard(
+    factory: str, args: tuple[Any, ...], events: Sequence[Event], out_of_orderness: int | float
+) -> list[Detection]:
+    engine = Engine(_load_patterns(factory, args), out_of_orderness=out_of_orderness)
     for e in events:
         engine.process(e)
     engine.finish()
@@ -322,19 +324,24 @@ def run_sharded(
     *,
     processes: int | None = None,
     out_of_orderness: int | float = 0,
+    factory_args: tuple[Any, ...] = (),
 ) -> tuple[list[Detection], list[Event]]:
     """Run a finite stream on ``shards`` independent engines, in worker processes.
 
-    ``factory`` names a function ``"module:function"`` returning the patterns; each worker builds
-    its own (patterns need not be picklable). ``processes=0`` runs the shards in this process, one
-    after another. Returns the detections (shard by shard) and the late events.
+    ``factory`` names a function ``"module:function"`` that returns the patterns when called with
+    ``factory_args`` (picklable); each worker builds its own, so patterns need not be picklable.
+    ``processes=0`` runs the shards in this process, one after another. Returns the detections
+    (shard by shard) and the late events.
     """
     parts = partition(events, shards, out_of_orderness=out_of_orderness)
-    _load_patterns(factory)  # fail early, here, on a bad factory
+    _load_patterns(factory, factory_args)  # fail early, here, on a bad factory
     if processes == 0:
-        results = [_run_shard(factory, part, out_of_orderness) for part in parts.shards]
+        results = [_run_shard(factory, factory_args, part, out_of_orderness) for part in parts.shards]
     else:
         with ProcessPoolExecutor(max_workers=processes or shards) as pool:
-            futures = [pool.submit(_run_shard, factory, part, out_of_orderness) for part in parts.shards]
+            futures = [
+                pool.submit(_run_shard, factory, factory_args, part, out_of_orderness)
+                for part in parts.shards
+            ]
             results = [f.result() for f in futures]
     return [d for r in results for d in r], parts.late

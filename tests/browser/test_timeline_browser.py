@@ -183,6 +183,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             start_new_session=True,  # its own process group: the teardown stops kernels too
         )
     url = f"http://127.0.0.1:{port}"
+    # A CI timeout sends SIGTERM: turn it into KeyboardInterrupt so this teardown still runs.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
@@ -200,6 +202,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         yield Lab(url, token, log)
     finally:
         _stop(proc)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

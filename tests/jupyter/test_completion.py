@@ -51,6 +51,7 @@ def test_fields_from_the_session_schema() -> None:
 def test_names_from_the_cell_and_the_session() -> None:
     got = _texts(CELL + "  where b", patterns=("bursts", "alerts"))
     assert got == ["begin", "big", "bursts", "by"]
+    assert _texts("%%cep\nreceive late_pay payment\ngroup g\n  on lat") == ["late_pay"]
     assert "pay" not in _texts("%%cep\nevent payment(a)\nsequence s\n  begin pay")
     assert _texts("%%cep\nevent payment(a)\nsequence s\n  begin pay") == ["payment"]
 

@@ -33,7 +33,7 @@ _EVENT_DECL = re.compile(r"\bevent\s+(?P<type>[A-Za-z_]\w*)\s*\((?P<fields>[^)]*
 _STAGE = re.compile(
     r"\b(?:begin|next|followed\s+by(?:\s+any)?)\s+(?P<stage>[A-Za-z_]\w*)(?:\s*:\s*(?P<type>[A-Za-z_]\w*))?"
 )
-_PATTERN_NAME = re.compile(r"^\s*(?:sequence|group)\s+(?P<name>[A-Za-z_]\w*)", re.MULTILINE)
+_PATTERN_NAME = re.compile(r"^\s*(?:sequence|group|receive)\s+(?P<name>[A-Za-z_]\w*)", re.MULTILINE)
 _OPTIONS_WITH_VALUE = frozenset(
     {"--on", "-o", "--out", "--time", "--key", "--type", "--out-of-orderness", "--from", "--instance"}
 )

@@ -23,23 +23,32 @@ import asyncio
 import bisect
 import html
 import math
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
 from bokeh.embed import file_html
-from bokeh.models import ColumnDataSource, DatetimeTickFormatter, FactorRange, HoverTool, Range1d
-from bokeh.models.annotations import Legend, LegendItem, Span
-from bokeh.plotting import figure
+from bokeh.models import ColumnDataSource
 from bokeh.resources import INLINE
 
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.runtime import Engine, RunResult
 from workbench.results import detections_to_frame
-from workbench.widgets.model import Band, DetectionMark, Marker, TimelineModel, View
-from workbench.widgets.styles import KIND_GLYPHS, STATE_COLORS, kind_color, marker_size
+from workbench.widgets.figure import (
+    MarkerId,
+    band_columns,
+    build_figure,
+    cap_width,
+    detection_columns,
+    empty_columns,
+    marker_columns,
+    marker_ids,
+    time_axis,
+    x_extent,
+)
+from workbench.widgets.model import TimelineModel, View
 
 __all__ = ["Timeline", "load_bokeh"]
 
@@ -59,195 +68,6 @@ def load_bokeh(force: bool = False) -> None:
 
     output_notebook(INLINE, hide_banner=True)
     _BOKEH_LOADED = True
-
-
-def _band_columns(bands: list[Band]) -> dict[str, Any]:
-    return {
-        "row": [b.row for b in bands],
-        "start": [b.start for b in bands],
-        "end": [b.end for b in bands],
-        "mid": [(b.start + b.end) / 2 for b in bands],
-        "state": [str(b.state) for b in bands],
-        "label": [b.label for b in bands],
-        "color": [STATE_COLORS[b.state] for b in bands],
-        "cap": [_cap(b) for b in bands],
-    }
-
-
-def _cap(band: Band) -> float:
-    """Screen width of the tick that shows a zero-length band (a final state at the instance's end)."""
-    return 7.0 if band.end <= band.start else 0.0
-
-
-def _marker_columns(markers: list[Marker]) -> dict[str, Any]:
-    return {
-        "row": [m.row for m in markers],
-        "time": [m.time for m in markers],
-        "kind": [m.kind for m in markers],
-        "text": [m.text for m in markers],
-        "glyph": [KIND_GLYPHS.get(m.kind, "circle") for m in markers],
-        "color": [kind_color(m.kind) for m in markers],
-        "size": [marker_size(m.count) for m in markers],
-        "count": [m.count for m in markers],
-    }
-
-
-_MarkerId = tuple[str, float, str, int | None, int, int]
-
-
-def _marker_ids(markers: list[Marker]) -> dict[_MarkerId, Marker]:
-    """Markers by identity across redraws: row, time, kind, event, count and an occurrence number.
-
-    The text is not part of it: it changes when a later detection names a marker's event.
-    """
-    seen: dict[tuple[str, float, str, int | None, int], int] = {}
-    out: dict[_MarkerId, Marker] = {}
-    for m in markers:
-        base = (m.row, m.time, m.kind, m.seq, m.count)
-        n = seen[base] = seen.get(base, -1) + 1
-        out[(*base, n)] = m
-    return out
-
-
-def _detection_columns(marks: list[DetectionMark]) -> dict[str, Any]:
-    return {
-        "row": [d.row for d in marks],
-        "time": [d.time for d in marks],
-        "index": [d.index for d in marks],
-        "kind": [d.kind for d in marks],
-        "text": [d.text for d in marks],
-        "color": ["#d4a017" if d.kind == "match" else "#b07aa1" for d in marks],
-    }
-
-
-def _empty(columns: Callable[[list[Any]], dict[str, Any]]) -> dict[str, Any]:
-    return columns([])
-
-
-def _x_extent(first: float, last: float) -> tuple[float, float]:
-    """The x range for times ``first..last``, padded so the glyphs at the ends show whole."""
-    if not (math.isfinite(first) and math.isfinite(last)):
-        return (0.0, 1.0)
-    pad = max((last - first) * 0.03, 1.0)
-    return (first - pad, last + pad)
-
-
-EPOCH_MS_FROM = 1e11  # times beyond this (1973 onwards, in ms) are read as dates
-
-
-def _time_axis(fig: Any, first: float) -> None:
-    """Label the x axis with dates when the times look like epoch milliseconds (the unit they are in)."""
-    if math.isfinite(first) and first >= EPOCH_MS_FROM:
-        fig.xaxis[0].formatter = DatetimeTickFormatter()
-        fig.xaxis[0].axis_label = "event time"
-
-
-def _build_figure(
-    rows: list[str],
-    sources: Mapping[str, ColumnDataSource],
-    *,
-    width: int,
-    title: str,
-    cursor: float | None,
-    extent: tuple[float, float] = (0.0, 1.0),
-) -> tuple[Any, Span, FactorRange]:
-    """The bokeh figure over the four sources (bands, markers, detections, highlight)."""
-    y_range = FactorRange(factors=list(reversed(rows)) or [""])
-    height = max(220, min(900, 70 + 24 * max(1, len(rows))))
-    fig = figure(
-        width=width,
-        height=height,
-        y_range=y_range,
-        x_range=Range1d(start=extent[0], end=extent[1]),
-        title=title,
-        x_axis_label="event time (ms)",
-        tools="xpan,xwheel_zoom,box_zoom,reset,save,tap",
-        toolbar_location="above",
-    )
-    fig.ygrid.grid_line_color = None
-    _time_axis(fig, extent[0])
-    fig.yaxis.major_label_text_font_size = "9pt"
-    bands = fig.hbar(
-        y="row",
-        left="start",
-        right="end",
-        height=0.6,
-        fill_color="color",
-        line_color="white",
-        fill_alpha=0.85,
-        source=sources["bands"],
-    )
-    fig.rect(
-        x="start",
-        y="row",
-        width="cap",
-        width_units="screen",
-        height=0.6,
-        fill_color="color",
-        line_color="color",
-        source=sources["bands"],
-    )
-    fig.text(
-        x="mid",
-        y="row",
-        text="label",
-        text_align="center",
-        text_baseline="middle",
-        text_font_size="8pt",
-        source=sources["bands"],
-    )
-    marks = fig.scatter(
-        x="time",
-        y="row",
-        marker="glyph",
-        size="size",
-        fill_color="color",
-        line_color="color",
-        source=sources["markers"],
-    )
-    dets = fig.scatter(
-        x="time",
-        y="row",
-        marker="star",
-        size=17,
-        fill_color="color",
-        line_color="#333333",
-        source=sources["detections"],
-    )
-    fig.scatter(
-        x="time",
-        y="row",
-        marker="circle",
-        size=20,
-        fill_alpha=0.0,
-        line_color="#e15759",
-        line_width=3,
-        source=sources["highlight"],
-    )
-    fig.add_tools(HoverTool(renderers=[marks, dets], tooltips=[("", "@text")]))
-    fig.add_tools(
-        HoverTool(
-            renderers=[bands], tooltips=[("state", "@state @label"), ("from", "@start"), ("to", "@end")]
-        )
-    )
-    # One legend entry per state, each with a never-drawn (NaN) glyph in that state's colour.
-    items = []
-    entries = [(str(s).replace("_", " "), "square", c) for s, c in STATE_COLORS.items()]
-    for label, glyph, color in [*entries, ("detection", "star", "#d4a017")]:
-        r: Any = fig.scatter(x=[math.nan], y=[math.nan], marker=glyph, size=10, color=color)
-        items.append(LegendItem(label=label, renderers=[r]))
-    legend = Legend(items=items, label_text_font_size="8pt", glyph_height=12, spacing=0)
-    fig.add_layout(legend, "right")
-    span = Span(
-        location=cursor if cursor is not None and math.isfinite(cursor) else 0,
-        dimension="height",
-        line_color="#e15759",
-        line_dash="dashed",
-        line_width=1,
-        visible=cursor is not None,
-    )
-    fig.add_layout(span)
-    return fig, span, y_range
 
 
 class Timeline:
@@ -294,18 +114,18 @@ class Timeline:
         self._sent_view: View | None = None
         self._sent_rows: list[str] = []
         self._sent_bands: dict[tuple[str, float, str, str], tuple[int, float]] = {}
-        self._sent_markers: dict[_MarkerId, tuple[int, str]] = {}
+        self._sent_markers: dict[MarkerId, tuple[int, str]] = {}
         self._sent_detections: list[int] = []  # detection indices in the order the browser holds them
         self._extent = (0.0, 1.0)
         self._consumed: dict[int, tuple[int, int]] = {}  # id(engine) -> records, detections taken
         self.deltas = {"stream": 0, "patch": 0, "reset": 0}  # counters, for tests and curiosity
         self.sources = {
-            "bands": ColumnDataSource(_empty(_band_columns)),
-            "markers": ColumnDataSource(_empty(_marker_columns)),
-            "detections": ColumnDataSource(_empty(_detection_columns)),
+            "bands": ColumnDataSource(empty_columns(band_columns)),
+            "markers": ColumnDataSource(empty_columns(marker_columns)),
+            "detections": ColumnDataSource(empty_columns(detection_columns)),
             "highlight": ColumnDataSource({"row": [], "time": []}),
         }
-        self.figure, self._span, self._y_range = _build_figure(
+        self.figure, self._span, self._y_range = build_figure(
             [], self.sources, width=width, title=title, cursor=None
         )
         self.sources["detections"].selected.on_change("indices", self._on_tap)
@@ -462,11 +282,11 @@ class Timeline:
         self._sent_view = view
         # The x axis spans the whole run (not the data drawn so far): scrubbing moves the cursor, not
         # the axis. Set only when the run grew, so the user's zoom survives playback.
-        extent = _x_extent(self.model.first, self.model.horizon)
+        extent = x_extent(self.model.first, self.model.horizon)
         if extent != self._extent:
             self._extent = extent
             self.figure.x_range.start, self.figure.x_range.end = extent
-            _time_axis(self.figure, self.model.first)
+            time_axis(self.figure, self.model.first)
         t = view.time
         self._span.location = t if math.isfinite(t) else 0
         self._span.visible = math.isfinite(t)
@@ -525,15 +345,15 @@ class Timeline:
         self.deltas["reset"] += 1
         self._y_range.factors = list(reversed(view.rows)) or [""]
         self.figure.height = max(220, min(900, 70 + 24 * max(1, len(view.rows))))
-        self.sources["bands"].data = _band_columns(view.bands)
-        self.sources["markers"].data = _marker_columns(view.markers)
-        self.sources["detections"].data = _detection_columns(view.detections)
+        self.sources["bands"].data = band_columns(view.bands)
+        self.sources["markers"].data = marker_columns(view.markers)
+        self.sources["detections"].data = detection_columns(view.detections)
         self._sent_rows = list(view.rows)
         self._sent_bands = {
             (b.row, b.start, str(b.state), b.label): (i, b.end) for i, b in enumerate(view.bands)
         }
         self._sent_markers = {
-            ident: (i, m.text) for i, (ident, m) in enumerate(_marker_ids(view.markers).items())
+            ident: (i, m.text) for i, (ident, m) in enumerate(marker_ids(view.markers).items())
         }
         self._sent_detections = [d.index for d in view.detections]
 
@@ -549,7 +369,7 @@ class Timeline:
         bands = {(b.row, b.start, str(b.state), b.label): b for b in view.bands}
         if not self._sent_bands.keys() <= bands.keys():
             return False  # a band changed state or vanished: redraw
-        marks = _marker_ids(view.markers)
+        marks = marker_ids(view.markers)
         if not self._sent_markers.keys() <= marks.keys():
             return False
         if view.rows != self._sent_rows:
@@ -568,7 +388,7 @@ class Timeline:
                 {
                     "end": [(i, b.end) for i, b in patches],
                     "mid": [(i, (b.start + b.end) / 2) for i, b in patches],
-                    "cap": [(i, _cap(b)) for i, b in patches],
+                    "cap": [(i, cap_width(b)) for i, b in patches],
                 }
             )
         new_bands = [b for ident, b in bands.items() if ident not in self._sent_bands]
@@ -577,7 +397,7 @@ class Timeline:
             for j, b in enumerate(new_bands):
                 self._sent_bands[(b.row, b.start, str(b.state), b.label)] = (base + j, b.end)
             self.deltas["stream"] += 1
-            self.sources["bands"].stream(_band_columns(new_bands))
+            self.sources["bands"].stream(band_columns(new_bands))
         # A detection that arrives later names the events of markers already sent: patch their text.
         texts = []
         for mid, (i, text) in self._sent_markers.items():
@@ -594,13 +414,13 @@ class Timeline:
                 self._sent_markers[mid] = (base + j, marks[mid].text)
             new_markers = [marks[mid] for mid in new_ids]
             self.deltas["stream"] += 1
-            self.sources["markers"].stream(_marker_columns(new_markers))
+            self.sources["markers"].stream(marker_columns(new_markers))
         held = set(self._sent_detections)
         new_dets = [d for d in view.detections if d.index not in held]
         if new_dets:
             self._sent_detections.extend(d.index for d in new_dets)
             self.deltas["stream"] += 1
-            self.sources["detections"].stream(_detection_columns(new_dets))
+            self.sources["detections"].stream(detection_columns(new_dets))
         return True
 
     # ------------------------------------------------------------------ callbacks
@@ -712,18 +532,18 @@ class Timeline:
         """A new bokeh figure of the whole run (current filters), with its own data sources."""
         view = self.model.view(keys=self.keys, patterns=self.patterns, **self.limits)
         sources = {
-            "bands": ColumnDataSource(_band_columns(view.bands)),
-            "markers": ColumnDataSource(_marker_columns(view.markers)),
-            "detections": ColumnDataSource(_detection_columns(view.detections)),
+            "bands": ColumnDataSource(band_columns(view.bands)),
+            "markers": ColumnDataSource(marker_columns(view.markers)),
+            "detections": ColumnDataSource(detection_columns(view.detections)),
             "highlight": ColumnDataSource({"row": [], "time": []}),
         }
-        fig, _, _ = _build_figure(
+        fig, _, _ = build_figure(
             view.rows,
             sources,
             width=self.width,
             title=title or self.title,
             cursor=None,
-            extent=_x_extent(self.model.first, self.model.horizon),
+            extent=x_extent(self.model.first, self.model.horizon),
         )
         return fig
 

@@ -1,0 +1,221 @@
+"""The timeline's bokeh figure: glyph columns from the model's view, and the figure built over them.
+
+No widgets here: :mod:`.timeline` wraps this figure in ipywidgets, and :meth:`Timeline.save` builds a
+standalone copy with :func:`build_figure`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from bokeh.models import ColumnDataSource, DatetimeTickFormatter, FactorRange, HoverTool, Range1d
+from bokeh.models.annotations import Legend, LegendItem, Span
+from bokeh.plotting import figure
+
+from workbench.widgets.model import Band, DetectionMark, Marker
+from workbench.widgets.styles import KIND_GLYPHS, STATE_COLORS, kind_color, marker_size
+
+__all__ = [
+    "EPOCH_MS_FROM",
+    "MarkerId",
+    "band_columns",
+    "build_figure",
+    "cap_width",
+    "detection_columns",
+    "empty_columns",
+    "marker_columns",
+    "marker_ids",
+    "time_axis",
+    "x_extent",
+]
+
+
+def band_columns(bands: list[Band]) -> dict[str, Any]:
+    return {
+        "row": [b.row for b in bands],
+        "start": [b.start for b in bands],
+        "end": [b.end for b in bands],
+        "mid": [(b.start + b.end) / 2 for b in bands],
+        "state": [str(b.state) for b in bands],
+        "label": [b.label for b in bands],
+        "color": [STATE_COLORS[b.state] for b in bands],
+        "cap": [cap_width(b) for b in bands],
+    }
+
+
+def cap_width(band: Band) -> float:
+    """Screen width of the tick that shows a zero-length band (a final state at the instance's end)."""
+    return 7.0 if band.end <= band.start else 0.0
+
+
+def marker_columns(markers: list[Marker]) -> dict[str, Any]:
+    return {
+        "row": [m.row for m in markers],
+        "time": [m.time for m in markers],
+        "kind": [m.kind for m in markers],
+        "text": [m.text for m in markers],
+        "glyph": [KIND_GLYPHS.get(m.kind, "circle") for m in markers],
+        "color": [kind_color(m.kind) for m in markers],
+        "size": [marker_size(m.count) for m in markers],
+        "count": [m.count for m in markers],
+    }
+
+
+MarkerId = tuple[str, float, str, int | None, int, int]
+
+
+def marker_ids(markers: list[Marker]) -> dict[MarkerId, Marker]:
+    """Markers by identity across redraws: row, time, kind, event, count and an occurrence number.
+
+    The text is not part of it: it changes when a later detection names a marker's event.
+    """
+    seen: dict[tuple[str, float, str, int | None, int], int] = {}
+    out: dict[MarkerId, Marker] = {}
+    for m in markers:
+        base = (m.row, m.time, m.kind, m.seq, m.count)
+        n = seen[base] = seen.get(base, -1) + 1
+        out[(*base, n)] = m
+    return out
+
+
+def detection_columns(marks: list[DetectionMark]) -> dict[str, Any]:
+    return {
+        "row": [d.row for d in marks],
+        "time": [d.time for d in marks],
+        "index": [d.index for d in marks],
+        "kind": [d.kind for d in marks],
+        "text": [d.text for d in marks],
+        "color": ["#d4a017" if d.kind == "match" else "#b07aa1" for d in marks],
+    }
+
+
+def empty_columns(columns: Callable[[list[Any]], dict[str, Any]]) -> dict[str, Any]:
+    return columns([])
+
+
+def x_extent(first: float, last: float) -> tuple[float, float]:
+    """The x range for times ``first..last``, padded so the glyphs at the ends show whole."""
+    if not (math.isfinite(first) and math.isfinite(last)):
+        return (0.0, 1.0)
+    pad = max((last - first) * 0.03, 1.0)
+    return (first - pad, last + pad)
+
+
+EPOCH_MS_FROM = 1e11  # times beyond this (1973 onwards, in ms) are read as dates
+
+
+def time_axis(fig: Any, first: float) -> None:
+    """Label the x axis with dates when the times look like epoch milliseconds (the unit they are in)."""
+    if math.isfinite(first) and first >= EPOCH_MS_FROM:
+        fig.xaxis[0].formatter = DatetimeTickFormatter()
+        fig.xaxis[0].axis_label = "event time"
+
+
+def build_figure(
+    rows: list[str],
+    sources: Mapping[str, ColumnDataSource],
+    *,
+    width: int,
+    title: str,
+    cursor: float | None,
+    extent: tuple[float, float] = (0.0, 1.0),
+) -> tuple[Any, Span, FactorRange]:
+    """The bokeh figure over the four sources (bands, markers, detections, highlight)."""
+    y_range = FactorRange(factors=list(reversed(rows)) or [""])
+    height = max(220, min(900, 70 + 24 * max(1, len(rows))))
+    fig = figure(
+        width=width,
+        height=height,
+        y_range=y_range,
+        x_range=Range1d(start=extent[0], end=extent[1]),
+        title=title,
+        x_axis_label="event time (ms)",
+        tools="xpan,xwheel_zoom,box_zoom,reset,save,tap",
+        toolbar_location="above",
+    )
+    fig.ygrid.grid_line_color = None
+    time_axis(fig, extent[0])
+    fig.yaxis.major_label_text_font_size = "9pt"
+    bands = fig.hbar(
+        y="row",
+        left="start",
+        right="end",
+        height=0.6,
+        fill_color="color",
+        line_color="white",
+        fill_alpha=0.85,
+        source=sources["bands"],
+    )
+    fig.rect(
+        x="start",
+        y="row",
+        width="cap",
+        width_units="screen",
+        height=0.6,
+        fill_color="color",
+        line_color="color",
+        source=sources["bands"],
+    )
+    fig.text(
+        x="mid",
+        y="row",
+        text="label",
+        text_align="center",
+        text_baseline="middle",
+        text_font_size="8pt",
+        source=sources["bands"],
+    )
+    marks = fig.scatter(
+        x="time",
+        y="row",
+        marker="glyph",
+        size="size",
+        fill_color="color",
+        line_color="color",
+        source=sources["markers"],
+    )
+    dets = fig.scatter(
+        x="time",
+        y="row",
+        marker="star",
+        size=17,
+        fill_color="color",
+        line_color="#333333",
+        source=sources["detections"],
+    )
+    fig.scatter(
+        x="time",
+        y="row",
+        marker="circle",
+        size=20,
+        fill_alpha=0.0,
+        line_color="#e15759",
+        line_width=3,
+        source=sources["highlight"],
+    )
+    fig.add_tools(HoverTool(renderers=[marks, dets], tooltips=[("", "@text")]))
+    fig.add_tools(
+        HoverTool(
+            renderers=[bands], tooltips=[("state", "@state @label"), ("from", "@start"), ("to", "@end")]
+        )
+    )
+    # One legend entry per state, each with a never-drawn (NaN) glyph in that state's colour.
+    items = []
+    entries = [(str(s).replace("_", " "), "square", c) for s, c in STATE_COLORS.items()]
+    for label, glyph, color in [*entries, ("detection", "star", "#d4a017")]:
+        r: Any = fig.scatter(x=[math.nan], y=[math.nan], marker=glyph, size=10, color=color)
+        items.append(LegendItem(label=label, renderers=[r]))
+    legend = Legend(items=items, label_text_font_size="8pt", glyph_height=12, spacing=0)
+    fig.add_layout(legend, "right")
+    span = Span(
+        location=cursor if cursor is not None and math.isfinite(cursor) else 0,
+        dimension="height",
+        line_color="#e15759",
+        line_dash="dashed",
+        line_width=1,
+        visible=cursor is not None,
+    )
+    fig.add_layout(span)
+    return fig, span, y_range

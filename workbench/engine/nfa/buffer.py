@@ -95,8 +95,16 @@ class SharedBuffer:
         if node is None:
             return
         node[0] += 1
+        n = len(version)
         for edge in node[1]:
-            if compatible(version, edge[1]):
+            ev = edge[1]
+            if ev == version:  # the common case (compatible, inlined for speed)
+                edge[2] += 1
+                continue
+            m = len(ev)
+            if (n > m and version[:m] == ev) or (
+                n == m and version[-1] >= ev[-1] and version[:-1] == ev[:-1]
+            ):
                 edge[2] += 1
 
     def release(self, node_id: NodeId | None, version: Version) -> None:
@@ -111,8 +119,15 @@ class SharedBuffer:
             if node is None:
                 continue
             kept = []
+            n = len(ver)
             for edge in node[1]:
-                if compatible(ver, edge[1]):
+                ev = edge[1]
+                m = len(ev)
+                if (
+                    ev == ver
+                    or (n > m and ver[:m] == ev)
+                    or (n == m and ver[-1] >= ev[-1] and ver[:-1] == ev[:-1])
+                ):
                     if edge[2] <= 1:
                         edge[2] = 0
                         if edge[0] is not None:

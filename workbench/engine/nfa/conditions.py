@@ -32,7 +32,10 @@ __all__ = [
     "Leaf",
     "Not",
     "Or",
+    "TypeIn",
     "compile_condition",
+    "compile_predicate",
+    "needs_context",
     "type_profile",
 ]
 
@@ -101,22 +104,30 @@ FALSE = Const(False)
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Leaf(Cond):
-    """One user condition; ``types`` is the set of event types it can accept (``None``: unknown)."""
+    """One user condition; ``types`` is the set of event types it can accept (``None``: unknown).
+
+    ``pure`` is set when the condition reads only the event (a string condition without
+    ``matched`` or aggregates): a faster ``pure(e)`` that compiled predicates call directly. It may
+    raise where ``fn`` raises a different error (fields read as ``e.fields[name]``), so a failure
+    is always re-checked through ``fn`` for the user-facing message.
+    """
 
     fn: Callable[[Event, ConditionContext], Any]
     label: str
     stage: str
     types: frozenset[str] | None
+    pure: Callable[[Event], Any] | None = None
 
-    def __call__(self, event: Event, ctx: ConditionContext) -> bool:
-        memo = ctx.memo
+    def __call__(self, event: Event, ctx: ConditionContext | None) -> bool:
+        # ``ctx`` is None only when no condition of the pattern needs one (see needs_context).
+        memo = None if ctx is None else ctx.memo
         key = id(self)
-        if key in memo:
-            return memo[key]
-        ctx.stage = self.stage
+        if memo is not None:
+            if key in memo:
+                return memo[key]
+            ctx.stage = self.stage  # type: ignore[union-attr]
         try:
-            value = memo[key] = bool(self.fn(event, ctx))
-            return value
+            value = bool(self.fn(event, ctx))  # type: ignore[arg-type]
         except CepRuntimeError:
             raise
         except Exception as err:
@@ -125,6 +136,20 @@ class Leaf(Cond):
                 f"({event.type!r} at {event.time}): {type(err).__name__}: {err}"
             )
             raise CepRuntimeError(msg) from err
+        if memo is not None:
+            memo[key] = value
+        return value
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TypeIn(Cond):
+    """The event's type is one of ``types`` (a stage's ``types`` filter)."""
+
+    types: frozenset[str]
+    stage: str
+
+    def __call__(self, event: Event, ctx: ConditionContext) -> bool:
+        return event.type in self.types
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,16 +235,68 @@ def _compile_string(source: str, stage: str, aggregate_names: frozenset[str]) ->
         raise PatternError(msg, element=stage)
     uses_aggs = sorted(expr.names & aggregate_names)
     uses_matched = "matched" in expr.names
-
-    def run(e: Event, ctx: ConditionContext) -> Any:
-        env: dict[str, Any] = {"e": e}
-        if uses_matched:
-            env["matched"] = ctx.matched
-        for name in uses_aggs:
-            env[name] = ctx.aggregate(name)
-        return expr(env)
-
+    params = ["e", *(["matched"] if uses_matched else []), *uses_aggs]
+    exact = _as_function(source, params, expr.functions, fast_fields=False)
+    if len(params) == 1:
+        fast = _as_function(source, params, expr.functions, fast_fields=True)
+        return Leaf(lambda e, ctx: exact(e), source, stage, _string_types(source), fast)
+    # Generated glue: read exactly the variables the condition uses, no environment dict.
+    reads = ["ctx.matched"] if uses_matched else []
+    reads += [f"ctx.aggregate({name!r})" for name in uses_aggs]
+    glue = f"lambda e, ctx: _exact(e, {', '.join(reads)})"
+    run: Callable[[Event, ConditionContext], Any] = eval(glue, {"__builtins__": {}, "_exact": exact})
     return Leaf(run, source, stage, _string_types(source))
+
+
+#: attribute names of :class:`Event` itself (``e.NAME`` for any other name reads a field)
+_EVENT_ATTRS = frozenset(dir(Event))
+
+
+def _as_function(
+    source: str, params: list[str], functions: Mapping[str, Callable[..., Any]], *, fast_fields: bool
+) -> Callable[..., Any]:
+    """Compile a checked condition string into ``lambda <params>: <condition>``.
+
+    Same name resolution as :class:`~workbench.engine.expr.CompiledExpr` (variables first, then the
+    registered functions, no builtins), without building an environment per call. With
+    ``fast_fields``, ``e.NAME`` (NAME not an :class:`Event` attribute) reads ``e.fields['NAME']``
+    directly instead of going through ``Event.__getattr__``.
+    """
+    body = ast.parse(source.strip(), mode="eval").body
+    if fast_fields:
+        body = _FieldReads().visit(body)
+    args = ast.arguments(
+        posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[], defaults=[]
+    )
+    tree = ast.fix_missing_locations(ast.Expression(ast.Lambda(args, body)))
+    env: dict[str, Any] = {"__builtins__": {}, **functions}
+    fn: Callable[..., Any] = eval(compile(tree, "<condition>", "eval"), env)
+    return fn
+
+
+class _FieldReads(ast.NodeTransformer):
+    """Rewrite ``e.NAME`` into ``e.fields['NAME']`` outside scopes that rebind ``e``."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        value = node.value
+        if (
+            isinstance(value, ast.Name)
+            and value.id == "e"
+            and isinstance(node.ctx, ast.Load)
+            and node.attr not in _EVENT_ATTRS
+        ):
+            fields = ast.Attribute(ast.Name("e", ast.Load()), "fields", ast.Load())
+            return ast.copy_location(ast.Subscript(fields, ast.Constant(node.attr), ast.Load()), node)
+        return node
+
+    def _scope(self, node: ast.AST) -> ast.AST:
+        names = {a.arg for a in node.args.args} if isinstance(node, ast.Lambda) else set()
+        for gen in getattr(node, "generators", []):
+            names.update(t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name))
+        return node if "e" in names else self.generic_visit(node)
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _scope
 
 
 def _string_types(source: str) -> frozenset[str] | None:
@@ -271,8 +348,7 @@ def _is_type_attr(node: ast.expr) -> bool:
 
 def type_test(types: tuple[str, ...], stage: str) -> Cond:
     """A condition accepting only the given event types."""
-    allowed = frozenset(types)
-    return Leaf(lambda e, ctx: e.type in allowed, f"type in {sorted(allowed)}", stage, allowed)
+    return TypeIn(frozenset(types), stage)
 
 
 #: (R, v): for event types outside R the condition is the constant v; None: unknown.
@@ -283,6 +359,8 @@ def type_profile(cond: Cond) -> Profile:
     """For types outside a finite set, the condition's constant value (``None``: unknown)."""
     if isinstance(cond, Const):
         return (frozenset(), cond.value)
+    if isinstance(cond, TypeIn):
+        return (cond.types, False)
     if isinstance(cond, Leaf):
         return None if cond.types is None else (cond.types, False)
     if isinstance(cond, Not):
@@ -300,3 +378,72 @@ def type_profile(cond: Cond) -> Profile:
             return None
         return (a[0] | b[0], not dominant)
     return None
+
+
+def needs_context(cond: Cond) -> bool:
+    """Whether evaluating ``cond`` may read the :class:`ConditionContext` (else ``ctx`` may be ``None``)."""
+    if isinstance(cond, Leaf):
+        return cond.pure is None
+    if isinstance(cond, Not):
+        return needs_context(cond.inner)
+    if isinstance(cond, And | Or):
+        return needs_context(cond.left) or needs_context(cond.right)
+    return False
+
+
+def compile_predicate(cond: Cond) -> Callable[[Event, ConditionContext | None], Any]:
+    """Compile a condition tree into one generated Python function ``pred(e, ctx)``.
+
+    The result has the truth value of ``cond(e, ctx)``: constants fold, type tests are inlined,
+    event-only conditions are called directly, the others go through their :class:`Leaf` (memo,
+    aggregate stage, error message). When an event-only part raises, the tree itself is evaluated
+    again, so errors carry exactly the interpreted form's :class:`CepRuntimeError` message.
+    """
+    consts: dict[str, Any] = {}
+
+    def name_of(value: Any) -> str:
+        name = f"_k{len(consts)}"
+        consts[name] = value
+        return name
+
+    def gen(c: Cond) -> str:
+        if isinstance(c, Const):
+            return "True" if c.value else "False"
+        if isinstance(c, TypeIn):
+            if len(c.types) == 1:
+                return f"(e.type == {next(iter(c.types))!r})"
+            return f"(e.type in {name_of(c.types)})"
+        if isinstance(c, Leaf):
+            if c.pure is not None:
+                return f"{name_of(c.pure)}(e)"
+            return f"{name_of(c)}(e, ctx)"
+        if isinstance(c, Not):
+            return f"(not {gen(c.inner)})"
+        if isinstance(c, And):
+            return f"({gen(c.left)} and {gen(c.right)})"
+        if isinstance(c, Or):
+            return f"({gen(c.left)} or {gen(c.right)})"
+        return f"{name_of(c)}(e, ctx)"
+
+    expr = gen(cond)
+    if isinstance(cond, Const):
+        return cond.__call__  # type: ignore[return-value]
+    src = (
+        "def pred(e, ctx):\n"
+        "    try:\n"
+        f"        return {expr}\n"
+        "    except _CepRuntimeError:\n"
+        "        raise\n"
+        "    except _Exception:\n"
+        "        return _tree(e, ctx)\n"
+    )
+    env: dict[str, Any] = {
+        "__builtins__": {},
+        "_CepRuntimeError": CepRuntimeError,
+        "_Exception": Exception,
+        "_tree": cond,
+        **consts,
+    }
+    exec(compile(src, "<nfa condition>", "exec"), env)
+    pred: Callable[[Event, ConditionContext | None], Any] = env["pred"]
+    return pred

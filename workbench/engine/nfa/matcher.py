@@ -25,8 +25,13 @@ from workbench.engine.detection import Detection, TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.buffer import EventId, NodeId, Version, add_stage, increase
-from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef, compile_nfa
-from workbench.engine.nfa.conditions import ConditionContext, type_profile
+from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef, Transition, compile_nfa
+from workbench.engine.nfa.conditions import (
+    ConditionContext,
+    compile_predicate,
+    needs_context,
+    type_profile,
+)
 from workbench.engine.nfa.javaheap import offer, poll, remove_if
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.state import NFAState, Run
@@ -35,6 +40,8 @@ from workbench.errors import PatternError, SkipStrategyError
 __all__ = ["NFAMatcher"]
 
 _TIMER = "nfa-window"
+_TAKE = int(Action.TAKE)
+_PROCEED = int(Action.PROCEED)
 
 
 class NFAMatcher:
@@ -78,6 +85,13 @@ class NFAMatcher:
         #: event type -> states an event of that type can wake (other types: ``_always``)
         self._woken = {t: self._always | states for t, states in self._by_type.items()}
         self._stage_index = {name: i for i, name in enumerate(self.nfa.stage_names)}
+        # Hot-path tables: each state's edges as (action, target, compiled predicate, transition);
+        # a ConditionContext is only built when some condition can read it.
+        self._edges: dict[str, tuple[tuple[int, str, Callable[..., Any], Transition], ...]] = {
+            name: tuple((int(tr.action), tr.target, compile_predicate(tr.cond), tr) for tr in st.transitions)
+            for name, st in self._states.items()
+        }
+        self._needs_ctx = any(needs_context(tr.cond) for st in self._states.values() for tr in st.transitions)
 
     # ------------------------------------------------------------------ analysis
     def _proceed_closure(self, name: str) -> bool:
@@ -187,11 +201,20 @@ class NFAMatcher:
     def process(self, state: NFAState, event: Event, ctx: Context) -> None:
         """Advance time to the event, then feed it to the partial matches it can change."""
         t = event.time
-        self.advance(state, t, ctx)
-        eid: EventId = (t, event.seq)
-        woken = self._woken.get(event.type, self._always)
+        first, prev = state.first_deadlines, state.prev_deadlines
+        if (first and first[0][0] <= t) or (prev and prev[0][0] <= t):
+            self.advance(state, t, ctx)
+        elif state.time is None or t > state.time:
+            state.time = t
+        typ = event.type
         sw = self._start_wakes
-        starts = sw is None or event.type in sw
+        starts = sw is None or typ in sw
+        if not starts and not state.runs and not self._flink:
+            # Nothing to visit; held-back completed matches are only released when a partial
+            # match changes, and none can.
+            return
+        eid: EventId = (t, event.seq)
+        woken = self._woken.get(typ, self._always)
         potential: list[Run] = []
         if self._flink:
             new: list[Run] = []
@@ -211,13 +234,20 @@ class NFAMatcher:
                     waiting = by_state.get(s)
                     if waiting:
                         ids.update(waiting)
-                visiting = sorted((state.runs[i] for i in ids), key=Run.order)
+                runs = state.runs
+                if len(ids) == 1:
+                    visiting = [runs[i] for i in ids]
+                elif ids:
+                    visiting = sorted((runs[i] for i in ids), key=_order)
             if starts:
                 visiting.append(self._start_run(state))
             for run in visiting:
                 self._advance_run(state, run, event, eid, ctx, potential)
-        self._emit_matches(state, potential, t, ctx)
-        self._cap(state, ctx)
+        if potential or self._skip.kind != "no_skip":
+            self._emit_matches(state, potential, t, ctx)
+        cap = self.pattern.max_partial_matches
+        if cap is not None and len(state.runs) > cap:
+            self._cap(state, ctx)
 
     def _advance_run(
         self, state: NFAState, run: Run, event: Event, eid: EventId, ctx: Context, potential: list[Run]
@@ -324,23 +354,26 @@ class NFAMatcher:
         """Flink's ``computeNextStates`` for one run (successors; releases the run's reference)."""
         states = self._states
         buffer = state.buffer
-        cctx = ConditionContext(
-            lambda: self._materialize(state, run), self._agg_reader(run, event), event.time
+        cctx = (
+            ConditionContext(lambda: self._materialize(state, run), self._agg_reader(run, event), event.time)
+            if self._needs_ctx
+            else None
         )
-        edges = []
-        stack = [run.state]
+        edges: list[Transition] = []
+        edges_of = self._edges
+        here = run.state
+        stack = [here]
         takes = ignores = 0
         while stack:
-            st = states[stack.pop()]
-            for tr in st.transitions:
-                if tr.cond(event, cctx):
-                    if tr.action == Action.PROCEED:
-                        stack.append(tr.target)
+            for action, target, pred, tr in edges_of[stack.pop()]:
+                if pred(event, cctx):
+                    if action == _PROCEED:
+                        stack.append(target)
                     else:
                         edges.append(tr)
-                        if tr.action == Action.TAKE:
+                        if action == _TAKE:
                             takes += 1
-                        elif tr.target != run.state:
+                        elif target != here:
                             ignores += 1
         is_start = run.start_id is None
         version = run.version
@@ -395,7 +428,7 @@ class NFAMatcher:
             state.buffer.lock(node, version)
         return Run(rid, target, node, version, like.start_ts, like.start_id, like.prev_ts, like.inst, aggs)
 
-    def _final_after_proceed(self, target: str, event: Event, cctx: ConditionContext) -> str | None:
+    def _final_after_proceed(self, target: str, event: Event, cctx: ConditionContext | None) -> str | None:
         if not self._final_reach[target]:
             return None
         stack, seen = [target], set()
@@ -404,14 +437,13 @@ class NFAMatcher:
             if name in seen:
                 continue
             seen.add(name)
-            st = self._states[name]
-            for tr in st.transitions:
-                if tr.action != Action.PROCEED:
+            for action, nxt, pred, _ in self._edges[name]:
+                if action != _PROCEED:
                     continue
-                if tr.cond(event, cctx):
-                    if self._states[tr.target].kind == Kind.FINAL:
-                        return tr.target
-                    stack.append(tr.target)
+                if pred(event, cctx):
+                    if self._states[nxt].kind == Kind.FINAL:
+                        return nxt
+                    stack.append(nxt)
         return None
 
     # ------------------------------------------------------------------ aggregates
@@ -643,6 +675,11 @@ class NFAMatcher:
         ctx.emit(Detection(self.name, ctx.key, run.inst, kind, t, tuple(events), tuple(channels)))
         if ctx.tracing:
             ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, run.inst)
+
+
+def _order(run: Run) -> tuple[Any, ...]:
+    """:meth:`Run.order` for runs that have a first event (every run in ``NFAState.runs``)."""
+    return (run.start_id, run.rid)
 
 
 def _jkey(run: Run) -> tuple[Any, ...]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.engine.nfa.buffer import EventId, NodeId, SharedBuffer, Version
@@ -42,7 +42,7 @@ class Run:
         return (0, *self.start_id, self.rid)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class NFAState:
     """Everything one key holds for one sequence pattern.
 
@@ -61,19 +61,36 @@ class NFAState:
         pq: with ``flink_order``: every run (start run included) in Java heap-array order.
     """
 
-    runs: dict[int, Run] = field(default_factory=dict)
-    by_state: dict[str, set[int]] = field(default_factory=dict)
-    start_version: Version = (1,)
-    completed: list[Run] = field(default_factory=list)
-    buffer: SharedBuffer = field(default_factory=SharedBuffer)
-    starts: list[tuple[EventId, int]] = field(default_factory=list)
-    first_deadlines: list[tuple[Any, int]] = field(default_factory=list)
-    prev_deadlines: list[tuple[Any, int]] = field(default_factory=list)
-    next_rid: int = 0
-    dropped: int = 0
-    time: Any = None
-    scheduled: Any = None
-    pq: list[Run] = field(default_factory=list)
+    runs: dict[int, Run]
+    by_state: dict[str, set[int]]
+    start_version: Version
+    completed: list[Run]
+    buffer: SharedBuffer
+    starts: list[tuple[EventId, int]]
+    first_deadlines: list[tuple[Any, int]]
+    prev_deadlines: list[tuple[Any, int]]
+    next_rid: int
+    dropped: int
+    time: Any
+    scheduled: Any
+    pq: list[Run]
+
+    def __init__(self) -> None:
+        # Written out (not dataclass default factories): the runtime creates a state whenever an
+        # event reaches a key that holds none, so this is on the per-event path.
+        self.runs = {}
+        self.by_state = {}
+        self.start_version = (1,)
+        self.completed = []
+        self.buffer = SharedBuffer()
+        self.starts = []
+        self.first_deadlines = []
+        self.prev_deadlines = []
+        self.next_rid = 0
+        self.dropped = 0
+        self.time = None
+        self.scheduled = None
+        self.pq = []
 
     @property
     def partial_matches(self) -> int:

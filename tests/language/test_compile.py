@@ -168,7 +168,7 @@ def test_stage_names_and_navigation_shorthands() -> None:
         sequence s
             begin a one or more
             next b where e.p > last(a).p and e.p < first(a).p and len(a) > 1 and prev(a).p != 0
-            next c where e.p in a.p
+            next c where c.p > a.p and c.q == b.q
         """
     )
     # rewritten text is printed by ast.unparse (which parenthesises some operands)
@@ -176,7 +176,8 @@ def test_stage_names_and_navigation_shorthands() -> None:
         "e.p > matched('a')[-1].p and e.p < matched('a')[0].p and (len(matched('a')) > 1) "
         "and (matched('a')[-1].p != 0)"
     )
-    assert p.stages[2].where == "e.p in [_x.p for _x in matched('a')]"
+    # MATCH_RECOGNIZE: c.p is the event being tested, a.p the last event a took
+    assert p.stages[2].where == "e.p > matched('a')[-1].p and e.q == matched('b')[-1].q"
 
 
 def test_comprehension_variables_shadow_stage_names() -> None:

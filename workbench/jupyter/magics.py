@@ -36,6 +36,7 @@ from traitlets import Bool, Int
 
 from workbench.errors import CepError
 from workbench.jupyter import commands
+from workbench.jupyter.commands.define import define as define_cell
 from workbench.jupyter.session import CepSession
 
 __all__ = ["CepCellError", "CepMagics"]
@@ -81,7 +82,7 @@ class CepMagics(Magics):
             msg = f"cannot split the magic line: {err}"
             raise UsageError(msg) from None
         try:
-            result = commands.define(self, argv, cell) if cell is not None else commands.dispatch(self, argv)
+            result = define_cell(self, argv, cell) if cell is not None else commands.dispatch(self, argv)
         except CepError as err:
             raise CepCellError(err) from None
         if var is not None:

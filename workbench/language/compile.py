@@ -15,6 +15,7 @@ position, a caret and the nearest known name.
 from __future__ import annotations
 
 import ast as pyast
+import collections
 import io
 import tokenize
 from collections.abc import Callable, Mapping, Sequence
@@ -435,13 +436,14 @@ class _Sequence:
         auto = f"{fn}_{stage}" + (f"_{fld}" if fld else "")
         return seq.AggregateSpec(name or auto, fn, stage, fld, params, include_current)
 
-    def _condition(self, expr: ast.Expr, types: Sequence[str], what: str) -> str:
+    def _condition(self, expr: ast.Expr, types: Sequence[str], what: str, current: str | None = None) -> str:
         text = self._aggregate_sugar(expr)
         scope = Scope(
             variables=frozenset(a.name for a in self.aggregates),
             stages=frozenset(self.stage_names),
             fields=self.ctx.fields_of(types),
             functions=self.ctx.functions,
+            current=current,
         )
         return check_condition(text, scope, self.ctx.source, what=what)
 
@@ -455,7 +457,7 @@ class _Sequence:
         text = expr.text.strip()
         if "\n" in text:
             return expr
-        for node in pyast.walk(tree):
+        for node in _unshadowed(tree, self.stage_names):
             if (
                 isinstance(node, pyast.Call)
                 and isinstance(node.func, pyast.Name)
@@ -494,8 +496,9 @@ class _Sequence:
 
     def _where(self, stage: ast.Stage, types: Sequence[str]) -> seq.Condition | None:
         cond: seq.Condition | None = None
+        current = stage.name.text if stage.name else None
         for op, e in stage.where:
-            c = self._condition(e, types, "condition")
+            c = self._condition(e, types, "condition", current)
             if cond is None:
                 cond = c
             elif op == "and":
@@ -570,7 +573,8 @@ class _Sequence:
             raise ctx.fail(msg, stage.quantifiers[0].span)
         quant = self._quantifier(stage)
         types = tuple(t.text for t in stage.types)
-        until = self._condition(stage.until, types, "until condition") if stage.until else None
+        current = stage.name.text if stage.name else None
+        until = self._condition(stage.until, types, "until condition", current) if stage.until else None
         if stage.group is not None:
             inner = tuple(self._stage(s, i == 0) for i, s in enumerate(stage.group.stages))
             if stage.where:
@@ -602,6 +606,35 @@ class _Sequence:
             stage.within.ms if stage.within else None,
             stage.within_previous.ms if stage.within_previous else None,
         )
+
+
+def _unshadowed(tree: pyast.AST, names: set[str]) -> list[pyast.AST]:
+    """The nodes of ``tree`` outside any lambda or comprehension that rebinds one of ``names``."""
+    out: list[pyast.AST] = []
+    todo = collections.deque([tree])
+    while todo:
+        node = todo.popleft()
+        if (
+            isinstance(
+                node, pyast.Lambda | pyast.ListComp | pyast.SetComp | pyast.GeneratorExp | pyast.DictComp
+            )
+            and _binds(node) & names
+        ):
+            continue
+        out.append(node)
+        todo.extend(pyast.iter_child_nodes(node))
+    return out
+
+
+def _binds(node: pyast.AST) -> set[str]:
+    if isinstance(node, pyast.Lambda):
+        return {a.arg for a in node.args.args}
+    return {
+        t.id
+        for gen in getattr(node, "generators", [])
+        for t in pyast.walk(gen.target)
+        if isinstance(t, pyast.Name)
+    }
 
 
 def _group_name(stages: Sequence[seq.Stage | seq.GroupStage]) -> str:

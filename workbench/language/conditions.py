@@ -2,9 +2,10 @@
 
 A condition is a restricted Python expression (what :func:`workbench.engine.expr.compile_expr`
 accepts). Within a sequence, a stage's name stands for the events that stage has taken so far
-(``DOWN`` is ``matched('DOWN')``), ``DOWN.price`` is the list of their prices, and a few navigation
-and aggregate helpers read them: ``first(DOWN)``, ``last(DOWN)`` (also ``prev(DOWN)``),
-``count(DOWN)``, ``avg(DOWN.price)``; ``sum``/``min``/``max``/``len`` are ordinary functions. The
+(``DOWN`` is ``matched('DOWN')``); as in SQL's MATCH_RECOGNIZE, ``DOWN.price`` is the price of the
+last event ``DOWN`` took, and inside ``DOWN``'s own condition the price of the event being tested.
+Navigation helpers read the stages: ``first(DOWN)``, ``last(DOWN)`` (also ``prev(DOWN)``),
+``count(DOWN)``; aggregates (``avg(DOWN.price)``) are handled by the compiler. The
 result is a plain condition string for the engine, so the pattern compares equal to one built in
 Python. Text without any of these shorthands is kept verbatim.
 
@@ -63,6 +64,7 @@ class Scope:
     fields: frozenset[str] | None = None
     functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     event_name: str = "e"
+    current: str | None = None
 
 
 def _bound(node: pyast.AST) -> set[str]:
@@ -114,13 +116,17 @@ class _Sugar(pyast.NodeTransformer):
 
     def visit_Attribute(self, node: pyast.Attribute) -> pyast.AST:
         if self._is_stage(node.value):
+            # MATCH_RECOGNIZE: in B's own condition B.x is the event being tested; A.x elsewhere is
+            # the field of the last event A took.
             assert isinstance(node.value, pyast.Name)
             self.changed = True
+            if node.value.id == self.scope.current:
+                return pyast.Attribute(
+                    pyast.Name(self.scope.event_name, pyast.Load()), node.attr, pyast.Load()
+                )
             src = pyast.Call(pyast.Name("matched", pyast.Load()), [pyast.Constant(node.value.id)], [])
-            return pyast.ListComp(
-                pyast.Attribute(pyast.Name("_x", pyast.Load()), node.attr, pyast.Load()),
-                [pyast.comprehension(pyast.Name("_x", pyast.Store()), src, [], 0)],
-            )
+            last = pyast.Subscript(src, pyast.UnaryOp(pyast.USub(), pyast.Constant(1)), pyast.Load())
+            return pyast.Attribute(last, node.attr, pyast.Load())
         return self.generic_visit(node)
 
     def visit_Call(self, node: pyast.Call) -> pyast.AST:

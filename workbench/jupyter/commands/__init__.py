@@ -10,7 +10,7 @@ from IPython.core.error import UsageError
 
 from workbench.language.conditions import nearest
 
-__all__ = ["SUBCOMMANDS", "ArgParser", "define", "dispatch"]
+__all__ = ["SUBCOMMANDS", "ArgParser", "dispatch"]
 
 
 class ArgParser(argparse.ArgumentParser):
@@ -53,10 +53,3 @@ def dispatch(magics: Any, argv: Sequence[str]) -> Any:
         msg = f"unknown %cep subcommand {name!r}{hint}; subcommands: {', '.join(SUBCOMMANDS)}"
         raise UsageError(msg)
     return table[name](magics, rest)
-
-
-def define(magics: Any, argv: Sequence[str], cell: str) -> Any:
-    """``%%cep [NAME] [--on EVENTS] [-o VAR] [-q]``: define the cell's patterns (and run them)."""
-    from workbench.jupyter.commands.define import define as _define
-
-    return _define(magics, argv, cell)

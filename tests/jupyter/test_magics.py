@@ -1,0 +1,162 @@
+"""The %%cep / %cep magics through IPython's testing shell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+from IPython.testing import globalipapp
+
+from workbench.jupyter.extension import load_ipython_extension, unload_ipython_extension
+from workbench.jupyter.magics import CepCellError, CepMagics
+
+DATA = Path(__file__).parent.parent / "data" / "language"
+BLOG = (DATA / "prova_blog.cep").read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def ip() -> Any:
+    globalipapp.start_ipython()  # type: ignore[no-untyped-call]  # once per process; then a no-op
+    shell = globalipapp.get_ipython()  # type: ignore[no-untyped-call]
+    if "cep" not in shell.magics_manager.magics["cell"]:
+        load_ipython_extension(shell)
+    shell.user_ns["logins"] = pd.read_csv(DATA / "logins.csv")
+    return shell
+
+
+def magics(ip: Any) -> CepMagics:
+    m = ip.magics_manager.registry["CepMagics"]
+    assert isinstance(m, CepMagics)
+    return m
+
+
+def test_define_list_and_show(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert ip.run_cell_magic("cep", "", BLOG) is None
+    out = capsys.readouterr().out
+    assert "defined 'and_not': @and group with 2 member(s)" in out
+    listing = ip.run_line_magic("cep", "list")
+    assert {"and_not", "or_stop", "or_paused", "or_not_count"} <= set(listing["name"])
+    ip.run_line_magic("cep", "show and_not")
+    shown = capsys.readouterr().out
+    assert "@not c_logout: logout(user = User, ip = IP)" in shown
+    assert "AND and_not  timeout 400ms" in shown
+
+
+def test_cell_name_names_an_unnamed_definition(ip: Any) -> None:
+    ip.run_cell_magic(
+        "cep", "rise -q", "sequence\n  begin low where e.p < 10\n  next high where e.p > last(low).p"
+    )
+    assert "rise" in magics(ip).session.definitions
+
+
+def test_run_returns_detections(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", BLOG)
+    frame = ip.run_line_magic("cep", "run and_not or_stop --on logins")
+    assert isinstance(frame, pd.DataFrame)
+    got = sorted(
+        (p, k, tuple(ev)) for p, k, ev in zip(frame["pattern"], frame["key"], frame["events"], strict=True)
+    )
+    # the Prova blog: and_not fires for user3 (event 3); or_stop for user3, user1 (logout) and user2
+    assert got == [
+        ("and_not", "user3", (3,)),
+        ("or_stop", "user1", (4,)),
+        ("or_stop", "user2", (6,)),
+        ("or_stop", "user3", (3,)),
+    ]
+
+
+def test_results_to_variables(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", BLOG)
+    assert ip.run_line_magic("cep", "res << run or_paused --on logins") is None
+    assert isinstance(ip.user_ns["res"], pd.DataFrame)
+    assert ip.run_line_magic("cep", f"run or_not_count --on {DATA / 'logins.csv'} -o res2") is None
+    assert len(ip.user_ns["res2"]) == len(magics(ip).session.detections("or_not_count"))
+    assert ip.run_cell_magic("cep", "--on logins -o res3", BLOG) is None
+    assert set(ip.user_ns["res3"]["pattern"]) <= {"and_not", "or_stop", "or_paused", "or_not_count"}
+
+
+def test_matches_and_explain(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell_magic("cep", "-q", BLOG)
+    ip.run_line_magic("cep", "run and_not --on logins")
+    frame = ip.run_line_magic("cep", "matches and_not")
+    assert list(frame["key"]) == ["user3"]
+    capsys.readouterr()
+    ip.run_line_magic("cep", "explain and_not")
+    out = capsys.readouterr().out
+    assert "key='user3' instance" in out
+    assert "fired" in out
+    ip.run_line_magic("cep", "explain and_not --key user1 --instance 1")
+    detail = capsys.readouterr().out
+    assert "key='user1' instance 1" in detail
+    assert "t=" in detail
+
+
+def test_syntax_error_shows_caret_without_traceback(ip: Any) -> None:
+    result = ip.run_cell("%%cep\nsequence s\n  begin a wthin 10s")
+    assert not result.success
+    err = result.error_in_exec
+    assert isinstance(err, CepCellError)
+    lines = err._render_traceback_()
+    assert lines[0].startswith("CepSyntaxError: line 3, column 11: unexpected 'wthin'")
+    assert lines[1] == "      begin a wthin 10s"
+    assert lines[2] == "              ^"
+    assert not any("Traceback" in line for line in lines)
+
+
+def test_compile_error_in_cell_coordinates(ip: Any) -> None:
+    result = ip.run_cell("%%cep\nsequence s\n  begin down\n  next up where e.x > last(donw).x")
+    err = result.error_in_exec
+    assert isinstance(err, CepCellError)
+    assert err._render_traceback_()[0] == (
+        "CepCompileError: line 4, column 28: unknown variable or stage 'donw' (did you mean 'down'?)"
+    )
+
+
+def test_user_errors_and_usage_errors(ip: Any) -> None:
+    with pytest.raises(CepCellError, match=r"no pattern named 'and_nto'.*did you mean 'and_not'"):
+        ip.run_line_magic("cep", "run and_nto --on logins")
+    with pytest.raises(CepCellError, match="no such file"):
+        ip.run_line_magic("cep", "run and_not --on nowhere.csv")
+    with pytest.raises(UsageError, match="did you mean 'run'"):
+        ip.run_line_magic("cep", "rnu and_not")
+    with pytest.raises(UsageError):
+        ip.run_line_magic("cep", "run and_not")  # --on is required
+    with pytest.raises(UsageError):
+        ip.run_cell_magic("cep", "--nope", "sequence s begin a")
+
+
+def test_live_feed(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", "group live\n  on login(user as U)\n  @or { lo: logout(user = U) }")
+    ip.user_ns["batch"] = [
+        {"type": "login", "key": "u1", "user": "u1"},
+        {"type": "logout", "key": "u1", "user": "u1"},
+    ]
+    assert ip.run_line_magic("cep", "feed live --start") is None
+    frame = ip.run_line_magic("cep", "feed --from batch")
+    assert list(frame["pattern"]) == ["live"]
+    ip.run_line_magic("cep", "feed --stop")
+    assert len(ip.run_line_magic("cep", "matches live")) == 1
+
+
+def test_progress_bar_for_long_inputs(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    m = magics(ip)
+    m.progress_threshold = 5
+    try:
+        ip.run_cell_magic("cep", "-q", BLOG)
+        ip.run_line_magic("cep", "run and_not --on logins")
+    finally:
+        m.progress_threshold = 10_000
+    assert "7/7 events" in capsys.readouterr().err
+
+
+def test_remove_and_unload(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", "sequence gone begin a")
+    ip.run_line_magic("cep", "remove gone")
+    assert "gone" not in magics(ip).session.definitions
+    unload_ipython_extension(ip)
+    assert "cep" not in ip.magics_manager.magics["line"]
+    load_ipython_extension(ip)
+    assert "cep" in ip.magics_manager.magics["cell"]

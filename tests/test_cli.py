@@ -1,0 +1,74 @@
+"""The headless CLI, run as a subprocess: ``workbench check`` and ``workbench run`` on CSV files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+DATA = Path(__file__).parent / "data" / "language"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_check_lists_patterns() -> None:
+    result = cli("check", str(DATA / "prova_blog.cep"))
+    assert result.returncode == 0, result.stderr
+    assert "and_not: @and group with 2 member(s)" in result.stdout
+    assert "4 pattern(s), OK" in result.stdout
+
+
+def test_check_reports_errors_with_caret(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.cep"
+    bad.write_text("sequence s\n  begin a wher e.x > 1\n", encoding="utf-8")
+    result = cli("check", str(bad))
+    assert result.returncode == 1
+    assert "line 2, column 11: unexpected 'wher'" in result.stderr
+    assert "(did you mean 'where'?)" in result.stderr
+    assert result.stderr.rstrip().endswith("^")
+    assert "Traceback" not in result.stderr
+
+
+def test_run_on_a_csv_writes_detections(tmp_path: Path) -> None:
+    out = tmp_path / "out.csv"
+    result = cli("run", str(DATA / "prova_blog.cep"), str(DATA / "logins.csv"), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    frame = pd.read_csv(out)
+    got = sorted(zip(frame["pattern"], frame["key"], frame["events"], strict=True))
+    assert ("and_not", "user3", "(3,)") in got
+    assert ("or_stop", "user1", "(4,)") in got
+    assert "7 events" in result.stderr
+
+
+def test_run_partition_by_and_skip(tmp_path: Path) -> None:
+    # the W pattern keys by its 'partition by symbol' field; 'skip past last event' keeps one match
+    result = cli(
+        "run", str(DATA / "w_shape.cep"), "--on", str(DATA / "w_prices.csv"), "-o", str(tmp_path / "w.jsonl")
+    )
+    assert result.returncode == 0, result.stderr
+    frame = pd.read_json(tmp_path / "w.jsonl", lines=True)
+    assert list(frame["key"]) == ["ACME"]
+    assert list(frame["events"]) == [[0, 2, 3, 4, 5]]
+
+
+def test_run_selects_patterns_and_prints(tmp_path: Path) -> None:
+    result = cli("run", str(DATA / "prova_blog.cep"), str(DATA / "logins.csv"), "--pattern", "and_not", "-q")
+    assert result.returncode == 0, result.stderr
+    assert "and_not" in result.stdout
+    assert "or_stop" not in result.stdout
+
+
+def test_bad_input_file() -> None:
+    result = cli("run", str(DATA / "prova_blog.cep"), "missing.csv")
+    assert result.returncode == 1
+    assert "no such file" in result.stderr

@@ -10,10 +10,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup lab demo test test-fast lint bench system-deps clean
 
-$(STAMP): pyproject.toml
+EXT := extensions/cep_highlight
+
+$(STAMP): pyproject.toml $(EXT)/package.json $(EXT)/package-lock.json $(EXT)/pyproject.toml $(wildcard $(EXT)/src/*.ts $(EXT)/style/*)
+	@command -v npm >/dev/null || { echo "make: Node.js >= 20 and npm are needed to build $(EXT)"; exit 1; }
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -U pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q ./$(EXT)
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["__version__", "load_ipython_extension"]
+__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
 __version__ = "0.1.0"
 
 
@@ -17,3 +17,10 @@ def load_ipython_extension(ipython: Any) -> None:
     from workbench.jupyter.extension import load_ipython_extension as _load
 
     _load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Remove the magics' hooks (IPython calls this on ``%unload_ext workbench``)."""
+    from workbench.jupyter.extension import unload_ipython_extension as _unload
+
+    _unload(ipython)

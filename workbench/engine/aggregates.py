@@ -12,10 +12,15 @@ Optionally an aggregate has ``get_with(x) -> Any``: the result *as if* ``x`` had
 changing the state. :func:`value_with` uses it (falling back to copy + update + get). That is how the
 two conventions for "is the current event included?" are served at the same O(1) cost:
 
-* **MATCH_RECOGNIZE** (SQL ``DEFINE``, the default of the ``%%cep`` language): the aggregate of the
-  variable being defined includes the current row, tentatively: ``value_with(agg, x)``.
+* **MATCH_RECOGNIZE** (SQL ``DEFINE``): the aggregate of the variable being defined includes the
+  current row, tentatively: ``value_with(agg, x)``. A sequence pattern asks for it per aggregate
+  (``AggregateSpec(include_current=True)``; ``aggregate m = avg(b.price) including current`` in
+  ``%%cep`` text).
 * **Flink CEP** (``IterativeCondition`` + ``ctx.getEventsForPattern``, IBM ``MatchRegex``): the
   aggregate covers only the events taken before the current one: ``agg.get()``.
+
+Either way the value is read without recomputing anything from the matched events; Flink
+recomputes it from the shared buffer on every evaluation (O(run length)).
 
 Nulls follow SQL: ``count``, ``sum``, ``avg``, ``min``, ``max``, ``var`` and ``std`` ignore ``None``;
 an aggregate over no (non-null) value is ``None``, except ``count`` which is ``0``. ``first`` and

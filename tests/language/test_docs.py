@@ -18,9 +18,12 @@ import pytest
 
 from workbench.engine import run
 from workbench.errors import CepError
-from workbench.language import compile_text, format_pattern
+from workbench.language import compile_text, format_pattern, register_function
 
 DOC = Path(__file__).parent.parent.parent / "docs" / "language.md"
+
+# the reference registers this function from Python before using it in a condition
+register_function("spread", lambda hi, lo: hi - lo, replace=True)
 FENCE = re.compile(r"^```([\w-]*)\n(.*?)^```", re.M | re.S)
 
 

@@ -78,7 +78,7 @@ def test_cap_on_partial_matches_warns_and_counts() -> None:
         with pytest.warns(RuntimeWarning):
             h.feed({"type": "a", "time": i})
     state = h.states[None]
-    assert len(state.runs) == 10
+    assert state.partial_matches == 10
     assert state.dropped == 15
     h.feed({"type": "b", "time": 100})
     assert sorted(d.seqs[0] for d in h.detections) == list(range(15, 25))  # the oldest were dropped

@@ -33,6 +33,7 @@ from workbench.engine.nfa.conditions import (
     type_profile,
 )
 from workbench.engine.nfa.javaheap import offer, poll, remove_if
+from workbench.engine.nfa.linear import LinearPlan
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.state import NFAState, Run
 from workbench.errors import PatternError, SkipStrategyError
@@ -53,7 +54,7 @@ class NFAMatcher:
         nfa: the compiled graph.
     """
 
-    def __init__(self, pattern: SequencePattern) -> None:
+    def __init__(self, pattern: SequencePattern, *, specialise: bool = True) -> None:
         self.name = pattern.name
         self.pattern = pattern
         specs = pattern.aggregates
@@ -92,6 +93,10 @@ class NFAMatcher:
             for name, st in self._states.items()
         }
         self._needs_ctx = any(needs_context(tr.cond) for st in self._states.values() for tr in st.transitions)
+        #: the fast path for chains of single-event stages (None: the general NFA runs every pattern)
+        self._linear = (
+            LinearPlan.build(pattern, self.nfa, self._wakes, self._start_wakes) if specialise else None
+        )
 
     # ------------------------------------------------------------------ analysis
     def _proceed_closure(self, name: str) -> bool:
@@ -190,9 +195,14 @@ class NFAMatcher:
         """A fresh per-key state."""
         return NFAState()
 
+    @property
+    def specialised(self) -> bool:
+        """Whether the linear fast path runs this pattern (same results as the general NFA)."""
+        return self._linear is not None
+
     def is_idle(self, state: NFAState) -> bool:
         """Nothing in flight."""
-        return not state.runs and not state.completed
+        return not state.runs and not state.completed and not state.linear
 
     def on_timer(self, state: NFAState, time: int | float, token: Hashable, ctx: Context) -> None:
         """A window deadline passed with no event: advance time to it."""
@@ -200,6 +210,9 @@ class NFAMatcher:
 
     def process(self, state: NFAState, event: Event, ctx: Context) -> None:
         """Advance time to the event, then feed it to the partial matches it can change."""
+        if self._linear is not None:
+            self._linear.process(state, event, ctx)
+            return
         t = event.time
         first, prev = state.first_deadlines, state.prev_deadlines
         if (first and first[0][0] <= t) or (prev and prev[0][0] <= t):
@@ -287,6 +300,9 @@ class NFAMatcher:
     # ------------------------------------------------------------------ time
     def advance(self, state: NFAState, t: int | float, ctx: Context) -> None:
         """Advance the key's time to ``t``: expire windows, release pending ``notFollowedBy`` matches."""
+        if self._linear is not None:
+            self._linear.advance(state, t, ctx)
+            return
         if state.time is None or t > state.time:
             state.time = t
         first, prev = state.first_deadlines, state.prev_deadlines

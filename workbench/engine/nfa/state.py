@@ -59,6 +59,8 @@ class NFAState:
         time: the latest time the state was advanced to.
         scheduled: the latest window deadline a timer was requested for.
         pq: with ``flink_order``: every run (start run included) in Java heap-array order.
+        linear: partial matches of a linear pattern run by the fast path
+            (:mod:`workbench.engine.nfa.linear`; then ``runs`` and ``buffer`` stay empty).
     """
 
     runs: dict[int, Run]
@@ -74,6 +76,7 @@ class NFAState:
     time: Any
     scheduled: Any
     pq: list[Run]
+    linear: list[list[Any]]
 
     def __init__(self) -> None:
         # Written out (not dataclass default factories): the runtime creates a state whenever an
@@ -91,8 +94,9 @@ class NFAState:
         self.time = None
         self.scheduled = None
         self.pq = []
+        self.linear = []
 
     @property
     def partial_matches(self) -> int:
         """Number of live partial matches (excluding the start run)."""
-        return len(self.runs)
+        return len(self.runs) + len(self.linear)

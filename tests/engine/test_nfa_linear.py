@@ -1,0 +1,151 @@
+"""The linear fast path (chains of single-event stages) behaves exactly like the general NFA."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.conformance import sequences
+from workbench.conformance.runner import RunOptions
+from workbench.engine.nfa import (
+    Contiguity,
+    GroupStage,
+    NFAMatcher,
+    Quantifier,
+    SequencePattern,
+    SkipStrategy,
+    Stage,
+)
+from workbench.engine.nfa.harness import NFAHarness
+from workbench.engine.runtime import Engine
+
+CONTIGUITIES = list(Contiguity)
+CONDITIONS = [
+    None,
+    "e.v > 2",
+    "e.type == 'a' or e.v == 0",
+    "e.type in ('b', 'c') and e.v < 4",
+    "e.v % 2 == 1",
+]
+
+
+@st.composite
+def stages(draw: st.DrawFn, name: str) -> Stage:
+    types = draw(st.sampled_from([(), ("a",), ("b",), ("a", "c"), ("c",)]))
+    where = draw(st.sampled_from(CONDITIONS))
+    if not types and where is None:
+        types = ("b",)
+    times = draw(st.sampled_from([1, 1, 1, 2]))
+    inner = draw(st.sampled_from(CONTIGUITIES))
+    quantifier = Quantifier.times(times) if times > 1 else Quantifier()
+    quantifier = Quantifier(quantifier.min, quantifier.max, inner=inner)
+    return Stage(name, where, draw(st.sampled_from(CONTIGUITIES)), types=types, quantifier=quantifier)
+
+
+@st.composite
+def linear_patterns(draw: st.DrawFn) -> SequencePattern:
+    n = draw(st.integers(1, 4))
+    elems: list[Stage | GroupStage] = [draw(stages(f"s{i}")) for i in range(n)]
+    if n >= 2 and draw(st.booleans()):
+        group = GroupStage("g", (draw(stages("g0")), draw(stages("g1"))), draw(st.sampled_from(CONTIGUITIES)))
+        elems.insert(draw(st.integers(1, n)), group)
+    return SequencePattern(
+        "p",
+        tuple(elems),
+        within_ms=draw(st.sampled_from([None, 3, 6, 15])),
+        max_partial_matches=draw(st.sampled_from([None, None, 3, 8])),
+        emit_timeouts=draw(st.booleans()),
+    )
+
+
+@st.composite
+def streams(draw: st.DrawFn, ordered: bool = True) -> list[dict[str, Any]]:
+    n = draw(st.integers(0, 40))
+    out, t = [], 0
+    for _ in range(n):
+        t = t + draw(st.integers(0, 3)) if ordered else draw(st.integers(0, 30))
+        out.append(
+            {
+                "type": draw(st.sampled_from("abcd")),
+                "time": t,
+                "key": draw(st.sampled_from(["k1", "k2"])),
+                "v": draw(st.integers(0, 5)),
+            }
+        )
+    return out
+
+
+def _engine_run(matcher: NFAMatcher, events: list[dict[str, Any]]) -> tuple[Any, ...]:
+    engine = Engine([matcher], trace=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for e in events:
+            engine.process(e)
+        engine.advance_time(events[-1]["time"] if events else 0)
+        engine.finish()
+    return engine.detections, engine.trace_records, [str(w.message) for w in caught]
+
+
+def _harness_run(matcher: NFAMatcher, events: list[dict[str, Any]]) -> tuple[Any, ...]:
+    h = NFAHarness(matcher)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for e in events:
+            h.feed(e)
+        h.advance(1000)
+    return h.detections, [str(w.message) for w in caught]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(linear_patterns(), streams())
+def test_fast_path_equals_general_nfa_in_the_engine(
+    pattern: SequencePattern, events: list[dict[str, Any]]
+) -> None:
+    fast = NFAMatcher(pattern)
+    assert fast.specialised
+    general = NFAMatcher(pattern, specialise=False)
+    assert not general.specialised
+    assert _engine_run(general, events) == _engine_run(fast, events)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(linear_patterns(), streams(ordered=False))
+def test_fast_path_equals_general_nfa_out_of_order(
+    pattern: SequencePattern, events: list[dict[str, Any]]
+) -> None:
+    # The NFA-level harness feeds events in input order whatever their timestamps.
+    fast = NFAMatcher(pattern)
+    assert fast.specialised
+    assert _harness_run(NFAMatcher(pattern, specialise=False), events) == _harness_run(fast, events)
+
+
+def test_only_chains_of_single_event_stages_are_specialised() -> None:
+    a, b = Stage("a", types=("a",)), Stage("b", types=("b",))
+    assert NFAMatcher(SequencePattern("p", (a, b))).specialised
+    looping = Stage("b", types=("b",), quantifier=Quantifier.one_or_more())
+    negated = Stage("x", types=("x",), negated=True)
+    callable_b = Stage("b", lambda e: e.type == "b")
+    for stages_ in [(a, looping), (a, negated, b), (a, callable_b)]:
+        assert not NFAMatcher(SequencePattern("p", stages_)).specialised
+    skip = SequencePattern("p", (a, b), skip=SkipStrategy("skip_past_last_event"))
+    assert not NFAMatcher(skip).specialised
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "conformance"
+CASES = sorted((DATA / "flink").glob("*.json")) + [
+    p for p in sorted((DATA / "prova").glob("*.json")) if '"sequence"' in p.read_text()
+]
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_conformance_case_passes_on_the_general_nfa_too(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The corpus runs on the fast path by default; here every case runs with it switched off."""
+    monkeypatch.setattr(SequencePattern, "compile", lambda self: NFAMatcher(self, specialise=False))
+    case = json.loads(path.read_text(encoding="utf-8"))
+    assert sequences.run_case(case, RunOptions()) == []

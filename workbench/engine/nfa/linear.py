@@ -1,0 +1,242 @@
+"""The fast path for linear patterns of single-event stages (an implementation detail of the matcher).
+
+A pattern whose stages each take exactly one event (no quantifier, group, negation, ``until``,
+per-stage previous-event window or aggregate), with conditions that read only the event, after-match
+skip ``no_skip`` and the default (indexed) order, compiles to an NFA that is a chain: state ``i``
+has one ``TAKE`` edge to state ``i + 1`` and, depending on the stage's contiguity, no ``IGNORE``
+edge (``next``: any other event kills the partial match), ``IGNORE`` on ``NOT where``
+(``followedBy``) or ``IGNORE`` always (``followedByAny``). Every partial match then has exactly one
+path, so the shared buffer and Dewey versions are not needed: a partial match is the tuple of the
+events it took. :class:`LinearPlan` steps such partial matches directly and reproduces the general
+matcher's observable behaviour exactly: the same detections in the same order (instance ids,
+timeouts), trace records, timer requests, ``max_partial_matches`` pruning and warnings.
+
+Partial matches live in ``NFAState.linear`` as lists ``[start_id, rid, stage index, start_ts,
+prev_ts, instance, events]``, kept sorted by ``(start_id, rid)`` -- the general matcher's visiting
+and expiry order -- so plain list comparison sorts them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from workbench.engine.detection import Detection, TraceKind
+from workbench.engine.events import Event
+from workbench.engine.matcher import Context
+from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind
+from workbench.engine.nfa.conditions import TRUE, Not, compile_predicate, needs_context
+from workbench.engine.nfa.pattern import SequencePattern
+from workbench.engine.nfa.state import NFAState
+
+__all__ = ["LinearPlan"]
+
+STRICT, RELAXED, ANY = 0, 1, 2
+_TIMER = "nfa-window"
+
+#: one partial match: [start_id, rid, stage index, start_ts, prev_ts, instance, events]
+LinearRun = list[Any]
+
+
+class LinearPlan:
+    """The compiled chain of a linear pattern; steps ``NFAState.linear`` for one key.
+
+    Attributes:
+        n: number of stages.
+        window: first-and-last window (``None``: none).
+    """
+
+    def __init__(
+        self,
+        pattern: SequencePattern,
+        nfa: CompiledNFA,
+        chain: list[str],
+        wakes: Mapping[str, frozenset[str] | None],
+        start_wakes: frozenset[str] | None,
+    ) -> None:
+        self.name = pattern.name
+        self.emit_timeouts = pattern.emit_timeouts
+        self.cap = pattern.max_partial_matches
+        self.window = nfa.window_ms
+        self.n = len(chain)
+        states = nfa.states
+        self.stage = [states[s].stage for s in chain]
+        self.preds: list[Callable[..., Any]] = []
+        self.kinds: list[int] = []
+        self.targets: list[str] = []
+        for s in chain:
+            take = next(tr for tr in states[s].transitions if tr.action == Action.TAKE)
+            ignore = [tr for tr in states[s].transitions if tr.action == Action.IGNORE]
+            self.preds.append(compile_predicate(take.cond))
+            self.targets.append(take.target)
+            self.kinds.append(STRICT if not ignore else ANY if ignore[0].cond is TRUE else RELAXED)
+        #: per prefix length: positions grouped stage by stage (a detection lists each stage's events
+        #: together, in the order stages first appear: groups repeat stage names) and their channels
+        self.layout: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
+        for k in range(self.n + 1):
+            groups: dict[str, list[int]] = {}
+            for j in range(k):
+                groups.setdefault(self.stage[j], []).append(j)
+            order = tuple(j for js in groups.values() for j in js)
+            self.layout.append((order, tuple(self.stage[j] for j in order)))
+        #: per stage: event types that can change a partial match waiting there (None: all)
+        self.wakes = [wakes[s] for s in chain]
+        self.start_wakes = start_wakes
+
+    @classmethod
+    def build(
+        cls,
+        pattern: SequencePattern,
+        nfa: CompiledNFA,
+        wakes: Mapping[str, frozenset[str] | None],
+        start_wakes: frozenset[str] | None,
+    ) -> LinearPlan | None:
+        """The plan, or ``None`` when the pattern is not a plain chain (the general NFA runs it)."""
+        if pattern.skip.kind != "no_skip" or pattern.flink_order or pattern.aggregates or nfa.window_times:
+            return None
+        states = nfa.states
+        chain: list[str] = []
+        name = nfa.start
+        while states[name].kind != Kind.FINAL:
+            st = states[name]
+            if st.kind != (Kind.START if not chain else Kind.NORMAL) or name in chain:
+                return None
+            takes = [tr for tr in st.transitions if tr.action == Action.TAKE]
+            ignores = [tr for tr in st.transitions if tr.action == Action.IGNORE]
+            if len(takes) != 1 or len(ignores) + 1 != len(st.transitions) or len(ignores) > 1:
+                return None
+            take = takes[0]
+            if needs_context(take.cond):
+                return None
+            if ignores:
+                ign = ignores[0]
+                if not chain or ign.target != name:
+                    return None
+                if ign.cond is not TRUE and not (isinstance(ign.cond, Not) and ign.cond.inner is take.cond):
+                    return None
+            chain.append(name)
+            name = take.target
+        if not chain or len(states) != len(chain) + 1:
+            return None
+        return cls(pattern, nfa, chain, wakes, start_wakes)
+
+    # ------------------------------------------------------------------ per event
+    def process(self, state: NFAState, event: Event, ctx: Context) -> None:
+        """Expire windows, then step every partial match the event can change, then start one."""
+        t = event.time
+        runs = state.linear
+        window = self.window
+        if runs and window is not None and runs[0][3] + window <= t:
+            self.advance(state, t, ctx)
+        elif state.time is None or t > state.time:
+            state.time = t
+        typ = event.type
+        sw = self.start_wakes
+        starts = sw is None or typ in sw
+        if not runs and not starts:
+            return
+        preds, kinds, wakes = self.preds, self.kinds, self.wakes
+        last = self.n - 1
+        tracing = ctx.tracing
+        new: list[LinearRun] = []
+        done: list[tuple[int, tuple[Event, ...]]] = []
+        for run in runs:
+            i = run[2]
+            w = wakes[i]
+            if w is not None and typ not in w:
+                new.append(run)
+                continue
+            if preds[i](event, None):
+                rid = state.next_rid
+                events = (*run[6], event)
+                if tracing:
+                    ctx.trace(
+                        TraceKind.EXTENDED, run[5], self.stage[i], event.seq, {"state": self.targets[i]}
+                    )
+                if i == last:
+                    done.append((run[5], events))
+                    state.next_rid = rid + 1
+                else:
+                    succ = [run[0], rid, i + 1, run[3], t, run[5], events]
+                    state.next_rid = rid + 1
+                    new.append(succ)
+                    self._fresh(state, succ, ctx)
+                if kinds[i] == ANY:
+                    rid = state.next_rid
+                    state.next_rid = rid + 1
+                    copy = [run[0], rid, i, run[3], run[4], run[5], run[6]]
+                    new.append(copy)
+                    self._fresh(state, copy, ctx)
+            elif kinds[i] != STRICT:
+                new.append(run)
+        if starts and preds[0](event, None):
+            inst = ctx.new_instance()
+            rid = state.next_rid
+            state.next_rid = rid + 1
+            if tracing:
+                ctx.trace(TraceKind.STARTED, inst, self.stage[0], event.seq, {"state": self.targets[0]})
+            if last == 0:
+                done.append((inst, (event,)))
+            else:
+                run = [(t, event.seq), rid, 1, t, t, inst, (event,)]
+                new.append(run)
+                self._fresh(state, run, ctx)
+        new.sort()
+        state.linear = new
+        for inst, events in done:
+            self._emit(inst, "match", t, events, ctx)
+        cap = self.cap
+        if cap is not None and len(new) > cap:
+            self._cap(state, ctx, cap)
+
+    def _fresh(self, state: NFAState, run: LinearRun, ctx: Context) -> None:
+        """A new partial match: request a timer at its window deadline, as the general matcher does."""
+        window = self.window
+        if window is not None and run[4] == run[3]:
+            deadline = run[3] + window
+            if state.scheduled != deadline:
+                state.scheduled = deadline
+                ctx.schedule(deadline, _TIMER)
+
+    def advance(self, state: NFAState, t: int | float, ctx: Context) -> None:
+        """Advance the key's time to ``t``: partial matches whose window passed time out."""
+        if state.time is None or t > state.time:
+            state.time = t
+        runs, window = state.linear, self.window
+        if window is None or not runs or runs[0][3] + window > t:
+            return
+        k = 0
+        while k < len(runs) and runs[k][3] + window <= t:
+            k += 1
+        expired = runs[:k]
+        del runs[:k]
+        for run in expired:
+            if self.emit_timeouts:
+                self._emit(run[5], "timeout", run[3] + window, run[6], ctx)
+            elif ctx.tracing:
+                ctx.trace(TraceKind.TIMED_OUT, run[5])
+
+    def _emit(self, inst: int, kind: str, t: int | float, events: tuple[Event, ...], ctx: Context) -> None:
+        order, channels = self.layout[len(events)]
+        if order != tuple(range(len(events))):
+            events = tuple(events[j] for j in order)
+        ctx.emit(Detection(self.name, ctx.key, inst, kind, t, events, channels))
+        if ctx.tracing:
+            ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, inst)
+
+    def _cap(self, state: NFAState, ctx: Context, cap: int) -> None:
+        runs = state.linear
+        excess = len(runs) - cap
+        dropped = runs[:excess]
+        del runs[:excess]
+        if ctx.tracing:
+            for run in dropped:
+                ctx.trace(TraceKind.PRUNED, run[5], None, None, {"reason": "max_partial_matches"})
+        state.dropped += excess
+        warnings.warn(
+            f"pattern {self.name!r}, key {ctx.key!r}: more than {cap} partial matches; dropped the "
+            f"{excess} oldest (max_partial_matches; {state.dropped} dropped so far for this key)",
+            RuntimeWarning,
+            stacklevel=3,
+        )

@@ -92,7 +92,7 @@ TYPES = ["start", "a", "b", "c", "s"]
 
 @st.composite
 def streams(draw: st.DrawFn) -> list[dict[str, Any]]:
-    n = draw(st.integers(0, 30))
+    n = draw(st.integers(0, 40))
     t = 0
     out = []
     for _ in range(n):
@@ -102,7 +102,7 @@ def streams(draw: st.DrawFn) -> list[dict[str, Any]]:
                 "type": draw(st.sampled_from(TYPES)),
                 "time": t,
                 "key": draw(st.sampled_from(["k1", "k2", "k3"])),
-                "fields": {"v": draw(st.integers(0, 1))},
+                "fields": {"v": draw(st.integers(0, 2))},
             }
         )
     return out
@@ -175,3 +175,57 @@ def test_a_key_keeps_the_state_of_a_later_pattern_when_an_earlier_one_is_idle() 
     assert engine.state_of("or_mix", "k") is not None
     engine.process({"type": "a", "time": 2, "key": "k", "fields": {"v": 1}})
     assert [(d.pattern, d.time) for d in engine.detections] == [("or_mix", 2)]
+
+
+#: Groups whose channels match on initiator variables: their instances are indexed by those values
+#: once a key holds many of them.
+KEYED = [
+    ReactionGroup(
+        "keyed_and",
+        "and",
+        channels=(
+            Channel("a", "a", match={"v": Var("V")}),
+            Channel("b", "b", match={"v": Var("V")}, negated=True),
+            Channel("c", "c", match={"v": Var("V")}, count=Count.of(1, -1)),
+            Channel("s", "s", match={"v": Var("V")}, stop_ids=("c",)),
+        ),
+        timeout_ms=20,
+        timeout_channel=True,
+        initiator=Initiator("start", bind={"V": "v"}),
+    ),
+    ReactionGroup(
+        "keyed_or",
+        "or",
+        channels=(
+            Channel("a", "a", match={"v": Var("V")}, size=Size(2)),
+            Channel("b", "b", match={"v": Var("V")}, negated=True),
+            ReactionGroup(
+                "inner", "and", channels=(Channel("c", "c", match={"v": Var("V")}), Channel("s", "s"))
+            ),
+        ),
+        timeout_ms=25,
+        initiator=Initiator("start", bind={"V": "v"}),
+    ),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(streams(), st.integers(0, 40))
+def test_the_instance_index_does_not_change_detections(events: list[dict[str, Any]], cut: int) -> None:
+    from workbench.engine.reactions import matcher
+
+    patterns = [*KEYED, *PATTERNS]
+    saved = matcher._INDEX_FROM
+    try:
+        matcher._INDEX_FROM = 10**9
+        plain = signature(run_all(events, patterns))
+        matcher._INDEX_FROM = 0
+        indexed = Engine(patterns)
+        indexed.process_many(events[:cut])
+        restored = Engine(patterns)
+        restored.restore(indexed.snapshot())
+        restored.process_many(events[cut:])
+        restored.finish()
+    finally:
+        matcher._INDEX_FROM = saved
+    assert signature(indexed.detections) + signature(restored.detections) == plain

@@ -323,6 +323,44 @@ def _check_count(ch: Channel, bad: Callable[[str], PatternError]) -> None:
         raise bad(msg)
 
 
+def all_channels(group: CGroup) -> list[CChannel]:
+    """Every channel of the group, nested groups' channels included."""
+    out: list[CChannel] = []
+    for m in group.members:
+        if isinstance(m, CGroup):
+            out.extend(all_channels(m))
+        else:
+            out.append(m)
+    return out
+
+
+def instance_keys(group: CGroup) -> dict[str, tuple[str, str]]:
+    """For each event type, the ``(field, variable)`` every channel of that type matches on.
+
+    An instance whose variable is bound when it starts can only accept events of that type whose
+    field equals the variable's value, so the per-key state indexes instances by it. A variable
+    that a channel's ``binds`` may rebind is not used; a channel listening to any type (``type=None``)
+    disables the index.
+    """
+    channels = all_channels(group)
+    if any(c.spec.type is None for c in channels):
+        return {}
+    rebound = {var for c in channels for var, _ in pairs(c.spec.binds)}
+    by_type: dict[str, list[CChannel]] = {}
+    for c in channels:
+        assert c.spec.type is not None
+        by_type.setdefault(c.spec.type, []).append(c)
+    out: dict[str, tuple[str, str]] = {}
+    for type_, members in by_type.items():
+        candidates: list[tuple[str, str]] | None = None
+        for c in members:
+            keyed = [(m.field, m.var) for m in c.match if m.var is not None and m.var not in rebound]
+            candidates = keyed if candidates is None else [k for k in candidates if k in keyed]
+        if candidates:
+            out[type_] = candidates[0]
+    return out
+
+
 def group_initiator(group: ReactionGroup) -> CInitiator | None:
     """The compiled initiator of a top-level group, if any."""
     init = group.initiator

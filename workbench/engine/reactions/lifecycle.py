@@ -164,6 +164,9 @@ class Lifecycle:
         inst.channels.clear()
         if not path:
             state.instances.pop(root.id, None)
+            if state.indexed:
+                _unindex(state, root)
+                state.indexed = bool(state.instances)
 
     def _child_done(
         self, state: GroupState, root: InstanceState, path: Path, result: SubResult | None, ctx: Context
@@ -205,3 +208,21 @@ class Lifecycle:
         ctx: Context,
     ) -> None:
         raise NotImplementedError
+
+
+def _unindex(state: GroupState, root: InstanceState) -> None:
+    """Drop an ended instance from the per-key index (see :mod:`.state`)."""
+    for key in root.index_keys:
+        ids = state.index.get(key)
+        if ids is not None:
+            ids.remove(root.id)
+            if not ids:
+                del state.index[key]
+    for type_ in root.loose_types:
+        ids = state.loose.get(type_)
+        if ids is not None:
+            ids.remove(root.id)
+            if not ids:
+                del state.loose[type_]
+    root.index_keys.clear()
+    root.loose_types.clear()

@@ -38,7 +38,13 @@ from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.reactions import accumulators as accs
-from workbench.engine.reactions.compiled import CChannel, CGroup, compile_group, group_initiator
+from workbench.engine.reactions.compiled import (
+    CChannel,
+    CGroup,
+    compile_group,
+    group_initiator,
+    instance_keys,
+)
 from workbench.engine.reactions.lifecycle import Lifecycle, Path
 from workbench.engine.reactions.patterns import AND, ReactionGroup, pairs
 from workbench.engine.reactions.results import TreeNode
@@ -47,6 +53,10 @@ from workbench.engine.reactions.state import ChannelState, Entry, GroupState, In
 from workbench.errors import PatternError
 
 __all__ = ["GroupMatcher", "TreeNode"]
+
+_MISSING: Any = object()
+#: A key's instances are indexed (see :mod:`.state`) once it holds more than this many.
+_INDEX_FROM = 12
 
 
 class GroupMatcher(Lifecycle):
@@ -64,6 +74,7 @@ class GroupMatcher(Lifecycle):
         if types is not None and self.initiator is not None:
             types = None if self.initiator.spec.type is None else types | {self.initiator.spec.type}
         self._types = types
+        self._keyed = instance_keys(self.group)
 
     # ------------------------------------------------------------------ Matcher protocol
     def event_types(self) -> frozenset[str] | None:
@@ -84,9 +95,10 @@ class GroupMatcher(Lifecycle):
 
     def process(self, state: GroupState, event: Event, ctx: Context) -> None:
         """Deliver the event to the key's live instances, then maybe start a new instance."""
-        for root in list(state.instances.values()):
-            if not root.ended:
-                self._deliver(state, root, self.group, root, (), event, ctx)
+        if state.instances:
+            for root in self._candidates(state, event):
+                if not root.ended:
+                    self._deliver(state, root, self.group, root, (), event, ctx)
         init = self.initiator
         if init is None or (state.initiated and not init.spec.mult):
             return
@@ -103,6 +115,38 @@ class GroupMatcher(Lifecycle):
         root = self._start(state, variables, event, ctx)
         if init.spec.template:
             root.results.append(Entry(init.spec.id, event))
+
+    def _candidates(self, state: GroupState, event: Event) -> list[InstanceState]:
+        """The live instances that may accept ``event``, in creation order (see :mod:`.state`)."""
+        keyed = self._keyed.get(event.type) if state.indexed else None
+        if keyed is None:
+            return list(state.instances.values())
+        value = event.fields.get(keyed[0], _MISSING)
+        ids: list[int] = []
+        if value is not _MISSING:
+            try:
+                ids = state.index.get((event.type, value), ids)
+            except TypeError:  # an unhashable field value equals no hashable bound value
+                ids = []
+        loose = state.loose.get(event.type)
+        if loose:
+            ids = sorted(ids + loose)
+        instances = state.instances
+        return [instances[i] for i in ids]
+
+    def _index(self, state: GroupState, root: InstanceState) -> None:
+        for type_, (_, var) in self._keyed.items():
+            value = root.vars.get(var, _MISSING)
+            if value is not _MISSING:
+                try:
+                    state.index.setdefault((type_, value), []).append(root.id)
+                except TypeError:
+                    pass
+                else:
+                    root.index_keys.append((type_, value))
+                    continue
+            state.loose.setdefault(type_, []).append(root.id)
+            root.loose_types.append(type_)
 
     def on_timer(self, state: GroupState, time: int | float, token: Hashable, ctx: Context) -> None:
         """Start-up instances, group and member timeouts, ``@timer`` windows."""
@@ -142,6 +186,12 @@ class GroupMatcher(Lifecycle):
         iid = ctx.new_instance()
         root = InstanceState(iid, ctx.now, variables, initiator)
         state.instances[iid] = root
+        if state.indexed:
+            self._index(state, root)
+        elif self._keyed and len(state.instances) > _INDEX_FROM:
+            state.indexed = True
+            for inst in state.instances.values():
+                self._index(state, inst)
         if ctx.tracing:
             ctx.trace(
                 TraceKind.STARTED, iid, None, initiator.seq if initiator else None, {"group": self.name}

@@ -1,9 +1,16 @@
 """Per-key mutable state of a reaction group: plain, picklable data (no callables, no matcher refs).
 
 One :class:`GroupState` per key holds the live :class:`InstanceState` objects (one per initiator
-event or start-up instance). An instance holds its live :class:`ChannelState` objects (dynamic
-channel instances: a channel created ``after`` another exists once per firing of its
-predecessor), its nested child instances, and the recorded trace (:class:`Entry` list).
+event or start-up instance) and an index of them by the values their channels require: for an
+event type whose every channel matches a field against a variable fixed when the instance starts
+(``match={"user": Var("User")}`` with ``User`` bound by the initiator), ``index[(type, value)]``
+lists the instances that can accept such an event, and ``loose[type]`` those that cannot be
+keyed (the variable was not bound, or its value is not hashable). The index is built only once a
+key holds many live instances (``indexed``); with a few, scanning them is cheaper.
+
+An instance holds its live :class:`ChannelState` objects (dynamic channel instances: a channel
+created ``after`` another exists once per firing of its predecessor), its nested child instances,
+and the recorded trace (:class:`Entry` list).
 """
 
 from __future__ import annotations
@@ -70,6 +77,8 @@ class InstanceState:
     paused: set[str] = field(default_factory=set)
     emitted: int = 0
     ended: bool = False
+    index_keys: list[tuple[str, Any]] = field(default_factory=list)
+    loose_types: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -79,3 +88,6 @@ class GroupState:
     instances: dict[int, InstanceState] = field(default_factory=dict)
     initiated: bool = False
     next_cid: int = 0
+    index: dict[tuple[str, Any], list[int]] = field(default_factory=dict)
+    loose: dict[str, list[int]] = field(default_factory=dict)
+    indexed: bool = False

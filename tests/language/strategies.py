@@ -315,7 +315,7 @@ def groups(draw: st.DrawFn) -> ReactionGroup:
     channels: list[Any] = draw(_channels(ids, variables, all_ids))
     if nested_ids:
         inner = ReactionGroup(
-            draw(PLAIN),
+            draw(PLAIN.filter(lambda n: n not in all_ids)),
             draw(st.sampled_from(["and", "or"])),
             tuple(draw(_channels(nested_ids, variables, all_ids))),
             timeout_ms=draw(st.one_of(st.none(), DURATIONS)),

@@ -805,8 +805,11 @@ class _Group:
         for m in block.members:
             if isinstance(m, ast.Block):
                 self._collect_ids(m)
-                continue
-            ident, span = self._channel_id(m)
+                if m.id is None:
+                    continue
+                ident, span = m.id.text, m.id.span  # a nested group is a member other channels can name
+            else:
+                ident, span = self._channel_id(m)
             if ident in self.scope.channel_ids:
                 first = self.scope.channel_ids[ident].line
                 msg = (

@@ -61,6 +61,7 @@ def linear_patterns(draw: st.DrawFn) -> SequencePattern:
         within_ms=draw(st.sampled_from([None, 3, 6, 15])),
         max_partial_matches=draw(st.sampled_from([None, None, 3, 8])),
         emit_timeouts=draw(st.booleans()),
+        skip=SkipStrategy(draw(st.sampled_from(["no_skip", "skip_to_next", "skip_past_last_event"]))),
     )
 
 
@@ -133,8 +134,9 @@ def test_only_chains_of_single_event_stages_are_specialised() -> None:
     callable_b = Stage("b", lambda e: e.type == "b")
     for stages_ in [(a, looping), (a, negated, b), (a, callable_b)]:
         assert not NFAMatcher(SequencePattern("p", stages_)).specialised
-    skip = SequencePattern("p", (a, b), skip=SkipStrategy("skip_past_last_event"))
+    skip = SequencePattern("p", (a, b), skip=SkipStrategy("skip_to_first", "b"))
     assert not NFAMatcher(skip).specialised
+    assert NFAMatcher(SequencePattern("p", (a, b), skip=SkipStrategy("skip_past_last_event"))).specialised
 
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "conformance"

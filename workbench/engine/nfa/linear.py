@@ -2,7 +2,8 @@
 
 A pattern whose stages each take exactly one event (no quantifier, group, negation, ``until``,
 per-stage previous-event window or aggregate), with conditions that read only the event, after-match
-skip ``no_skip`` and the default (indexed) order, compiles to an NFA that is a chain: state ``i``
+skip ``no_skip``, ``skip_to_next`` or ``skip_past_last_event`` and the default (indexed) order,
+compiles to an NFA that is a chain: state ``i``
 has one ``TAKE`` edge to state ``i + 1`` and, depending on the stage's contiguity, no ``IGNORE``
 edge (``next``: any other event kills the partial match), ``IGNORE`` on ``NOT where``
 (``followedBy``) or ``IGNORE`` always (``followedByAny``). Every partial match then has exactly one
@@ -13,7 +14,9 @@ timeouts), trace records, timer requests, ``max_partial_matches`` pruning and wa
 
 Partial matches live in ``NFAState.linear`` as lists ``[start_id, rid, stage index, start_ts,
 prev_ts, instance, events]``, kept sorted by ``(start_id, rid)`` -- the general matcher's visiting
-and expiry order -- so plain list comparison sorts them.
+and expiry order -- so plain list comparison sorts them. Under a skip strategy, completed matches
+held back until no earlier partial match is alive wait in ``NFAState.linear_done`` as
+``(completion key, instance, events)``, in the general matcher's emission order.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ __all__ = ["LinearPlan"]
 
 STRICT, RELAXED, ANY = 0, 1, 2
 _TIMER = "nfa-window"
+_SKIPS = ("no_skip", "skip_to_next", "skip_past_last_event")
 
 #: one partial match: [start_id, rid, stage index, start_ts, prev_ts, instance, events]
 LinearRun = list[Any]
@@ -59,6 +63,7 @@ class LinearPlan:
         self.emit_timeouts = pattern.emit_timeouts
         self.cap = pattern.max_partial_matches
         self.window = nfa.window_ms
+        self.skip = pattern.skip.kind
         self.n = len(chain)
         states = nfa.states
         self.stage = [states[s].stage for s in chain]
@@ -80,6 +85,9 @@ class LinearPlan:
                 groups.setdefault(self.stage[j], []).append(j)
             order = tuple(j for js in groups.values() for j in js)
             self.layout.append((order, tuple(self.stage[j] for j in order)))
+        index = {name: i for i, name in enumerate(nfa.stage_names)}
+        #: per position: the stage's index in pattern order (completion keys under a skip strategy)
+        self.stage_index = [index[s] for s in self.stage]
         #: per stage: event types that can change a partial match waiting there (None: all)
         self.wakes = [wakes[s] for s in chain]
         self.start_wakes = start_wakes
@@ -93,7 +101,7 @@ class LinearPlan:
         start_wakes: frozenset[str] | None,
     ) -> LinearPlan | None:
         """The plan, or ``None`` when the pattern is not a plain chain (the general NFA runs it)."""
-        if pattern.skip.kind != "no_skip" or pattern.flink_order or pattern.aggregates or nfa.window_times:
+        if pattern.skip.kind not in _SKIPS or pattern.flink_order or pattern.aggregates or nfa.window_times:
             return None
         states = nfa.states
         chain: list[str] = []
@@ -184,8 +192,11 @@ class LinearPlan:
                 self._fresh(state, run, ctx)
         new.sort()
         state.linear = new
-        for inst, events in done:
-            self._emit(inst, "match", t, events, ctx)
+        if self.skip != "no_skip":
+            self._release(state, done, t, ctx)
+        else:
+            for inst, events in done:
+                self._emit(inst, "match", t, events, ctx)
         cap = self.cap
         if cap is not None and len(new) > cap:
             self._cap(state, ctx, cap)
@@ -211,11 +222,51 @@ class LinearPlan:
             k += 1
         expired = runs[:k]
         del runs[:k]
+        timeouts = []
         for run in expired:
             if self.emit_timeouts:
-                self._emit(run[5], "timeout", run[3] + window, run[6], ctx)
+                timeouts.append(run)
             elif ctx.tracing:
                 ctx.trace(TraceKind.TIMED_OUT, run[5])
+        if self.skip != "no_skip":
+            self._release(state, [], t, ctx)
+        for run in timeouts:
+            self._emit(run[5], "timeout", run[3] + window, run[6], ctx)
+
+    def _release(
+        self, state: NFAState, done: list[tuple[int, tuple[Event, ...]]], t: int | float, ctx: Context
+    ) -> None:
+        """Under a skip strategy: emit held-back matches once no earlier partial match is alive.
+
+        The order is the general matcher's: earliest start, earliest last event, then the smallest
+        ``(event id, stage index)`` sequence; each emitted match prunes the partial matches (and held
+        matches) that start at or before its first (``skip_to_next``) or last
+        (``skip_past_last_event``) event.
+        """
+        held = state.linear_done
+        if done:
+            for inst, events in done:
+                seq = tuple(((e.time, e.seq), self.stage_index[j]) for j, e in enumerate(events))
+                held.append((((events[0].time, events[0].seq), seq[-1][0], seq), inst, events))
+            held.sort(key=_first)
+        runs = state.linear
+        while held:
+            key, inst, events = held[0]
+            if runs and runs[0][0] < key[0]:
+                break
+            del held[0]
+            ids = [eid for eid, _ in key[2]]
+            pruning = max(ids) if self.skip == "skip_past_last_event" else min(ids)
+            k = 0
+            while k < len(runs) and runs[k][0] <= pruning:
+                k += 1
+            if k:
+                if ctx.tracing:
+                    for run in runs[:k]:
+                        ctx.trace(TraceKind.PRUNED, run[5], None, None, {"reason": self.skip})
+                del runs[:k]
+            held[:] = [h for h in held if not h[0][0] <= pruning]
+            self._emit(inst, "match", t, events, ctx)
 
     def _emit(self, inst: int, kind: str, t: int | float, events: tuple[Event, ...], ctx: Context) -> None:
         order, channels = self.layout[len(events)]
@@ -240,3 +291,7 @@ class LinearPlan:
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def _first(item: tuple[Any, ...]) -> Any:
+    return item[0]

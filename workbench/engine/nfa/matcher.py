@@ -202,7 +202,7 @@ class NFAMatcher:
 
     def is_idle(self, state: NFAState) -> bool:
         """Nothing in flight."""
-        return not state.runs and not state.completed and not state.linear
+        return not state.runs and not state.completed and not state.linear and not state.linear_done
 
     def on_timer(self, state: NFAState, time: int | float, token: Hashable, ctx: Context) -> None:
         """A window deadline passed with no event: advance time to it."""

@@ -61,6 +61,7 @@ class NFAState:
         pq: with ``flink_order``: every run (start run included) in Java heap-array order.
         linear: partial matches of a linear pattern run by the fast path
             (:mod:`workbench.engine.nfa.linear`; then ``runs`` and ``buffer`` stay empty).
+        linear_done: the fast path's completed matches held back by a skip strategy.
     """
 
     runs: dict[int, Run]
@@ -77,6 +78,7 @@ class NFAState:
     scheduled: Any
     pq: list[Run]
     linear: list[list[Any]]
+    linear_done: list[tuple[Any, ...]]
 
     def __init__(self) -> None:
         # Written out (not dataclass default factories): the runtime creates a state whenever an
@@ -95,6 +97,7 @@ class NFAState:
         self.scheduled = None
         self.pq = []
         self.linear = []
+        self.linear_done = []
 
     @property
     def partial_matches(self) -> int:

@@ -41,6 +41,13 @@ def simulate(
     watermark = -(2**63)
     max_ts = -(2**63)
 
+    def wake(state: KeyHostState, key: Hashable) -> None:
+        # One runtime timer per key, at its next due item (as the Flink operator does).
+        due = host.next_due(state)
+        if due is not None and (state.wake is None or _millis(due) < state.wake):
+            state.wake = _millis(due)
+            timers.add((state.wake, key))
+
     def fire_until(wm: int) -> None:
         while True:
             # Flink fires one key's timers in time order; across keys, any order must do.
@@ -53,9 +60,11 @@ def simulate(
             if key not in states:
                 continue
             state: KeyHostState = pickle.loads(states[key])
-            outs, wakes = host.advance(state, key, max(ts, wm) + 1)
+            if state.wake is not None and state.wake <= ts:
+                state.wake = None
+            outs, _ = host.advance(state, key, max(ts, wm) + 1)
             outputs.extend(outs)
-            timers.update((_millis(t), key) for t in wakes)
+            wake(state, key)
             if state.is_empty():
                 del states[key]
             else:
@@ -63,7 +72,8 @@ def simulate(
 
     for key in host.startup_keys():
         state = KeyHostState()
-        timers.update((_millis(t), key) for t in host.initial_timers(state, key))
+        host.initial_timers(state, key)
+        wake(state, key)
         states[key] = pickle.dumps(state)
     for position, (event, late) in enumerate(plan.events):
         ts = _millis(event.time)
@@ -72,8 +82,10 @@ def simulate(
         elif host.wants(event):
             state = pickle.loads(states[event.key]) if event.key in states else KeyHostState()
             host.accept(state, event, position)
+            if state.wake is None or ts < state.wake:
+                timers.add((ts, event.key))
+                state.wake = ts
             states[event.key] = pickle.dumps(state)
-            timers.add((ts, event.key))
         if not late:
             max_ts = max(max_ts, ts)
         if rng.random() < 0.4 and math.isfinite(out_of_orderness):

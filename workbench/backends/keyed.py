@@ -75,6 +75,8 @@ class KeyHostState:
         timer_counts: per pattern index, how many of its timers are pending.
         next_timer: the next ``n`` (keeps equal-time timers in scheduling order).
         next_out: the next output number (keeps outputs of one item in emission order).
+        wake: the runtime's earliest pending wake-up for this key, in its own time unit (the
+            runtime keeps one wake-up per key at the next due item, not one per item).
     """
 
     states: dict[int, Any] = field(default_factory=dict)
@@ -84,6 +86,7 @@ class KeyHostState:
     timer_counts: dict[int, int] = field(default_factory=dict)
     next_timer: int = 0
     next_out: int = 0
+    wake: int | None = None
 
     def is_empty(self) -> bool:
         """True when nothing is left worth keeping (the runtime may clear the key's state)."""
@@ -217,6 +220,17 @@ class KeyHost:
     def startup_keys(self) -> list[Hashable]:
         """The keys that have start-up timers, in the order the matchers name them."""
         return list(dict.fromkeys(k for _, _, k, _ in self._initial))
+
+    def next_due(self, state: KeyHostState) -> int | float | None:
+        """When the key next has work: its earliest buffered event or pending timer that the run's
+        horizon admits (``None``: nothing will ever be processed for it)."""
+        horizon = self.horizon
+        times = []
+        if state.events and horizon.admits_event(state.events[0][0]):
+            times.append(state.events[0][0])
+        if state.timers and horizon.admits_timer(state.timers[0][0]):
+            times.append(state.timers[0][0])
+        return min(times) if times else None
 
     def late(self, event: Event, position: int) -> list[HostOutput]:
         """The outputs for a late event: the event itself and, when tracing, a trace record."""

@@ -3,9 +3,9 @@
 Each Flink key is ``(run, key)``: one job may carry several independent runs (several pattern sets
 over several inputs, e.g. a batch of conformance cases), each with its own
 :class:`~workbench.backends.keyed.KeyHost`. The key's :class:`~workbench.backends.keyed.KeyHostState`
-lives in one Flink ``ValueState`` (pickled), so checkpoints and savepoints carry it; every on-time
-event and every matcher timer registers a Flink event-time timer at its millisecond, and when one
-fires the host processes all that the current watermark admits.
+lives in one Flink ``ValueState`` (pickled), so checkpoints and savepoints carry it. One Flink
+event-time timer per key, at its earliest buffered event or matcher timer
+(``KeyHostState.wake``), wakes it; the host then processes all that the current watermark admits.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         state: KeyHostState | None
         if isinstance(event, Startup):
             state = self._state.value() or KeyHostState()
-            for t in host.initial_timers(state, event.key):
-                timers.register_event_time_timer(millis(t, self.offsets[run]))
+            host.initial_timers(state, event.key)
+            self._wake(state, host.next_due(state), self.offsets[run], timers)
             self._state.update(state)
             return
         watermark = timers.current_watermark()
@@ -115,8 +115,10 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         if state is None:
             state = KeyHostState()
         host.accept(state, event, position)
+        if state.wake is None or timestamp < state.wake:
+            timers.register_event_time_timer(timestamp)
+            state.wake = timestamp
         self._state.update(state)
-        timers.register_event_time_timer(timestamp)
 
     def on_timer(
         self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext
@@ -129,12 +131,24 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         watermark = timers.current_watermark()
         offset = self.offsets[run]
         below = (timestamp if watermark is None else max(timestamp, watermark)) + 1 - offset
-        outputs, wakes = self.hosts[run].advance(state, key, below)
-        for t in wakes:
-            timers.register_event_time_timer(millis(t, offset))
+        if state.wake is not None and state.wake <= timestamp:
+            state.wake = None  # this is the wake-up (or an earlier one was)
+        host = self.hosts[run]
+        outputs, _ = host.advance(state, key, below)
+        self._wake(state, host.next_due(state), offset, timers)
         if state.is_empty():
             self._state.clear()
         else:
             self._state.update(state)
         for out in outputs:
             yield run, out
+
+    @staticmethod
+    def _wake(state: KeyHostState, due: int | float | None, offset: int, timers: Any) -> None:
+        """Keep one Flink timer per key, at the next due item (earlier ones stay registered)."""
+        if due is None:
+            return
+        at = millis(due, offset)
+        if state.wake is None or at < state.wake:
+            timers.register_event_time_timer(at)
+            state.wake = at

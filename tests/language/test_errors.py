@@ -397,6 +397,30 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         4,
         7,
     ),
+    (
+        "type_clash_compare",
+        "event order(id: int, amount: float, currency: str)\nsequence s begin o: order where o.amount > '100'",
+        "CepCompileError",
+        "line 3, column 33: type clash: field 'amount' is declared float, compared with str '100'\n    sequence s begin o: order where o.amount > '100'\n                                    ^",
+        3,
+        33,
+    ),
+    (
+        "type_clash_match",
+        "event order(id: int, amount: float, currency: str)\ngroup g instance 1 @or { o: order(currency = 3) }",
+        "CepCompileError",
+        "line 3, column 46: type clash: field 'currency' of 'order' is declared str, got 3\n    group g instance 1 @or { o: order(currency = 3) }\n                                                 ^",
+        3,
+        46,
+    ),
+    (
+        "type_clash_in",
+        "event order(id: int, amount: float, currency: str)\nsequence s begin o: order where 'EUR' in e.amount",
+        "CepCompileError",
+        "line 3, column 42: type clash: 'EUR' in e.amount, but 'amount' is declared float\n    sequence s begin o: order where 'EUR' in e.amount\n                                             ^",
+        3,
+        42,
+    ),
 ]
 
 

@@ -75,6 +75,7 @@ class CepSession:
         self.definitions: dict[str, Definition] = {}
         self.sources: dict[str, str] = {}
         self.schema: dict[str, tuple[str, ...]] = {}
+        self.field_types: dict[str, dict[str, str]] = {}
         self.runs: dict[str, _Run] = {}
         self.live: Engine | None = None
         self.live_names: tuple[str, ...] = ()
@@ -86,19 +87,29 @@ class CepSession:
 
         Nothing is defined when any part of the text is wrong (the error says where).
         """
-        defs = compile_text(text, first_line=first_line, schema=self.schema, default_name=default_name)
+        defs = compile_text(
+            text,
+            first_line=first_line,
+            schema=self.schema,
+            field_types=self.field_types,
+            default_name=default_name,
+        )
         for d in defs:
+            self.field_types.update({k: dict(v) for k, v in d.field_types.items()})
             self.definitions[d.pattern.name] = d
             self.sources[d.pattern.name] = format_pattern(d.pattern)
             self.runs.pop(d.pattern.name, None)
             self.schema.update(d.schema)
         if not defs:  # a cell with only event declarations
+            from workbench.language import ast
             from workbench.language.parser import parse
 
             for item in parse(text, first_line=first_line).items:
-                fields = getattr(item, "fields", None)
-                if fields is not None:
-                    self.schema[item.type.text] = tuple(f.text for f in fields)  # type: ignore[union-attr]
+                if isinstance(item, ast.EventDecl):
+                    names = [f.text for f in item.fields]
+                    self.schema[item.type.text] = tuple(names)
+                    typed = zip(names, item.types or (None,) * len(names), strict=True)
+                    self.field_types[item.type.text] = {k: v for k, v in typed if v}
         return defs
 
     def get(self, name: str) -> Definition:

@@ -67,11 +67,12 @@ class Duration:
 
 @dataclass(frozen=True, slots=True)
 class EventDecl:
-    """``event login(user, ip)``: the fields of an event type."""
+    """``event login(user, ip: str, n: int)``: the fields of an event type, optionally typed."""
 
     type: Name
     fields: tuple[Name, ...]
     span: SourceSpan
+    types: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
 from workbench.errors import CepError, SourceSpan
 from workbench.language import ast
-from workbench.language.conditions import Scope, check_condition, nearest
+from workbench.language.conditions import Scope, accepts, check_condition, nearest
 from workbench.language.errors import CepCompileError
 from workbench.language.parser import parse
 
@@ -87,6 +87,7 @@ class Definition:
         pattern: the engine pattern object.
         partition: the ``partition by`` field, if any (the key column when loading events).
         schema: the ``event`` declarations in force (type -> fields).
+        field_types: declared field types (type -> field -> ``str``/``int``/``float``/``bool``/``number``).
         span: where the definition was written.
     """
 
@@ -94,6 +95,7 @@ class Definition:
     partition: str | None
     schema: Mapping[str, tuple[str, ...]]
     span: SourceSpan
+    field_types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -102,6 +104,16 @@ class _Ctx:
     schema: dict[str, tuple[str, ...]]
     functions: Mapping[str, Callable[..., Any]]
     pattern: str | None = None
+    field_types: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def types_of(self, types: Sequence[str]) -> dict[str, str] | None:
+        """Field types shared by every one of ``types`` (``None`` when unknown)."""
+        if not types or not all(t in self.field_types for t in types):
+            return None
+        out = dict(self.field_types[types[0]])
+        for t in types[1:]:
+            out = {k: v for k, v in out.items() if self.field_types[t].get(k) == v}
+        return out
 
     def fail(self, message: str, span: SourceSpan) -> CepCompileError:
         return CepCompileError(message, span, self.source, pattern=self.pattern)
@@ -122,6 +134,7 @@ def compile_script(
     schema: Mapping[str, Sequence[str]] | None = None,
     default_name: str | None = None,
     validate: bool = True,
+    field_types: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[Definition]:
     """Compile every definition of a parsed script, in order.
 
@@ -130,12 +143,15 @@ def compile_script(
     """
     source = "\n" * (script.first_line - 1) + script.source
     ctx = _Ctx(source, {k: tuple(v) for k, v in (schema or {}).items()}, dict(functions or {}))
+    ctx.field_types = {k: dict(v) for k, v in (field_types or {}).items()}
     out: list[Definition] = []
     names: dict[str, SourceSpan] = {}
     unnamed = 0
     for item in script.items:
         if isinstance(item, ast.EventDecl):
             ctx.schema[item.type.text] = tuple(f.text for f in item.fields)
+            typed = zip((f.text for f in item.fields), item.types or (None,) * len(item.fields), strict=True)
+            ctx.field_types[item.type.text] = {f: t for f, t in typed if t}
             continue
         if item.name is not None:
             name = item.name.text
@@ -173,7 +189,13 @@ def compile_script(
                 span = spans.get(element, item.span) if isinstance(element, str) else item.span
                 raise ctx.fail(str(err), span) from None
         out.append(
-            Definition(pattern, item.partition.text if item.partition else None, dict(ctx.schema), item.span)
+            Definition(
+                pattern,
+                item.partition.text if item.partition else None,
+                dict(ctx.schema),
+                item.span,
+                {k: dict(v) for k, v in ctx.field_types.items()},
+            )
         )
     return out
 
@@ -186,6 +208,7 @@ def compile_text(
     schema: Mapping[str, Sequence[str]] | None = None,
     default_name: str | None = None,
     validate: bool = True,
+    field_types: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[Definition]:
     """Parse and compile ``text`` (``first_line`` = its first line in the caller's coordinates)."""
     return compile_script(
@@ -194,6 +217,7 @@ def compile_text(
         schema=schema,
         default_name=default_name,
         validate=validate,
+        field_types=field_types,
     )
 
 
@@ -442,6 +466,7 @@ class _Sequence:
             variables=frozenset(a.name for a in self.aggregates),
             stages=frozenset(self.stage_names),
             fields=self.ctx.fields_of(types),
+            field_types=self.ctx.types_of(types),
             functions=self.ctx.functions,
             current=current,
         )
@@ -678,6 +703,7 @@ def _receive(ctx: _Ctx, node: ast.ReceiveDef, name: str) -> grp.Receive:
         scope = Scope(
             variables=frozenset(builder.scope.variables),
             fields=ctx.fields_of([type_] if type_ else []),
+            field_types=ctx.types_of([type_] if type_ else []),
             functions=ctx.functions,
         )
         where = check_condition(node.where, scope, ctx.source)
@@ -765,7 +791,12 @@ class _Group:
                     raise ctx.fail(msg, item.value.span)
                 match.append((f, grp.Var(text)))
             else:
-                match.append((f, _literal(ctx, item.value, f"the value of {f!r}")))
+                value = _literal(ctx, item.value, f"the value of {f!r}")
+                declared = ctx.field_types.get(type_ or "", {}).get(f)
+                if declared is not None and not accepts(declared, value):
+                    msg = f"type clash: field {f!r} of {type_!r} is declared {declared}, got {value!r}"
+                    raise ctx.fail(msg, item.value.span)
+                match.append((f, value))
         return tuple(match), type_
 
     def _initiator(self, node: ast.Initiator, constants: tuple[tuple[str, Any], ...]) -> grp.Initiator:
@@ -779,6 +810,7 @@ class _Group:
             scope = Scope(
                 variables=frozenset(self.scope.variables),
                 fields=self.ctx.fields_of([type_] if type_ else []),
+                field_types=self.ctx.types_of([type_] if type_ else []),
                 functions=self.ctx.functions,
             )
             where = check_condition(node.where, scope, self.ctx.source)
@@ -854,7 +886,10 @@ class _Group:
             raise ctx.fail(bad, arg.span)
         kind = node.func.id
         scope = Scope(
-            variables=frozenset(self.scope.variables), fields=ctx.fields_of(types), functions=ctx.functions
+            variables=frozenset(self.scope.variables),
+            fields=ctx.fields_of(types),
+            field_types=ctx.types_of(types),
+            functions=ctx.functions,
         )
 
         pieces = _call_arguments(text)
@@ -891,6 +926,7 @@ class _Group:
             scope = Scope(
                 variables=frozenset(self.scope.variables),
                 fields=ctx.fields_of(types),
+                field_types=ctx.types_of(types),
                 functions=ctx.functions,
             )
             where = check_condition(ch.where, scope, ctx.source)
@@ -959,6 +995,7 @@ class _Group:
                 scope = Scope(
                     variables=frozenset(self.scope.variables),
                     fields=ctx.fields_of(types),
+                    field_types=ctx.types_of(types),
                     functions=ctx.functions,
                 )
                 collects.append((var, check_condition(value, scope, ctx.source, what="expression")))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast as pyast
 import difflib
+import itertools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,7 @@ class Scope:
     functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     event_name: str = "e"
     current: str | None = None
+    field_types: Mapping[str, str] | None = None
 
 
 def _bound(node: pyast.AST) -> set[str]:
@@ -245,7 +247,102 @@ def check_condition(expr: ast.Expr, scope: Scope, source: str, *, what: str = "c
             width = len(node.attr)
             span = SourceSpan(span.line, span.end_column - width, span.line, span.end_column)
             raise CepCompileError(msg, span, source)
+    if scope.field_types:
+        clash = _type_clash(tree, scope)
+        if clash is not None:
+            node, msg = clash
+            raise CepCompileError(msg, _col_span(expr, text, node), source)
     return out
+
+
+#: the Python types a declared field type accepts.
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "number": (int, float),
+    "bool": (bool,),
+}
+
+
+def accepts(field_type: str, value: Any) -> bool:
+    """Whether a constant ``value`` fits a declared field type (``None`` always does)."""
+    if value is None:
+        return True
+    allowed = FIELD_TYPES.get(field_type, (object,))
+    if isinstance(value, bool) and bool not in allowed:
+        return False
+    return isinstance(value, allowed)
+
+
+def _type_clash(tree: pyast.AST, scope: Scope) -> tuple[pyast.AST, str] | None:
+    """The first comparison or arithmetic that mixes a typed field with a constant of another type."""
+    types = scope.field_types or {}
+
+    def field_of(n: pyast.AST) -> str | None:
+        if (
+            isinstance(n, pyast.Attribute)
+            and isinstance(n.value, pyast.Name)
+            and n.value.id == scope.event_name
+            and n.attr in types
+        ):
+            return n.attr
+        return None
+
+    def constants(n: pyast.AST) -> list[Any] | None:
+        if isinstance(n, pyast.Constant):
+            return [n.value]
+        if isinstance(n, pyast.List | pyast.Tuple | pyast.Set) and all(
+            isinstance(x, pyast.Constant) for x in n.elts
+        ):
+            return [x.value for x in n.elts if isinstance(x, pyast.Constant)]
+        return None
+
+    def clash(f: str, value: Any) -> str:
+        return (
+            f"type clash: field {f!r} is declared {types[f]}, compared with {type(value).__name__} {value!r}"
+        )
+
+    for node in pyast.walk(tree):
+        if isinstance(node, pyast.Compare):
+            items = [node.left, *node.comparators]
+            for (left, right), op in zip(itertools.pairwise(items), node.ops, strict=True):
+                for a, b, reverse in ((left, right, False), (right, left, True)):
+                    f = field_of(a)
+                    if f is None:
+                        continue
+                    values = constants(b)
+                    if values is None:
+                        continue
+                    if isinstance(op, pyast.In | pyast.NotIn):
+                        if not reverse and isinstance(b, pyast.Constant):
+                            continue  # e.f in 'abc': substring test on a string constant
+                        if reverse:  # 'x' in e.f: needs a string (or container) field
+                            if types[f] != "str":
+                                declared = types[f]
+                                return (
+                                    a,
+                                    f"type clash: {values[0]!r} in e.{f}, but {f!r} is declared {declared}",
+                                )
+                            continue
+                    for v in values:
+                        if not accepts(types[f], v):
+                            return a, clash(f, v)
+        if isinstance(node, pyast.BinOp):
+            for a, b in ((node.left, node.right), (node.right, node.left)):
+                f = field_of(a)
+                if f is None or not isinstance(b, pyast.Constant) or b.value is None:
+                    continue
+                numeric = types[f] in ("int", "float", "number")
+                if numeric and isinstance(b.value, str):
+                    return a, f"type clash: field {f!r} is declared {types[f]}, combined with str {b.value!r}"
+                if (
+                    types[f] == "str"
+                    and isinstance(b.value, int | float)
+                    and not isinstance(node.op, pyast.Mult | pyast.Mod)
+                ):
+                    return a, f"type clash: field {f!r} is declared str, combined with a number"
+    return None
 
 
 @dataclass(frozen=True)

@@ -223,11 +223,13 @@ class _Builder:
             assert isinstance(item, Tree)
             if item.data == "event_decl":
                 type_, *fields = _kids(item)
+                decls = [f for f in fields if f is not None]
                 out.append(
                     ast.EventDecl(
                         self.name(type_),
-                        tuple(self.name(f) for f in fields if f is not None),
+                        tuple(self.name(_kids(f)[0]) for f in decls),
                         self.span(item),
+                        tuple(None if _kids(f)[1] is None else str(_kids(f)[1]) for f in decls),
                     )
                 )
             elif item.data == "sequence_def":

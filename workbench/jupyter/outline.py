@@ -66,13 +66,12 @@ def _sequence(p: seq.SequencePattern) -> list[str]:
     def add(stages: tuple[seq.Stage | seq.GroupStage, ...], depth: int) -> None:
         for i, s in enumerate(stages):
             follows = "begin" if i == 0 and depth == 0 else _FOLLOW[(seq.Contiguity(s.contiguity), s.negated)]
-            cond = (
-                "(group)"
-                if isinstance(s, seq.GroupStage)
-                else str(s.where)
-                if s.where is not None
-                else "any event"
-            )
+            if isinstance(s, seq.GroupStage):
+                cond = "(group)"
+            else:
+                cond = str(s.where) if s.where is not None else "any event"
+                if s.types:
+                    cond = f"{' | '.join(s.types)}: {cond}"
             if isinstance(s, seq.Stage) and s.within_prev_ms is not None:
                 cond += f"  [within {format_duration(s.within_prev_ms)} of previous]"
             rows.append(("  " * depth + s.name, follows, _count(s.quantifier), cond))
@@ -114,7 +113,10 @@ def _channel(c: grp.Channel) -> str:
     if c.vars:
         flags.append(f"@vars({', '.join(v for v, _ in grp.pairs(c.vars))})")
     where = f" where {c.where}" if c.where is not None else ""
-    return f"{c.id}: {c.type or 'any'}{where}  {' '.join(flags)}".rstrip()
+    items = [f"{f} = {v.name if isinstance(v, grp.Var) else repr(v)}" for f, v in grp.pairs(c.match)]
+    items += [f"{f} as {v}" for v, f in (*grp.pairs(c.binds), *grp.pairs(c.vars))]
+    head = f"{c.type or 'any'}({', '.join(items)})" if items else (c.type or "any")
+    return f"{c.id}: {head}{where}  {' '.join(flags)}".rstrip()
 
 
 def _group(g: grp.ReactionGroup, depth: int) -> list[str]:

@@ -103,6 +103,12 @@ def _where_clauses(cond: seq.Condition | None, stage: str) -> list[str]:
         out = _where_clauses(cond.parts[0], stage)
         word = "where" if isinstance(cond, seq.AllOf) else "or where"
         for part in cond.parts[1:]:
+            if isinstance(part, seq.AllOf | seq.AnyOf):
+                msg = (
+                    f"stage {stage!r}: only Flink's where/or chains can be written as text "
+                    f"(a {type(part).__name__} after the first part of a {type(cond).__name__})"
+                )
+                raise PatternError(msg)
             out.append(f"{word} {_cond(part, f'stage {stage!r}')}")
         return out
     return [f"where {_cond(cond, f'stage {stage!r}')}"]

@@ -52,6 +52,12 @@ def stages(draw: st.DrawFn, name: str) -> Stage:
 def linear_patterns(draw: st.DrawFn) -> SequencePattern:
     n = draw(st.integers(1, 4))
     elems: list[Stage | GroupStage] = [draw(stages(f"s{i}")) for i in range(n)]
+    if n >= 2 and draw(st.booleans()):  # notFollowedBy between two stages (one or two in a row)
+        at = draw(st.integers(1, n - 1))
+        for k in range(draw(st.integers(1, 2))):
+            where = draw(st.sampled_from(CONDITIONS[1:]))
+            types = draw(st.sampled_from([(), ("c",), ("d",)]))
+            elems.insert(at, Stage(f"x{k}", where, Contiguity.RELAXED, negated=True, types=types))
     if n >= 2 and draw(st.booleans()):
         group = GroupStage("g", (draw(stages("g0")), draw(stages("g1"))), draw(st.sampled_from(CONTIGUITIES)))
         elems.insert(draw(st.integers(1, n)), group)
@@ -131,9 +137,11 @@ def test_only_chains_of_single_event_stages_are_specialised() -> None:
     assert NFAMatcher(SequencePattern("p", (a, b))).specialised
     looping = Stage("b", types=("b",), quantifier=Quantifier.one_or_more())
     negated = Stage("x", types=("x",), negated=True)
+    not_next = Stage("x", types=("x",), contiguity=Contiguity.STRICT, negated=True)
     callable_b = Stage("b", lambda e: e.type == "b")
-    for stages_ in [(a, looping), (a, negated, b), (a, callable_b)]:
-        assert not NFAMatcher(SequencePattern("p", stages_)).specialised
+    assert NFAMatcher(SequencePattern("p", (a, negated, b))).specialised
+    for stages_ in [(a, looping), (a, not_next, b), (a, negated), (a, callable_b)]:
+        assert not NFAMatcher(SequencePattern("p", stages_, within_ms=5)).specialised
     skip = SequencePattern("p", (a, b), skip=SkipStrategy("skip_to_first", "b"))
     assert not NFAMatcher(skip).specialised
     assert NFAMatcher(SequencePattern("p", (a, b), skip=SkipStrategy("skip_past_last_event"))).specialised

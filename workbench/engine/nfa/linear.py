@@ -70,12 +70,28 @@ class LinearPlan:
         self.preds: list[Callable[..., Any]] = []
         self.kinds: list[int] = []
         self.targets: list[str] = []
+        #: per stage: the notFollowedBy checks as (PROCEED predicate, STOP take predicate, STOP state,
+        #: its stage) -- a partial match that meets one dies (trace VIOLATED)
+        self.stops: list[tuple[tuple[Callable[..., Any], Callable[..., Any], str, str], ...]] = []
         for s in chain:
             take = next(tr for tr in states[s].transitions if tr.action == Action.TAKE)
             ignore = [tr for tr in states[s].transitions if tr.action == Action.IGNORE]
             self.preds.append(compile_predicate(take.cond))
             self.targets.append(take.target)
             self.kinds.append(STRICT if not ignore else ANY if ignore[0].cond is TRUE else RELAXED)
+            checks = []
+            for tr in states[s].transitions:
+                if tr.action == Action.PROCEED:
+                    stop = states[tr.target]
+                    checks.append(
+                        (
+                            compile_predicate(tr.cond),
+                            compile_predicate(stop.transitions[0].cond),
+                            stop.name,
+                            stop.stage,
+                        )
+                    )
+            self.stops.append(tuple(checks))
         #: per prefix length: positions grouped stage by stage (a detection lists each stage's events
         #: together, in the order stages first appear: groups repeat stage names) and their channels
         self.layout: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
@@ -106,26 +122,36 @@ class LinearPlan:
         states = nfa.states
         chain: list[str] = []
         name = nfa.start
+        stops: set[str] = set()
         while states[name].kind != Kind.FINAL:
             st = states[name]
             if st.kind != (Kind.START if not chain else Kind.NORMAL) or name in chain:
                 return None
-            takes = [tr for tr in st.transitions if tr.action == Action.TAKE]
-            ignores = [tr for tr in st.transitions if tr.action == Action.IGNORE]
-            if len(takes) != 1 or len(ignores) + 1 != len(st.transitions) or len(ignores) > 1:
+            trs = st.transitions
+            if not trs or trs[0].action != Action.TAKE or needs_context(trs[0].cond):
                 return None
-            take = takes[0]
-            if needs_context(take.cond):
-                return None
-            if ignores:
-                ign = ignores[0]
+            take, rest = trs[0], list(trs[1:])
+            if rest and rest[0].action == Action.IGNORE:
+                ign = rest.pop(0)
                 if not chain or ign.target != name:
                     return None
                 if ign.cond is not TRUE and not (isinstance(ign.cond, Not) and ign.cond.inner is take.cond):
                     return None
+            for tr in rest:  # notFollowedBy before this stage: PROCEED to a STOP state
+                if tr.action != Action.PROCEED or not chain or needs_context(tr.cond):
+                    return None
+                stop = states[tr.target]
+                if stop.kind != Kind.STOP or len(stop.transitions) != 1:
+                    return None
+                stop_take = stop.transitions[0]
+                if stop_take.action != Action.TAKE or stop_take.target != stop.name:
+                    return None
+                if needs_context(stop_take.cond):
+                    return None
+                stops.add(stop.name)
             chain.append(name)
             name = take.target
-        if not chain or len(states) != len(chain) + 1:
+        if not chain or len(states) != len(chain) + 1 + len(stops):
             return None
         return cls(pattern, nfa, chain, wakes, start_wakes)
 
@@ -144,7 +170,7 @@ class LinearPlan:
         starts = sw is None or typ in sw
         if not runs and not starts:
             return
-        preds, kinds, wakes = self.preds, self.kinds, self.wakes
+        preds, kinds, wakes, stops = self.preds, self.kinds, self.wakes, self.stops
         last = self.n - 1
         tracing = ctx.tracing
         new: list[LinearRun] = []
@@ -154,6 +180,9 @@ class LinearPlan:
             w = wakes[i]
             if w is not None and typ not in w:
                 new.append(run)
+                continue
+            if stops[i]:
+                self._step_guarded(state, run, event, ctx, new, done)
                 continue
             if preds[i](event, None):
                 rid = state.next_rid
@@ -200,6 +229,59 @@ class LinearPlan:
         cap = self.cap
         if cap is not None and len(new) > cap:
             self._cap(state, ctx, cap)
+
+    def _step_guarded(
+        self,
+        state: NFAState,
+        run: LinearRun,
+        event: Event,
+        ctx: Context,
+        new: list[LinearRun],
+        done: list[tuple[int, tuple[Event, ...]]],
+    ) -> None:
+        """Step a partial match whose stage has notFollowedBy checks, edge by edge like the NFA.
+
+        The general matcher evaluates the stage's edges in order (TAKE, IGNORE, each PROCEED to a
+        STOP state), then the STOP states' TAKE edges last-pushed first; a STOP reached kills the
+        partial match's other successors, but a match completed by the same event is still emitted.
+        """
+        i = run[2]
+        seq = event.seq
+        take = self.preds[i](event, None)
+        hit = [check for check in self.stops[i] if check[0](event, None)]
+        stopped = [check for check in reversed(hit) if check[1](event, None)]
+        keep: list[LinearRun] = []
+        t = event.time
+        if take:
+            if ctx.tracing:
+                ctx.trace(TraceKind.EXTENDED, run[5], self.stage[i], seq, {"state": self.targets[i]})
+            rid = state.next_rid
+            state.next_rid = rid + 1
+            events = (*run[6], event)
+            if i == self.n - 1:
+                done.append((run[5], events))
+            else:
+                keep.append([run[0], rid, i + 1, run[3], t, run[5], events])
+        kind = self.kinds[i]
+        if kind == ANY or (kind == RELAXED and not take):
+            if take or stopped:  # the version changes: a new partial match
+                rid = state.next_rid
+                state.next_rid = rid + 1
+                keep.append([run[0], rid, i, run[3], run[4], run[5], run[6]])
+            else:
+                keep.append(run)
+        for _, _, stop_state, stop_stage in stopped:
+            state.next_rid += 1
+            if ctx.tracing:
+                ctx.trace(TraceKind.EXTENDED, run[5], stop_stage, seq, {"state": stop_state})
+        if stopped:
+            if ctx.tracing:
+                ctx.trace(TraceKind.VIOLATED, run[5], None, seq)
+            return
+        for r in keep:
+            new.append(r)
+            if r is not run:
+                self._fresh(state, r, ctx)
 
     def _fresh(self, state: NFAState, run: LinearRun, ctx: Context) -> None:
         """A new partial match: request a timer at its window deadline, as the general matcher does."""

@@ -66,7 +66,8 @@ def _elements(pattern: Any) -> list[str]:
 
 def _summary(pattern: Any, records: list[TraceRecord], detections: int) -> str:
     ended = [r for r in records if r.kind in _ENDINGS]
-    seen = [r.element for r in records if r.kind in (TraceKind.ACCEPTED, TraceKind.COUNTED) and r.element]
+    taking = (TraceKind.ACCEPTED, TraceKind.COUNTED, TraceKind.STARTED, TraceKind.EXTENDED)
+    seen = [r.element for r in records if r.kind in taking and r.element]
     if any(r.kind == TraceKind.DETECTED for r in ended) or detections:
         last = next((r for r in reversed(ended) if r.kind == TraceKind.DETECTED), None)
         at = f" at t={last.time}" if last else ""
@@ -75,7 +76,8 @@ def _summary(pattern: Any, records: list[TraceRecord], detections: int) -> str:
         last = ended[-1]
         why = f" by {last.element}" if last.element else ""
         detail = f" {dict(last.detail)}" if last.detail else ""
-        return f"{_ENDINGS[last.kind]}{why} at t={last.time}{detail}"
+        got = f" (had: {', '.join(dict.fromkeys(seen))})" if seen else ""
+        return f"{_ENDINGS[last.kind]}{why} at t={last.time}{detail}{got}"
     waiting = [e for e in _elements(pattern) if e not in seen]
     wait = f"; waiting for {', '.join(waiting)}" if waiting else ""
     return (

@@ -52,6 +52,11 @@ def test_cell_name_names_an_unnamed_definition(ip: Any) -> None:
     assert "rise" in magics(ip).session.definitions
 
 
+def test_cell_name_must_match_a_named_definition(ip: Any) -> None:
+    with pytest.raises(CepCellError, match="the cell is called 'alpha' but defines 'beta'"):
+        ip.run_cell_magic("cep", "alpha", "sequence beta begin a")
+
+
 def test_run_returns_detections(ip: Any) -> None:
     ip.run_cell_magic("cep", "-q", BLOG)
     frame = ip.run_line_magic("cep", "run and_not or_stop --on logins")

@@ -100,6 +100,8 @@ class CChannel:
     collect: tuple[tuple[str, Compiled], ...]
     successors: tuple[int, ...]
     required: tuple[str, ...] = ()
+    #: No ``@size``, ``@timer``, member ``@timeout`` or ``@paused``: creating it needs no set-up.
+    plain: bool = False
 
     @property
     def id(self) -> str:
@@ -241,6 +243,7 @@ def compile_group(group: ReactionGroup, index: int = -1, top: bool = True) -> CG
                 collect,
                 tuple(successors.get(m.id, ())),
                 required,
+                m.size is None and m.timer is None and m.timeout_ms is None and not m.paused,
             )
         )
     gwhere = None
@@ -334,8 +337,8 @@ def all_channels(group: CGroup) -> list[CChannel]:
     return out
 
 
-def instance_keys(group: CGroup) -> dict[str, tuple[str, str]]:
-    """For each event type, the ``(field, variable)`` every channel of that type matches on.
+def instance_keys(group: CGroup) -> dict[str, tuple[tuple[str, str], ...]]:
+    """For each event type, the ``(field, variable)`` pairs every channel of that type matches on.
 
     An instance whose variable is bound when it starts can only accept events of that type whose
     field equals the variable's value, so the per-key state indexes instances by it. A variable
@@ -350,14 +353,14 @@ def instance_keys(group: CGroup) -> dict[str, tuple[str, str]]:
     for c in channels:
         assert c.spec.type is not None
         by_type.setdefault(c.spec.type, []).append(c)
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
     for type_, members in by_type.items():
         candidates: list[tuple[str, str]] | None = None
         for c in members:
             keyed = [(m.field, m.var) for m in c.match if m.var is not None and m.var not in rebound]
             candidates = keyed if candidates is None else [k for k in candidates if k in keyed]
         if candidates:
-            out[type_] = candidates[0]
+            out[type_] = tuple(candidates)
     return out
 
 

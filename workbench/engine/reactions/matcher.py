@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
@@ -54,7 +54,6 @@ from workbench.errors import PatternError
 
 __all__ = ["GroupMatcher", "TreeNode"]
 
-_MISSING: Any = object()
 #: A key's instances are indexed (see :mod:`.state`) once it holds more than this many.
 _INDEX_FROM = 12
 
@@ -121,11 +120,11 @@ class GroupMatcher(Lifecycle):
         keyed = self._keyed.get(event.type) if state.indexed else None
         if keyed is None:
             return list(state.instances.values())
-        value = event.fields.get(keyed[0], _MISSING)
+        fields = event.fields
         ids: list[int] = []
-        if value is not _MISSING:
+        if all(name in fields for name, _ in keyed):
             try:
-                ids = state.index.get((event.type, value), ids)
+                ids = state.index.get((event.type, tuple(fields[name] for name, _ in keyed)), ids)
             except TypeError:  # an unhashable field value equals no hashable bound value
                 ids = []
         loose = state.loose.get(event.type)
@@ -135,9 +134,10 @@ class GroupMatcher(Lifecycle):
         return [instances[i] for i in ids]
 
     def _index(self, state: GroupState, root: InstanceState) -> None:
-        for type_, (_, var) in self._keyed.items():
-            value = root.vars.get(var, _MISSING)
-            if value is not _MISSING:
+        variables = root.vars
+        for type_, keyed in self._keyed.items():
+            if all(var in variables for _, var in keyed):
+                value = tuple(variables[var] for _, var in keyed)
                 try:
                     state.index.setdefault((type_, value), []).append(root.id)
                 except TypeError:
@@ -231,10 +231,14 @@ class GroupMatcher(Lifecycle):
             inst.order.append(("g", member.name))
             self._populate(state, root, member, child, (*path, member.name), ctx)
             return
-        spec = member.spec
         cid = state.next_cid
         state.next_cid += 1
         ch = ChannelState(cid, index, env)
+        inst.channels[cid] = ch
+        inst.order.append(("c", cid))
+        if member.plain:
+            return
+        spec = member.spec
         if spec.size is not None:
             ch.target = spec.size.n
         acc = spec.size.accumulator if spec.size is not None else None
@@ -247,8 +251,6 @@ class GroupMatcher(Lifecycle):
             ctx.schedule(ctx.now + spec.timeout_ms, ("ct", root.id, path, cid))
         if spec.paused:
             inst.paused.add(spec.id)
-        inst.channels[cid] = ch
-        inst.order.append(("c", cid))
 
     def _extend(
         self,
@@ -284,30 +286,40 @@ class GroupMatcher(Lifecycle):
         event: Event,
         ctx: Context,
     ) -> None:
-        for kind, ref in list(inst.order):
+        order = inst.order
+        channels = inst.channels
+        members = group.members
+        etype = event.type
+        is_and = group.spec.operator == AND
+        # Channels created while this event is delivered are appended past ``n``: they do not see it.
+        n = len(order)
+        i = 0
+        while i < n:
+            kind, ref = order[i]
+            i += 1
             if inst.ended or root.ended:
                 return
             if kind == "g":
                 child = inst.children.get(ref)
                 if child is not None and not child.ended:
-                    sub = group.members[group.index_of[ref]]
-                    assert isinstance(sub, CGroup)
+                    sub = cast(CGroup, members[group.index_of[ref]])
                     self._deliver(state, root, sub, child, (*path, ref), event, ctx)
                 continue
-            ch = inst.channels.get(ref)
+            ch = channels.get(ref)
             if ch is None:
                 continue
-            cc = group.members[ch.member]
-            assert isinstance(cc, CChannel)
-            env = {**inst.vars, **ch.env} if ch.env else inst.vars
-            bound = cc.accepts(event, env)
+            cc = cast(CChannel, members[ch.member])
+            ctype = cc.spec.type
+            if ctype is not None and ctype != etype:
+                continue
+            bound = cc.accepts(event, {**inst.vars, **ch.env} if ch.env else inst.vars)
             if bound is None:
                 continue
-            if group.op == AND:
+            if is_and:
                 self._and_event(state, root, group, inst, path, ch, cc, event, bound, ctx)
             else:
                 self._or_event(state, root, group, inst, path, ch, cc, event, bound, ctx)
-        if inst.order and len(inst.order) > 2 * (len(inst.channels) + len(inst.children)) + 8:
+        if len(inst.order) > 2 * (len(inst.channels) + len(inst.children)) + 8:
             inst.order = [
                 (k, r) for k, r in inst.order if (r in inst.channels if k == "c" else r in inst.children)
             ]
@@ -326,7 +338,7 @@ class GroupMatcher(Lifecycle):
         ctx: Context,
     ) -> None:
         spec = cc.spec
-        env = {**inst.vars, **ch.env, **bound}
+        env = {**inst.vars, **ch.env, **bound} if ch.env or bound else inst.vars
         if spec.id in inst.paused:
             self._paused_event(root, cc, event, ctx)
             return
@@ -549,7 +561,7 @@ class GroupMatcher(Lifecycle):
         ctx: Context,
     ) -> None:
         spec = cc.spec
-        env = {**inst.vars, **ch.env, **bound}
+        env = {**inst.vars, **ch.env, **bound} if ch.env or bound else inst.vars
         if spec.id in inst.paused:
             self._paused_event(root, cc, event, ctx)
             return

@@ -29,8 +29,8 @@ from benchmarks.patterns import api_patterns
 from benchmarks.workload import WorkloadSpec, iter_rows
 from workbench.engine.aggregates import Avg, value_with
 from workbench.engine.events import Event
-from workbench.engine.matcher import Context
-from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, Stage
+from workbench.engine.matcher import Context, Matcher
+from workbench.engine.nfa import Contiguity, NFAMatcher, Quantifier, SequencePattern, Stage
 from workbench.engine.nfa.conditions import ConditionContext
 from workbench.engine.runtime import Engine
 
@@ -42,6 +42,12 @@ MIN_AVG = 105.0037
 
 def _say(line: str) -> None:
     print(line, flush=True)
+
+
+def _live(engine: Engine, pattern: str, key: str = "k") -> int:
+    """Live partial matches of one key (0 when the key holds no state)."""
+    state = engine.state_of(pattern, key)
+    return int(state.partial_matches) if state is not None else 0
 
 
 def _timed(engine: Engine, events: Iterable[Event]) -> tuple[float, int]:
@@ -67,35 +73,47 @@ def _open_close() -> SequencePattern:
     )
 
 
+def _matcher(pattern: SequencePattern, path: str) -> Matcher:
+    """The default matcher, or the general NFA path (``NFAMatcher(specialise=False)``)."""
+    if path == "general":
+        return NFAMatcher(pattern, specialise=False)
+    return pattern.compile()
+
+
 def bench_partial(sizes: Sequence[int], probe: int) -> None:
-    """Per-event cost with N live partial matches on one key."""
+    """Per-event cost with N live partial matches on one key, on the default and the general NFA path."""
     _say("# partial matches on one key: per-event cost (µs) of a 'tick' (awaited by none) and an 'open'")
-    rows: list[tuple[int, float, float]] = []
-    seq = 0
-    for n in sizes:
-        gc.collect()
-        engine = Engine([_open_close()])
-        t = 0
-        for _ in range(n):
-            engine.process(Event("open", t, "k", {}, seq))
-            t += 1
-            seq += 1
-        gc.collect()
-        ticks = [Event("tick", t + i, "k", {}, seq + i) for i in range(probe)]
-        seq += probe
-        t += probe
-        tick_s, _ = _timed(engine, ticks)
-        few = max(1, probe // 10)  # each open adds a partial match: keep the growth small
-        opens = [Event("open", t + i, "k", {}, seq + i) for i in range(few)]
-        seq += few
-        open_s, _ = _timed(engine, opens)
-        state = engine.state_of("open_close", "k")
-        live = len(state.runs) if state is not None else 0
-        tick_us, open_us = tick_s / probe * 1e6, open_s / few * 1e6
-        rows.append((n, tick_us, open_us))
-        _say(f"partial live={n:>7} tick_us={tick_us:8.2f} open_us={open_us:8.2f} live_after={live}")
-    (_, t0, o0), (nl, t1, o1) = rows[0], rows[-1]
-    _say(f"partial ratio {nl}/{rows[0][0]}: tick={t1 / t0:.2f} open={o1 / o0:.2f}  (1.00 = flat)")
+    for path in ("default", "general"):
+        warm = Engine([_matcher(_open_close(), path)])  # first-use costs stay out of the figures
+        _timed(warm, [Event(("open", "tick", "close")[i % 3], i, "w", {}, i) for i in range(300)])
+        rows: list[tuple[int, float, float]] = []
+        seq = 0
+        for n in sizes:
+            gc.collect()
+            engine = Engine([_matcher(_open_close(), path)])
+            t = 0
+            for _ in range(n):
+                engine.process(Event("open", t, "k", {}, seq))
+                t += 1
+                seq += 1
+            gc.collect()
+            ticks = [Event("tick", t + i, "k", {}, seq + i) for i in range(probe)]
+            seq += probe
+            t += probe
+            tick_s, _ = _timed(engine, ticks)
+            few = max(1, probe // 10)  # each open adds a partial match: keep the growth small
+            opens = [Event("open", t + i, "k", {}, seq + i) for i in range(few)]
+            seq += few
+            open_s, _ = _timed(engine, opens)
+            live = _live(engine, "open_close")
+            tick_us, open_us = tick_s / probe * 1e6, open_s / few * 1e6
+            rows.append((n, tick_us, open_us))
+            _say(
+                f"partial path={path} live={n:>7} tick_us={tick_us:8.2f} open_us={open_us:8.2f} "
+                f"live_after={live}"
+            )
+        (n0, t0, o0), (nl, t1, o1) = rows[0], rows[-1]
+        _say(f"partial path={path} ratio {nl}/{n0}: tick={t1 / t0:.2f} open={o1 / o0:.2f}  (1.00 = flat)")
 
 
 # ---------------------------------------------------------------------------------------------- aggregate
@@ -147,8 +165,7 @@ def bench_aggregate(run_lengths: Sequence[int], workload_n: int, workload_keys: 
             engine.process(events[0])
             secs, n = _timed(engine, events[1:])
             per_event.append(secs / n * 1e6)
-            state = engine.state_of(engine.matchers[0].name, "k")
-            live.append(len(state.runs) if state is not None else 0)
+            live.append(_live(engine, engine.matchers[0].name))
         assert live[0] == live[1], live
         inc_us, re_us = per_event
         _say(

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from tests.engine.test_nfa_index import rich_patterns
+from tests.engine.test_nfa_oracle import build, scenarios
 from workbench.conformance import sequences
 from workbench.conformance.runner import RunOptions
 from workbench.engine.nfa import (
@@ -24,6 +27,7 @@ from workbench.engine.nfa import (
 )
 from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
+from workbench.errors import PatternError
 
 CONTIGUITIES = list(Contiguity)
 CONDITIONS = [
@@ -159,3 +163,40 @@ def test_conformance_case_passes_on_the_general_nfa_too(path: Path, monkeypatch:
     monkeypatch.setattr(SequencePattern, "compile", lambda self: NFAMatcher(self, specialise=False))
     case = json.loads(path.read_text(encoding="utf-8"))
     assert sequences.run_case(case, RunOptions()) == []
+
+
+# ---------------------------------------------------------------------- own paths vs shared buffer
+def _full_run(matcher: NFAMatcher, types: list[str], times: list[int]) -> tuple[Any, ...]:
+    events = [
+        {"type": ty, "time": t, "key": "k" if i % 3 else "j"}
+        for i, (ty, t) in enumerate(zip(types, times, strict=True))
+    ]
+    return _engine_run(matcher, events)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rich_patterns(), st.lists(st.sampled_from("abcdx"), min_size=1, max_size=14), st.data())
+def test_own_paths_equal_the_shared_buffer_on_rich_patterns(
+    pattern: SequencePattern, types: list[str], data: st.DataObject
+) -> None:
+    """Negations, greedy loops, until, windows, previous-event windows, skip strategies."""
+    skip = data.draw(st.sampled_from(["no_skip", "skip_to_next", "skip_past_last_event", "first", "last"]))
+    target = data.draw(st.sampled_from([s.name for s in pattern.stages]))
+    strategy = SkipStrategy(f"skip_to_{skip}", target) if skip in ("first", "last") else SkipStrategy(skip)  # type: ignore[arg-type]
+    pattern = dataclasses.replace(pattern, skip=strategy, emit_timeouts=data.draw(st.booleans()))
+    try:
+        general = NFAMatcher(pattern, specialise=False)
+    except PatternError:
+        assume(False)
+    times = sorted(data.draw(st.lists(st.integers(0, 12), min_size=len(types), max_size=len(types))))
+    assert _full_run(general, types, times) == _full_run(NFAMatcher(pattern), types, times)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_own_paths_equal_the_shared_buffer_on_oracle_scenarios(sc: dict[str, Any]) -> None:
+    """Optional and quantified stages with every contiguity, allowCombinations, skip strategies."""
+    pattern = build(sc)
+    assert _full_run(NFAMatcher(pattern, specialise=False), sc["types"], sc["times"]) == _full_run(
+        NFAMatcher(pattern), sc["types"], sc["times"]
+    )

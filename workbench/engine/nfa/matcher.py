@@ -93,6 +93,8 @@ class NFAMatcher:
             for name, st in self._states.items()
         }
         self._needs_ctx = any(needs_context(tr.cond) for st in self._states.values() for tr in st.transitions)
+        #: partial matches keep their own path instead of sharing the Dewey-versioned buffer
+        self._paths = specialise and not pattern.flink_order
         #: the fast path for chains of single-event stages (None: the general NFA runs every pattern)
         self._linear = (
             LinearPlan.build(pattern, self.nfa, self._wakes, self._start_wakes) if specialise else None
@@ -281,12 +283,12 @@ class NFAMatcher:
                     potential.append(r)
             elif kind == Kind.STOP:
                 stopped = True
-                state.buffer.release(r.node, r.version)
+                self._release(state, r.node, r.version)
             else:
                 keep.append(r)
         if stopped and not is_start:
             for r in keep:
-                state.buffer.release(r.node, r.version)
+                self._release(state, r.node, r.version)
             if ctx.tracing:
                 ctx.trace(TraceKind.VIOLATED, run.inst, None, event.seq)
             keep = [r for r in keep if r.start_id is None]
@@ -356,11 +358,11 @@ class NFAMatcher:
                 continue
             if ctx.tracing:
                 ctx.trace(TraceKind.TIMED_OUT, run.inst)
-            state.buffer.release(run.node, run.version)
+            self._release(state, run.node, run.version)
         self._emit_matches(state, potential, t, ctx)
         for run, deadline in timeouts:
             self._emit(state, run, "timeout", deadline, ctx)
-            state.buffer.release(run.node, run.version)
+            self._release(state, run.node, run.version)
 
     # ------------------------------------------------------------------ one run, one event
     def _start_run(self, state: NFAState) -> Run:
@@ -369,7 +371,6 @@ class NFAMatcher:
     def _step(self, state: NFAState, run: Run, event: Event, eid: EventId, ctx: Context) -> list[Run]:
         """Flink's ``computeNextStates`` for one run (successors; releases the run's reference)."""
         states = self._states
-        buffer = state.buffer
         cctx = (
             ConditionContext(lambda: self._materialize(state, run), self._agg_reader(run, event), event.time)
             if self._needs_ctx
@@ -414,7 +415,7 @@ class NFAMatcher:
             else:
                 edge_v = increase(version, takes_left)
                 takes_left -= 1
-                node = buffer.put(states[tr.source].stage, event, eid, run.node, edge_v)
+                node = self._put(state, states[tr.source].stage, event, eid, run.node, edge_v)
                 nxt_v = add_stage(edge_v)
                 aggs = self._take_aggs(run.aggs, states[tr.source].stage, event)
                 if is_start:
@@ -431,7 +432,7 @@ class NFAMatcher:
         if is_start:
             out.append(Run(-1, run.state, None, increase(version, self_inc), None, None, None, 0, ()))
         elif not any(r is run for r in out):
-            buffer.release(run.node, run.version)
+            self._release(state, run.node, run.version)
         return out
 
     def _new_run(
@@ -440,7 +441,7 @@ class NFAMatcher:
     ) -> Run:  # fmt: skip
         rid = state.next_rid
         state.next_rid = rid + 1
-        if node is not None:
+        if node is not None and not self._paths:
             state.buffer.lock(node, version)
         return Run(rid, target, node, version, like.start_ts, like.start_id, like.prev_ts, like.inst, aggs)
 
@@ -461,6 +462,30 @@ class NFAMatcher:
                         return nxt
                     stack.append(nxt)
         return None
+
+    # ------------------------------------------------------------------ storage of taken events
+    # Shared buffer (Dewey versions), or with ``_paths`` each partial match's own path as a tuple of
+    # ``(stage, event id, event)`` in ``Run.node`` (no sharing, no versions to resolve).
+    def _put(
+        self, state: NFAState, stage: str, event: Event, eid: EventId, prev: Any, version: Version
+    ) -> Any:
+        if self._paths:
+            return ((stage, eid, event),) if prev is None else (*prev, (stage, eid, event))
+        return state.buffer.put(stage, event, eid, prev, version)
+
+    def _release(self, state: NFAState, node: Any, version: Version) -> None:
+        if not self._paths:
+            state.buffer.release(node, version)
+
+    def _extract(self, state: NFAState, node: Any, version: Version) -> list[list[tuple[str, EventId]]]:
+        if self._paths:
+            return [[(stage, eid) for stage, eid, _ in node]] if node else []
+        return state.buffer.extract(node, version)
+
+    def _event(self, state: NFAState, node: Any, eid: EventId) -> Event:
+        if self._paths:
+            return next(ev for _, i, ev in node if i == eid)  # type: ignore[no-any-return]
+        return state.buffer.event(eid)
 
     # ------------------------------------------------------------------ aggregates
     def _agg_reader(self, run: Run, event: Event) -> Callable[[str, str | None], Any]:
@@ -542,7 +567,7 @@ class NFAMatcher:
             if run is None:
                 continue
             self._remove(state, run)
-            state.buffer.release(run.node, run.version)
+            self._release(state, run.node, run.version)
             if ctx.tracing:
                 ctx.trace(TraceKind.PRUNED, run.inst, None, None, {"reason": "max_partial_matches"})
         if self._flink:
@@ -560,7 +585,7 @@ class NFAMatcher:
         if self._skip.kind == "no_skip":
             for run in potential:
                 self._emit(state, run, "match", t, ctx)
-                state.buffer.release(run.node, run.version)
+                self._release(state, run.node, run.version)
             return
         completed = state.completed
         if self._flink:
@@ -583,21 +608,21 @@ class NFAMatcher:
                 poll(completed, _jkey)
             else:
                 completed.pop(0)
-            paths = state.buffer.extract(match.node, match.version)
+            paths = self._extract(state, match.node, match.version)
             pruning = self._pruning_id(paths)
             if pruning is not None:
                 self._prune(state, pruning, ctx)
             self._emit(state, match, "match", t, ctx, paths[0] if paths else [])
-            state.buffer.release(match.node, match.version)
+            self._release(state, match.node, match.version)
 
     def _completion_key(self, state: NFAState, run: Run) -> tuple[Any, ...]:
         """Emission order of held-back matches: earliest start, earliest last event, then the
         smallest (event, stage) sequence -- a deterministic, documented rule (Flink's own order
         among equal starts is a Java heap artefact, reproduced only with ``flink_order``)."""
-        paths = state.buffer.extract(run.node, run.version)
+        paths = self._extract(state, run.node, run.version)
         index = self._stage_index
         seq = tuple((eid, index[stage]) for stage, eid in paths[0]) if paths else ()
-        last = run.node[0] if run.node is not None else None
+        last = None if run.node is None else run.node[-1][1] if self._paths else run.node[0]
         return (run.start_id, last, seq)
 
     def _pruning_id(self, paths: list[list[tuple[str, EventId]]]) -> EventId | None:
@@ -644,10 +669,10 @@ class NFAMatcher:
         if self._flink:
             for run in remove_if(state.pq, lambda r: hit(r.start_id), _jkey):
                 self._remove(state, run)
-                state.buffer.release(run.node, run.version)
+                self._release(state, run.node, run.version)
                 trace_pruned(run)
             for run in remove_if(state.completed, lambda r: hit(r.start_id), _jkey):
-                state.buffer.release(run.node, run.version)
+                self._release(state, run.node, run.version)
             return
         heap = state.starts
         while heap and (heap[0][1] not in runs or hit(heap[0][0])):
@@ -655,22 +680,22 @@ class NFAMatcher:
             victim = runs.get(rid)
             if victim is not None:
                 self._remove(state, victim)
-                state.buffer.release(victim.node, victim.version)
+                self._release(state, victim.node, victim.version)
                 trace_pruned(victim)
         kept = []
         for run in state.completed:
             if hit(run.start_id):
-                state.buffer.release(run.node, run.version)
+                self._release(state, run.node, run.version)
             else:
                 kept.append(run)
         state.completed[:] = kept
 
     def _materialize(self, state: NFAState, run: Run) -> dict[str, list[Event]]:
         out: dict[str, list[Event]] = {}
-        paths = state.buffer.extract(run.node, run.version)
+        paths = self._extract(state, run.node, run.version)
         if paths:
             for stage, eid in paths[0]:
-                out.setdefault(stage, []).append(state.buffer.event(eid))
+                out.setdefault(stage, []).append(self._event(state, run.node, eid))
         return out
 
     def _emit(
@@ -678,11 +703,11 @@ class NFAMatcher:
         path: list[tuple[str, EventId]] | None = None,
     ) -> None:  # fmt: skip
         if path is None:
-            paths = state.buffer.extract(run.node, run.version)
+            paths = self._extract(state, run.node, run.version)
             path = paths[0] if paths else []
         grouped: dict[str, list[Event]] = {}
         for stage, eid in path:
-            grouped.setdefault(stage, []).append(state.buffer.event(eid))
+            grouped.setdefault(stage, []).append(self._event(state, run.node, eid))
         events: list[Event] = []
         channels: list[str] = []
         for stage, evs in grouped.items():

@@ -15,6 +15,8 @@ from workbench.backends import AdvanceTime, Backend, LocalBackend
 from workbench.engine.runtime import RunResult
 
 pytestmark = [
+    # Beam's gRPC reader thread reports "Multiplexer hanging up" when a job ends; harmless.
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning"),
     pytest.mark.flink,
     pytest.mark.filterwarnings("ignore::DeprecationWarning:pyflink"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning:apache_beam"),

@@ -15,7 +15,13 @@ from benchmarks.workload import WorkloadSpec, write_csv
 from workbench.backends import LocalBackend
 from workbench.engine.runtime import RunResult
 
-pytestmark = [pytest.mark.flink, pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+pytestmark = [
+    # Beam's gRPC reader thread reports "Multiplexer hanging up" when a job ends; harmless.
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning"),
+    pytest.mark.flink,
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
 
 ROWS = 20_000
 

@@ -10,6 +10,8 @@ from workbench.engine.runtime import RunResult
 from workbench.errors import CepError
 
 pytestmark = [
+    # Beam's gRPC reader thread reports "Multiplexer hanging up" when a job ends; harmless.
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning"),
     pytest.mark.flink,
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]

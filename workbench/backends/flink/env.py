@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,7 +20,7 @@ def make_environment(
     *,
     checkpoint_interval_ms: int | None = None,
     savepoint: str | Path | None = None,
-    execution_mode: ExecutionMode = "process",
+    execution_mode: ExecutionMode = "thread",
     config: dict[str, str] | None = None,
 ) -> StreamExecutionEnvironment:
     """A streaming environment whose Python workers run this interpreter (and so see ``workbench``).
@@ -32,10 +33,14 @@ def make_environment(
         parallelism: default parallelism of the job's operators.
         checkpoint_interval_ms: enable checkpointing at this interval (``None``: off).
         savepoint: restore the job from this savepoint or retained checkpoint.
-        execution_mode: ``"process"`` (default) or ``"thread"`` (Python embedded in the JVM; it
-            finds packages only through a ``PYTHONPATH`` exported before this process started).
+        execution_mode: ``"thread"`` (default: Python embedded in the JVM, no worker processes to
+            start, several times faster for small jobs) or ``"process"`` (separate Python workers).
+            Embedded Python finds packages only through ``PYTHONPATH``, which this function extends
+            with ``sys.path``; the JVM reads it when it starts, so the first PyFlink call of the
+            process should be this function (a ``Configuration()`` made earlier starts the JVM).
         config: further Flink configuration entries.
     """
+    _expose_packages()
     conf = Configuration()
     conf.set_string("python.executable", sys.executable)
     conf.set_string("python.client.executable", sys.executable)
@@ -49,3 +54,10 @@ def make_environment(
     if checkpoint_interval_ms is not None:
         env.enable_checkpointing(checkpoint_interval_ms)
     return env
+
+
+def _expose_packages() -> None:
+    """Thread mode embeds Python in the JVM, which finds packages only through ``PYTHONPATH``."""
+    current = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    wanted = [p for p in sys.path if p and Path(p).is_dir() and p not in current]
+    os.environ["PYTHONPATH"] = os.pathsep.join(current + wanted)

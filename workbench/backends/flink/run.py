@@ -119,7 +119,7 @@ def run_many(
     runs: Sequence[FlinkRun],
     *,
     parallelism: int = 1,
-    execution_mode: ExecutionMode = "process",
+    execution_mode: ExecutionMode = "thread",
     checkpoint_interval_ms: int | None = None,
     job_name: str = "cep-workbench",
 ) -> list[RunResult]:
@@ -158,7 +158,7 @@ def run_matchers(
     until: int | float | None = None,
     finish: bool = True,
     trace: bool = False,
-    execution_mode: ExecutionMode = "process",
+    execution_mode: ExecutionMode = "thread",
 ) -> RunResult:
     """Run patterns (or compiled matchers) over one input script on a local Flink mini-cluster.
 
@@ -174,12 +174,12 @@ class FlinkBackend:
 
     Args:
         parallelism: the matcher operator's parallelism.
-        execution_mode: PyFlink's Python execution mode (``"process"`` or ``"thread"``).
+        execution_mode: PyFlink's Python execution mode (``"thread"`` or ``"process"``).
     """
 
     name = "flink"
 
-    def __init__(self, parallelism: int = 1, execution_mode: ExecutionMode = "process") -> None:
+    def __init__(self, parallelism: int = 1, execution_mode: ExecutionMode = "thread") -> None:
         self.parallelism = parallelism
         self.execution_mode = execution_mode
 

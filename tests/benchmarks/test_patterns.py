@@ -109,6 +109,16 @@ def test_cli_output_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         assert count == sum(want[name].values())
 
 
+def test_cli_one_pass_agrees(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv = tmp_path / "w.csv"
+    write_csv(WorkloadSpec(n=3_000, seed=3), csv)
+    assert run.main(["--csv", str(csv), "--patterns", ",".join(PATTERNS), "--in-process", "--one-pass"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == len(PATTERNS)
+    assert "8 patterns in one engine" in err
+    assert "results equal" in err
+
+
 def test_cli_checks_reference_and_forks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     csv = tmp_path / "w200k.csv"
     write_csv(WorkloadSpec(n=200_000), csv)  # the reference file: its first 20k rows have reference counts

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from workbench.conformance.groups import run_case
+from workbench.conformance.groups import build_pattern, run_case
 from workbench.conformance.runner import RunOptions
+from workbench.engine.reactions import ReactionGroup
+from workbench.errors import CepError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "conformance" / "prova_variants"
 CASES = sorted(p.stem for p in DATA.glob("*.json"))
@@ -52,3 +54,24 @@ def test_exit_counts_flag_decides_whether_the_top_exit_counts() -> None:
     case = load("and_not_then_again")
     case["pattern"]["exit"] = {"counts": False}
     assert run_case(case, RunOptions()) == ["counter Count: expected 5, got 4"]
+
+
+def test_prova_duration_strings_and_single_ids_are_read() -> None:
+    case = load("or_stop_ids_then_timeout")
+    case["pattern"]["timeout_ms"] = "0 minutes 300 ms"
+    case["pattern"]["channels"][2]["stop_ids"] = "x"
+    assert run_case(case, RunOptions()) == []
+    pattern = build_pattern(case)
+    assert isinstance(pattern, ReactionGroup)
+    assert pattern.timeout_ms == 300
+    case["pattern"]["timeout_ms"] = "3 sec"
+    assert build_pattern(case).timeout_ms == 3000  # type: ignore[union-attr]
+    case["pattern"]["timeout_ms"] = "soon"
+    with pytest.raises(CepError, match="unreadable duration"):
+        build_pattern(case)
+
+
+def test_exit_result_is_not_compared() -> None:
+    case = load("or_stop_ids_then_timeout")
+    case["expected"][0]["exit_result"] = {"anything": 1}
+    assert run_case(case, RunOptions()) == []

@@ -75,3 +75,16 @@ def test_exit_result_is_not_compared() -> None:
     case = load("or_stop_ids_then_timeout")
     case["expected"][0]["exit_result"] = {"anything": 1}
     assert run_case(case, RunOptions()) == []
+
+
+def test_the_blogs_count_in_an_or_group_reads_as_size() -> None:
+    # The blog's or_not_count writes OR(NOT @count(2) login, logout); the code's version @size(2).
+    path = DATA.parent / "prova" / "or_not_count.json"
+    case: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    channel = case["pattern"]["channels"][0]
+    del channel["size"]
+    channel["count"] = 2
+    assert run_case(case, RunOptions()) == []
+    channel["count"] = -1
+    with pytest.raises(CepError, match="in an OR group"):
+        run_case(case, RunOptions())

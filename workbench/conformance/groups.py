@@ -119,7 +119,7 @@ def _accumulator(raw: Mapping[str, Any] | None) -> MapCounter | SortedAccumulato
     raise CepError(msg)
 
 
-def _channel(raw: Mapping[str, Any], restarts: Mapping[str, list[str]]) -> Channel:
+def _channel(raw: Mapping[str, Any], restarts: Mapping[str, list[str]], operator: str = "and") -> Channel:
     cid = str(raw["id"])
     count = None
     if "count_min" in raw:
@@ -128,6 +128,12 @@ def _channel(raw: Mapping[str, Any], restarts: Mapping[str, list[str]]) -> Chann
         c = raw["count"]
         count = Count.of(*c) if isinstance(c, list) else Count.of(int(c))
     size = None
+    if count is not None and operator == "or" and raw.get("size") is None:
+        # The blog's OR(NOT @count(2) E1, E2): in an OR, "@count(n)" needs n events, as @size(n).
+        if count.mode != "ignore" or count.min != count.max or count.min < 1:
+            msg = f"channel {cid!r}: @count {count!r} in an OR group (use size)"
+            raise CepError(msg)
+        size, count = Size(count.min), None
     if raw.get("size") is not None:
         n, reset = raw["size"], raw.get("size_reset")
         if isinstance(n, list):  # the raw annotation, @size(n[, reset])
@@ -185,7 +191,9 @@ def _aliased(raw: Mapping[str, Any], alias: Mapping[str, str]) -> dict[str, Any]
     return out
 
 
-def _members(raw_channels: Sequence[Mapping[str, Any]], subgroups: Mapping[str, Any]) -> tuple[Any, ...]:
+def _members(
+    raw_channels: Sequence[Mapping[str, Any]], subgroups: Mapping[str, Any], operator: str = "and"
+) -> tuple[Any, ...]:
     # A nested group is a member under its group name; a case may refer to it by its channel id.
     alias = {str(ch["id"]): str(ch["group_result"]) for ch in raw_channels if ch.get("group_result")}
     raw_channels = [_aliased(ch, alias) for ch in raw_channels]
@@ -207,7 +215,7 @@ def _members(raw_channels: Sequence[Mapping[str, Any]], subgroups: Mapping[str, 
                 ReactionGroup(
                     name,
                     sub.get("operator", "and"),
-                    channels=_members(sub["channels"], subgroups),
+                    channels=_members(sub["channels"], subgroups, sub.get("operator", "and")),
                     timeout_ms=_ms(sub.get("timeout_ms")),
                     timeout_channel=bool(sub.get("timeout_channel", False)),
                     exit=Exit(sub_exit.get("count"), sub_exit.get("size")),
@@ -215,7 +223,7 @@ def _members(raw_channels: Sequence[Mapping[str, Any]], subgroups: Mapping[str, 
                 )
             )
         else:
-            out.append(_channel(ch, restarts))
+            out.append(_channel(ch, restarts, operator))
     return tuple(out)
 
 
@@ -249,7 +257,7 @@ def build_pattern(case: Mapping[str, Any]) -> ReactionGroup | Receive:
     return ReactionGroup(
         name,
         p.get("operator", "and"),
-        channels=_members(p["channels"], p.get("subgroups") or {}),
+        channels=_members(p["channels"], p.get("subgroups") or {}, p.get("operator", "and")),
         timeout_ms=_ms(p.get("timeout_ms")),
         timeout_channel=bool(p.get("timeout_channel", False)),
         initiator=initiator,

@@ -482,11 +482,6 @@ class NFAMatcher:
             return [[(stage, eid) for stage, eid, _ in node]] if node else []
         return state.buffer.extract(node, version)
 
-    def _event(self, state: NFAState, node: Any, eid: EventId) -> Event:
-        if self._paths:
-            return next(ev for _, i, ev in node if i == eid)  # type: ignore[no-any-return]
-        return state.buffer.event(eid)
-
     # ------------------------------------------------------------------ aggregates
     def _agg_reader(self, run: Run, event: Event) -> Callable[[str, str | None], Any]:
         specs = self.pattern.aggregates
@@ -692,10 +687,14 @@ class NFAMatcher:
 
     def _materialize(self, state: NFAState, run: Run) -> dict[str, list[Event]]:
         out: dict[str, list[Event]] = {}
+        if self._paths:
+            for stage, _, ev in run.node or ():
+                out.setdefault(stage, []).append(ev)
+            return out
         paths = self._extract(state, run.node, run.version)
         if paths:
             for stage, eid in paths[0]:
-                out.setdefault(stage, []).append(self._event(state, run.node, eid))
+                out.setdefault(stage, []).append(state.buffer.event(eid))
         return out
 
     def _emit(
@@ -706,8 +705,9 @@ class NFAMatcher:
             paths = self._extract(state, run.node, run.version)
             path = paths[0] if paths else []
         grouped: dict[str, list[Event]] = {}
+        event_of = {i: ev for _, i, ev in run.node or ()}.__getitem__ if self._paths else state.buffer.event
         for stage, eid in path:
-            grouped.setdefault(stage, []).append(self._event(state, run.node, eid))
+            grouped.setdefault(stage, []).append(event_of(eid))
         events: list[Event] = []
         channels: list[str] = []
         for stage, evs in grouped.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.engine.nfa.buffer import EventId, NodeId, SharedBuffer, Version
+from workbench.engine.nfa.buffer import EventId, SharedBuffer, Version
 
 __all__ = ["NFAState", "Run"]
 
@@ -17,7 +17,8 @@ class Run:
     Attributes:
         rid: unique id within the key (a run that changes gets a new id).
         state: internal name of the NFA state it waits in.
-        node: the buffer node of the last taken event (``None`` before the first take).
+        node: the buffer node of the last taken event (``None`` before the first take); when the
+            matcher keeps paths per partial match, the tuple of ``(stage, event id, event)`` taken.
         version: Dewey version.
         start_ts / start_id: time and id of the first taken event (``None`` for the start run).
         prev_ts: time of the last taken event.
@@ -27,7 +28,7 @@ class Run:
 
     rid: int
     state: str
-    node: NodeId | None
+    node: Any  # NodeId | tuple[tuple[str, EventId, Event], ...] | None
     version: Version
     start_ts: Any
     start_id: EventId | None

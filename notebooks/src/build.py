@@ -128,6 +128,7 @@ def make_notebook(cells: list[SourceCell]) -> nbformat.NotebookNode:
             if c.kind == "code"
             else nbformat.v4.new_markdown_cell(c.source)
         )
+        cell.id = f"cell-{len(nb.cells):03d}"  # stable ids: rebuilding does not churn the diff
         if c.tags:
             cell.metadata["tags"] = list(c.tags)
         nb.cells.append(cell)

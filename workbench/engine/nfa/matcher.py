@@ -43,6 +43,7 @@ __all__ = ["NFAMatcher"]
 _TIMER = "nfa-window"
 _TAKE = int(Action.TAKE)
 _PROCEED = int(Action.PROCEED)
+_IGNORE = int(Action.IGNORE)
 
 
 class NFAMatcher:
@@ -63,6 +64,7 @@ class NFAMatcher:
             msg = f"duplicate aggregate names: {names}"
             raise PatternError(msg, pattern=pattern.name)
         self._agg_index = {a.name: i for i, a in enumerate(specs)}
+        self._has_aggs = bool(specs)
         for a in specs:
             make_aggregate(a.function, **dict(a.params))  # validates the function name early
         self.nfa: CompiledNFA = compile_nfa(pattern, frozenset(names))
@@ -399,14 +401,16 @@ class NFAMatcher:
         ignores_left = ignores
         take_skip = max(0, takes - 1)
         out: list[Run] = []
+        kept = False  # ``run`` itself is among the successors
         for tr in edges:
-            if tr.action == Action.IGNORE:
+            if tr.action == _IGNORE:
                 if is_start:
                     continue
-                if tr.target == run.state:
+                if tr.target == here:
                     v = increase(version, self_inc)
-                    if v == version and not any(r is run for r in out):
+                    if v == version and not kept:
                         out.append(run)  # unchanged: keep the run (and its buffer reference)
+                        kept = True
                         continue
                 else:
                     v = add_stage(increase(version, take_skip + ignores_left))
@@ -417,7 +421,7 @@ class NFAMatcher:
                 takes_left -= 1
                 node = self._put(state, states[tr.source].stage, event, eid, run.node, edge_v)
                 nxt_v = add_stage(edge_v)
-                aggs = self._take_aggs(run.aggs, states[tr.source].stage, event)
+                aggs = self._take_aggs(run.aggs, states[tr.source].stage, event) if self._has_aggs else ()
                 if is_start:
                     proto = Run(-1, "", None, (), event.time, eid, event.time, ctx.new_instance(), aggs)
                 else:
@@ -431,7 +435,7 @@ class NFAMatcher:
                     out.append(self._new_run(state, final, node, nxt_v, proto, aggs, ctx))
         if is_start:
             out.append(Run(-1, run.state, None, increase(version, self_inc), None, None, None, 0, ()))
-        elif not any(r is run for r in out):
+        elif not kept:
             self._release(state, run.node, run.version)
         return out
 

@@ -60,6 +60,10 @@ def load_events(
     if isinstance(source, str | Path):
         source = read_frame(source)
     if isinstance(source, pd.DataFrame):
+        if key is not None and key != "key" and key in source.columns and "key" not in source.columns:
+            # key by a copy, so the column stays a field conditions can read (partition by symbol)
+            source = source.assign(key=source[key])
+            key = "key"
         return frame_to_events(
             source,
             type_column=type or "type",

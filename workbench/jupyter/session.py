@@ -95,8 +95,8 @@ class CepSession:
             default_name=default_name,
         )
         if default_name is not None and defs and default_name not in {d.pattern.name for d in defs}:
-            names = ", ".join(repr(d.pattern.name) for d in defs)
-            msg = f"the cell is called {default_name!r} but defines {names}; drop the name or rename"
+            defined = ", ".join(repr(d.pattern.name) for d in defs)
+            msg = f"the cell is called {default_name!r} but defines {defined}; drop the name or rename"
             raise CepError(msg)
         for d in defs:
             self.field_types.update({k: dict(v) for k, v in d.field_types.items()})

@@ -24,7 +24,7 @@ def group(op: str, **kw: Any) -> ReactionGroup:
         Channel("c_login", "login", match={"user": Var("User")}, where="e.ip != IP"),
         Channel("c_logout", "logout", match={"user": Var("User"), "ip": Var("IP")}),
     )
-    return ReactionGroup("g", op, channels=channels, initiator=LOGIN, **kw)
+    return ReactionGroup("g", op, channels=channels, initiator=LOGIN, **kw)  # type: ignore[arg-type]
 
 
 def test_and_completes_when_every_channel_fired() -> None:
@@ -142,7 +142,7 @@ def test_state_is_released_after_completion() -> None:
 @pytest.mark.parametrize(
     ("build", "message"),
     [
-        (lambda: ReactionGroup("g", "xor", channels=(Channel("c", "a"),), initiator=LOGIN), "operator"),
+        (lambda: ReactionGroup("g", "xor", channels=(Channel("c", "a"),), initiator=LOGIN), "operator"),  # type: ignore[arg-type]
         (lambda: ReactionGroup("g", "and", channels=(), initiator=LOGIN), "at least one channel"),
         (lambda: ReactionGroup("g", "and", channels=(Channel("c", "a"),)), "initiator"),
         (

@@ -45,6 +45,14 @@ def test_define_list_and_show(ip: Any, capsys: pytest.CaptureFixture[str]) -> No
     assert "AND and_not  timeout 400ms" in shown
 
 
+def test_event_declarations_persist_across_cells(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell_magic("cep", "", "event payment(card, amount: float)")
+    assert "payment" in capsys.readouterr().out
+    result = ip.run_cell("%%cep\nsequence big begin p: payment where p.amont > 10")
+    assert isinstance(result.error_in_exec, CepCellError)
+    assert "unknown field 'amont' (did you mean 'amount'?)" in str(result.error_in_exec)
+
+
 def test_cell_name_names_an_unnamed_definition(ip: Any) -> None:
     ip.run_cell_magic(
         "cep", "rise -q", "sequence\n  begin low where e.p < 10\n  next high where e.p > last(low).p"

@@ -35,6 +35,8 @@ def define(magics: Any, argv: Sequence[str], cell: str) -> Any:
     if not args.quiet and args.on is None:
         for d in defs:
             print(f"defined {d.pattern.name!r}: {describe(d.pattern)}")
+        if not defs:
+            print(f"event types known: {', '.join(sorted(magics.session.schema)) or 'none'}")
     if args.on is None:
         return None
     frame = replay(magics, names, args.on, time=args.time, key=args.key, type_=args.type)

@@ -357,3 +357,16 @@ def test_recurring_size_with_an_accumulator_per_key() -> None:
         ("b", {"2": 2, "3": 1}),
         ("a", {"3": 1, "1": 1}),
     ]
+
+
+def test_a_timer_channel_without_a_type_is_a_pure_clock() -> None:
+    # Its windows close on time only and it records no event itself; the events in a window are
+    # those the other channels recorded (4.11: the emission carries the instance's trace).
+    g = ReactionGroup(
+        "clock",
+        "or",
+        channels=(Channel("tick", timer=Timer(10)), Channel("x", "x", size=Size(100))),
+        instances=(Instance("k", 0),),
+    )
+    res = run(g, [ev(3, "x"), ev(5, "other"), ev(12, "x")], until=25)
+    assert [(d.time, [e.seq for e in d.events]) for d in res.detections] == [(10, [0]), (20, [2])]

@@ -345,7 +345,7 @@ def instance_keys(group: CGroup) -> dict[str, tuple[tuple[str, str], ...]]:
     that a channel's ``binds`` may rebind is not used; a channel listening to any type (``type=None``)
     disables the index.
     """
-    channels = all_channels(group)
+    channels = [c for c in all_channels(group) if c.spec.type is not None or c.spec.timer is None]
     if any(c.spec.type is None for c in channels):
         return {}
     rebound = {var for c in channels for var, _ in pairs(c.spec.binds)}

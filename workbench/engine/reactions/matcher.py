@@ -310,8 +310,8 @@ class GroupMatcher(Lifecycle):
                 continue
             cc = cast(CChannel, members[ch.member])
             ctype = cc.spec.type
-            if ctype is not None and ctype != etype:
-                continue
+            if ctype != etype and (ctype is not None or cc.spec.timer is not None):
+                continue  # another type; a @timer channel without a type is a pure clock
             bound = cc.accepts(event, {**inst.vars, **ch.env} if ch.env else inst.vars)
             if bound is None:
                 continue

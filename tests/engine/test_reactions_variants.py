@@ -370,3 +370,17 @@ def test_a_timer_channel_without_a_type_is_a_pure_clock() -> None:
     )
     res = run(g, [ev(3, "x"), ev(5, "other"), ev(12, "x")], until=25)
     assert [(d.time, [e.seq for e in d.events]) for d in res.detections] == [(10, [0]), (20, [2])]
+
+
+def test_an_exhausted_nested_or_waits_for_the_parents_timeout() -> None:
+    # The nested OR loses its only channel to a @not event; the parent's timeout then reports the
+    # AND as timed out with its own trace (4.3, 9.1; the nested group's events join the parent's
+    # trace only as its result, 2) instead of the instance vanishing silently.
+    inner = ReactionGroup("inner", "or", channels=(Channel("no_x", "x", negated=True),))
+    g = group("and", Channel("a", "a"), inner, timeout_ms=50, timeout_channel=True)
+    assert outline(run(g, [ev(0, "go"), ev(5, "a"), ev(10, "x")])) == [("timeout", 50, [1], ())]
+    # Without any timeout the instance can never complete and is dropped at once.
+    quiet = group("and", Channel("a", "a"), inner)
+    engine = Engine([quiet])
+    engine.process_many([ev(0, "go"), ev(5, "a"), ev(10, "x")])
+    assert engine.state_of("g", "k") is None

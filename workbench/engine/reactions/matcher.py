@@ -631,11 +631,18 @@ class GroupMatcher(Lifecycle):
         """End an OR instance that has no live channel left and no group timeout to wait for.
 
         It can never emit (prova.md 3.2: only a positive event or a timeout ends an OR), so it is
-        dropped silently, as Prova's instance would stay silent forever. With a group timeout it
-        waits for the timeout, which reports it (``timeout_channel``).
+        dropped silently, as Prova's instance would stay silent forever. With a group timeout (its
+        own or an enclosing group's) it waits for the timeout, which reports it (``timeout_channel``).
         """
-        if inst.channels or inst.children or group.spec.timeout_ms is not None or inst.ended:
+        if inst.channels or inst.children or inst.ended:
             return
+        chain = self.group
+        if chain.spec.timeout_ms is not None:
+            return
+        for name in path:
+            chain = cast(CGroup, chain.members[chain.index_of[name]])
+            if chain.spec.timeout_ms is not None:
+                return
         self._fail(state, root, group, inst, path, ctx, cause=None)
 
     def _recurring_emit(

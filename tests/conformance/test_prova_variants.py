@@ -88,3 +88,16 @@ def test_the_blogs_count_in_an_or_group_reads_as_size() -> None:
     channel["count"] = -1
     with pytest.raises(CepError, match="in an OR group"):
         run_case(case, RunOptions())
+
+
+def test_a_raw_count_annotation_string_is_read() -> None:
+    case = load("retrospective_strict_not")
+    channel = case["pattern"]["channels"][1]
+    for key in ("count_min", "count_max", "count_mode"):
+        del channel[key]
+    channel["count"] = "1, 1, strict"
+    assert run_case(case, RunOptions()) == []
+    channel["count"] = [1, 1, "strict"]
+    assert run_case(case, RunOptions()) == []
+    channel["count"] = "1,-1"  # at least one, record: s3 (no drop at all) now fails its close
+    assert run_case(case, RunOptions()) != []

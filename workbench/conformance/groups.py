@@ -126,6 +126,8 @@ def _channel(raw: Mapping[str, Any], restarts: Mapping[str, list[str]], operator
         count = Count(int(raw["count_min"]), int(raw["count_max"]), raw.get("count_mode", "ignore"))
     elif "count" in raw and raw["count"] not in (None, 1):
         c = raw["count"]
+        if isinstance(c, str):  # the raw annotation text, "1,-1" or "1,1,strict"
+            c = [int(v) if v.strip().lstrip("-").isdigit() else v.strip() for v in c.split(",")]
         count = Count.of(*c) if isinstance(c, list) else Count.of(int(c))
     size = None
     if count is not None and operator == "or" and raw.get("size") is None:

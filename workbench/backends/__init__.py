@@ -12,11 +12,11 @@ from workbench.backends.local import LocalBackend
 __all__ = ["BACKENDS", "AdvanceTime", "Backend", "BackendError", "Input", "LocalBackend", "get_backend"]
 
 #: Backend names :func:`get_backend` knows.
-BACKENDS = ("local", "flink")
+BACKENDS = ("local", "flink", "flink-sql")
 
 
 def get_backend(name: str, *, parallelism: int = 1) -> Backend:
-    """The backend called ``name``: ``"local"`` or ``"flink"`` (imports PyFlink lazily).
+    """The backend called ``name``: ``"local"``, ``"flink"`` or ``"flink-sql"`` (PyFlink imported lazily).
 
     Args:
         name: the backend's name.
@@ -31,5 +31,10 @@ def get_backend(name: str, *, parallelism: int = 1) -> Backend:
         from workbench.backends.flink import FlinkBackend
 
         return FlinkBackend(parallelism=parallelism)
+    if name == "flink-sql":
+        from workbench.backends.flink import FlinkBackend as _requires_pyflink  # noqa: F401
+        from workbench.backends.flink_sql import FlinkSqlBackend
+
+        return FlinkSqlBackend(parallelism=parallelism)
     msg = f"unknown backend {name!r}; known: {', '.join(BACKENDS)}"
     raise BackendError(msg)

@@ -158,6 +158,19 @@ def test_worker_processes_give_the_same_detections() -> None:
     assert late == ref.late == []
 
 
+def test_finish_until_closes_the_global_clock() -> None:
+    sharded = ShardedEngine(make_patterns(), 3)
+    ref = Engine(make_patterns())
+    for engine in (sharded, ref):
+        engine.process({"type": "a", "time": 1, "key": "x"})
+        engine.finish(until=50)
+        engine.process({"type": "a", "time": 50, "key": "y"})  # at the closed watermark: late
+        engine.process({"type": "a", "time": 51, "key": "z"})
+        engine.finish()
+    assert [e.seq for e in sharded.late] == [e.seq for e in ref.late] == [1]
+    assert sorted(map(canon, sharded.detections)) == sorted(map(canon, ref.detections))
+
+
 def test_advance_time_is_broadcast() -> None:
     sharded = ShardedEngine(make_patterns(), 4)
     ref = Engine(make_patterns())

@@ -235,6 +235,7 @@ class ShardedEngine:
         """End of input on every shard (see :meth:`Engine.finish`)."""
         out: list[Detection] = []
         self._out = out
+        self._clock.close(INF if until is None else until)
         for engine in self.engines:
             engine.finish(until)
         return out

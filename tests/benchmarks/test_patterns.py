@@ -150,3 +150,15 @@ def test_cli_sharded_in_worker_processes(tmp_path: Path, capsys: pytest.CaptureF
     assert sharded is not None
     assert (sharded.group(3), sharded.group(4)) == (single.group(3), single.group(4))
     assert int(single.group(3)) == len(oracle_matches("P3", iter_rows(WorkloadSpec(n=3_000, seed=3))))
+
+
+@pytest.mark.parametrize("spec", SMALL[1:], ids=lambda s: f"n{s.n}-k{s.keys}-s{s.seed}")
+def test_incremental_aggregate_equals_rescanning(spec: WorkloadSpec) -> None:
+    # P5 with the O(1) accumulator and P5 with Flink's recomputation from the matched events agree.
+    from benchmarks.scaling import p5_pattern
+
+    events = events_of(spec)
+    incremental = engine_matches(Engine([p5_pattern(rescan=False)]), events)
+    rescanning = engine_matches(Engine([p5_pattern(rescan=True)]), events)
+    assert incremental == rescanning
+    assert sum(incremental.values()) > 0

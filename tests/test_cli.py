@@ -72,3 +72,24 @@ def test_bad_input_file() -> None:
     result = cli("run", str(DATA / "prova_blog.cep"), "missing.csv")
     assert result.returncode == 1
     assert "no such file" in result.stderr
+
+
+def test_run_a_group_of_stages(tmp_path: Path) -> None:
+    patterns = tmp_path / "retries.cep"
+    patterns.write_text(
+        "sequence retries\n"
+        "    begin first_miss: login where e.ok == False\n"
+        "    followed by (\n"
+        "        begin miss: login where e.ok == False\n"
+        "        next retry: login where e.ok == True\n"
+        "    ) times 2\n",
+        encoding="utf-8",
+    )
+    events = tmp_path / "attempts.csv"
+    events.write_text(
+        "type,time,ok\nlogin,0,False\nlogin,1,False\nlogin,2,True\nlogin,3,False\nlogin,4,True\n"
+    )
+    result = cli("run", str(patterns), str(events), "-o", str(tmp_path / "out.jsonl"))
+    assert result.returncode == 0, result.stderr
+    frame = pd.read_json(tmp_path / "out.jsonl", lines=True)
+    assert [tuple(ev) for ev in frame["events"]] == [(0, 1, 3, 2, 4)]

@@ -173,3 +173,25 @@ def test_remove_and_unload(ip: Any) -> None:
     assert "cep" not in ip.magics_manager.magics["line"]
     load_ipython_extension(ip)
     assert "cep" in ip.magics_manager.magics["cell"]
+
+
+GROUP_CELL = """sequence retries
+    begin first_miss: login where e.ok == False
+    followed by (
+        begin miss: login where e.ok == False
+        next retry: login where e.ok == True
+    ) times 2
+"""
+
+
+def test_group_of_stages_defines_shows_and_runs(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell_magic("cep", "", GROUP_CELL)
+    assert "defined 'retries': sequence with 2 stage(s)" in capsys.readouterr().out
+    ip.run_line_magic("cep", "show retries")
+    shown = capsys.readouterr().out
+    assert "(miss retry)" in shown
+    ip.user_ns["attempts"] = pd.DataFrame(
+        {"type": ["login"] * 5, "time": [0, 1, 2, 3, 4], "ok": [False, False, True, False, True]}
+    )
+    frame = ip.run_line_magic("cep", "run retries --on attempts")
+    assert [tuple(ev) for ev in frame["events"]] == [(0, 1, 3, 2, 4)]

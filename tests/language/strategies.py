@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import keyword
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from workbench.engine.nfa.pattern import (
     AllOf,
     AnyOf,
     Contiguity,
+    GroupStage,
     Quantifier,
     SequencePattern,
     SkipStrategy,
@@ -185,6 +187,7 @@ def sequences(draw: st.DrawFn) -> SequencePattern:
                 within_prev_ms=None if first else draw(st.one_of(st.none(), DURATIONS)),
             )
         )
+    grouped = draw(_grouped(stages))
     skip_kind = draw(
         st.sampled_from(["no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last"])
     )
@@ -207,13 +210,42 @@ def sequences(draw: st.DrawFn) -> SequencePattern:
             aggregates.append(AggregateSpec(f"agg{j}", fn, stage, fld, {}, draw(st.booleans())))
     return SequencePattern(
         draw(NAMES),
-        tuple(stages),
+        grouped,
         within_ms=draw(st.one_of(st.none(), DURATIONS)),
         skip=SkipStrategy(skip_kind, target, target is not None and draw(st.booleans())),  # type: ignore[arg-type]
         aggregates=tuple(aggregates),
         max_partial_matches=draw(st.sampled_from([100_000, None, 50])),
         emit_timeouts=draw(st.booleans()),
     )
+
+
+@st.composite
+def _grouped(draw: st.DrawFn, stages: list[Stage]) -> tuple[Stage | GroupStage, ...]:
+    """``stages``, with (sometimes) a run of them made into a group of stages, as the language writes it.
+
+    The language names a group after its stages (``(b c)``); the group's first stage starts with
+    ``begin`` (relaxed, no ``within ... of previous``); a group is never negated, greedy or typed.
+    """
+    if not draw(st.booleans()):
+        return tuple(stages)
+    i = draw(st.integers(0, len(stages) - 1))
+    j = draw(st.integers(i + 1, len(stages)))
+    inner = list(stages[i:j])
+    head = inner[0]
+    if head.negated:
+        return tuple(stages)
+    inner[0] = replace(head, contiguity=Contiguity.RELAXED, within_prev_ms=None)
+    quant = replace(draw(quantifiers()), greedy=False)
+    names = [s.name for s in stages[:j]]
+    group = GroupStage(
+        "(" + " ".join(s.name for s in inner) + ")",
+        tuple(inner),
+        Contiguity.RELAXED if i == 0 else head.contiguity,
+        quant,
+        until=draw(st.one_of(st.none(), conditions(names))) if quant.max is None else None,
+        within_ms=draw(st.one_of(st.none(), DURATIONS)),
+    )
+    return (*stages[:i], group, *stages[j:])
 
 
 @functools.cache

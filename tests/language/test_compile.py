@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from workbench.engine import run
 from workbench.engine.nfa.pattern import (
     AggregateSpec,
     AllOf,
@@ -27,7 +30,14 @@ from workbench.engine.reactions.patterns import (
     Timer,
     Var,
 )
-from workbench.language import compile_pattern, compile_patterns, compile_text, parse_duration
+from workbench.errors import CepError
+from workbench.language import (
+    compile_pattern,
+    compile_patterns,
+    compile_text,
+    format_pattern,
+    parse_duration,
+)
 
 S, R, N = Contiguity.STRICT, Contiguity.RELAXED, Contiguity.NONDETERMINISTIC_RELAXED
 
@@ -149,17 +159,62 @@ def test_where_chain_is_flinks_where_and_or() -> None:
 
 
 def test_group_stage() -> None:
-    # the NFA compiler does not take group stages yet, so check the objects without validating
-    (d,) = compile_text(
-        "sequence s begin a followed by (begin b next c) times 2 followed by d", validate=False
-    )
+    (d,) = compile_text("sequence s begin a followed by (begin b next c) times 2 followed by d")
     p = d.pattern
     assert isinstance(p, SequencePattern)
     g = p.stages[1]
     assert isinstance(g, GroupStage)
+    assert g.name == "(b c)"
     assert tuple(s.name for s in g.stages) == ("b", "c")
     assert Quantifier(2, 2) == g.quantifier
     assert g.stages[1].contiguity == S
+
+
+GROUP_TEXT = """sequence s
+    begin a where e.type == 'a'
+    followed by (
+        begin b where e.type == 'b'
+        next c where e.type == 'c'
+    ) times 2
+"""
+
+
+def test_group_stage_runs_like_the_python_api() -> None:
+    p = compile_pattern(GROUP_TEXT)
+    assert isinstance(p, SequencePattern)
+    types = "a b c x b c b c"
+    events = [{"type": t, "time": i} for i, t in enumerate(types.split())]
+    got = [(d.kind, d.seqs) for d in run([p], events).detections]
+    # (b next c) twice after a: b1 c2 then b4 c5; the strict 'next' keeps b4 c5 / b6 c7 apart from x
+    assert ("match", (0, 1, 4, 2, 5)) in got
+    assert all(d[1][0] == 0 for d in got)
+    assert got == [(d.kind, d.seqs) for d in run([format_and_back(p)], events).detections]
+
+
+def format_and_back(p: SequencePattern) -> SequencePattern:
+    back = compile_pattern(format_pattern(p))
+    assert isinstance(back, SequencePattern)
+    return back
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [
+        ("sequence s begin a followed by (begin b next c) one or more greedy", "cannot be 'greedy'", 61),
+        ("sequence s begin a not followed by (begin b next c)", "cannot be negated", 20),
+        ("sequence s begin a followed by (begin b next c) within 5s of previous", "of previous", 56),
+        ("sequence s begin a followed by (begin b next c) where e.x > 1", "has no 'where'", 55),
+        ("sequence s begin a followed by (begin b next c) times 2 until e.x > 1", "looping", 32),
+        ("sequence s begin a followed by (begin b not followed by c) times 2", "last stage of a group", 57),
+        ("sequence s begin a followed by (begin b next a)", "defined twice", 46),
+    ],
+)
+def test_group_stage_mistakes(text: str, message: str, column: int) -> None:
+    with pytest.raises(CepError, match=re.escape(message)) as info:
+        compile_text(text)
+    span = getattr(info.value, "span", None)
+    assert span is not None
+    assert (span.line, span.column) == (1, column)
 
 
 def test_stage_names_and_navigation_shorthands() -> None:

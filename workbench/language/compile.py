@@ -605,8 +605,26 @@ class _Sequence:
             if stage.where:
                 msg = "a group of stages has no 'where' (put conditions on its stages)"
                 raise ctx.fail(msg, stage.where[0][1].span)
+            if negated:
+                msg = (
+                    "a group of stages cannot be negated ('not next (...)' / 'not followed by (...)'); "
+                    "negate a single stage instead"
+                )
+                raise ctx.fail(msg, stage.span)
+            if stage.within_previous is not None:
+                msg = (
+                    "'within ... of previous' applies to a single stage, not to a group "
+                    "(use 'within D' on the group, or put it on the group's first stage)"
+                )
+                raise ctx.fail(msg, stage.within_previous.span)
+            greedy = next((q for q in stage.quantifiers if q.kind == "greedy"), None)
+            if greedy is not None:
+                msg = "a group of stages cannot be 'greedy' (only a single looping stage can)"
+                raise ctx.fail(msg, greedy.span)
+            name = _group_name(inner)
+            self.spans[name] = stage.group.span  # the engine reports a group's problems by this name
             return seq.GroupStage(
-                _group_name(inner),
+                name,
                 inner,
                 contiguity,
                 quant,

@@ -27,7 +27,7 @@ from workbench.engine.nfa import (
 )
 from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
-from workbench.errors import PatternError
+from workbench.errors import CepError, PatternError
 
 CONTIGUITIES = list(Contiguity)
 CONDITIONS = [
@@ -200,3 +200,31 @@ def test_own_paths_equal_the_shared_buffer_on_oracle_scenarios(sc: dict[str, Any
     assert _full_run(NFAMatcher(pattern, specialise=False), sc["types"], sc["times"]) == _full_run(
         NFAMatcher(pattern), sc["types"], sc["times"]
     )
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_conformance_case_in_indexed_order_is_identical_on_both_paths(path: Path) -> None:
+    """The adapter runs cases with ``flink_order`` (the general NFA): here every case runs in the
+    default order through the fast paths and through the general NFA, with identical detections."""
+    case = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        built = sequences.build_pattern(case["pattern"], "p", emit_timeouts=True)
+        pattern = dataclasses.replace(built, flink_order=False)
+        general = NFAMatcher(pattern, specialise=False)
+    except CepError:
+        assert case.get("expect_error")
+        return
+
+    def run(matcher: NFAMatcher) -> tuple[Any, ...]:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if "operator" in case:
+                    return tuple(sequences._run_operator(matcher, case.get("events", []), case["operator"]))
+                return tuple(
+                    sequences._run_harness(matcher, case.get("events", []), case.get("final_advance_ms"))
+                )
+        except CepError as err:
+            return (type(err).__name__, str(err))
+
+    assert run(general) == run(NFAMatcher(pattern))

@@ -8,6 +8,10 @@ side-effect-free ``str`` methods; no dunder attributes, no imports, no assignmen
 compiles it. Names resolve to the variables supplied at evaluation time and to the registered
 functions (``len``, ``sum``, ``min``, ``max``, ``abs``, ...). Pattern text never runs arbitrary Python.
 
+More functions are made callable by name with :func:`register_function` (and removed with
+:func:`unregister_function`); :func:`registered_functions` lists what conditions may call. A
+condition compiled before a registration change keeps the functions it was compiled with.
+
 >>> f = compile_expr("e.price > limit and e.name.startswith('a')")
 >>> from workbench.engine.events import Event
 >>> f({"e": Event("x", 1, None, {"price": 5, "name": "ab"}), "limit": 3})
@@ -17,6 +21,8 @@ True
 from __future__ import annotations
 
 import ast
+import difflib
+import keyword
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,7 +30,14 @@ from typing import Any
 
 from workbench.errors import ExpressionError, SourceSpan
 
-__all__ = ["BUILTINS", "CompiledExpr", "compile_expr"]
+__all__ = [
+    "BUILTINS",
+    "CompiledExpr",
+    "compile_expr",
+    "register_function",
+    "registered_functions",
+    "unregister_function",
+]
 
 BUILTINS: dict[str, Callable[..., Any]] = {
     "len": len,
@@ -49,6 +62,69 @@ BUILTINS: dict[str, Callable[..., Any]] = {
     "exp": math.exp,
     "isnan": math.isnan,
 }
+
+#: the names :data:`BUILTINS` starts with (a registration may replace them, never remove them).
+BUILTIN_NAMES = frozenset(BUILTINS)
+
+#: names a registered function cannot take: condition variables every pattern family binds.
+RESERVED_NAMES = frozenset({"e", "matched", "True", "False", "None"})
+
+
+def register_function(name: str, fn: Callable[..., Any], *, replace: bool = False) -> None:
+    """Make ``fn`` callable as ``name(...)`` in every condition compiled from now on.
+
+    >>> register_function("spread", lambda hi, lo: hi - lo, replace=True)
+    >>> compile_expr("spread(3, 1) == 2")({})
+    True
+    >>> unregister_function("spread")
+
+    Args:
+        name: a Python identifier, not a keyword, not starting with ``_``, not ``e``/``matched``.
+        fn: any callable; it runs on every evaluation, so it should be fast and side-effect free.
+        replace: allow replacing a function registered under ``name`` (or a built-in one).
+
+    Raises:
+        ExpressionError: for an invalid or reserved name, a non-callable ``fn``, or a name that is
+            taken (without ``replace``).
+    """
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        msg = f"cannot register a condition function named {name!r}: the name must be a Python identifier"
+        raise ExpressionError(msg)
+    if name.startswith("_") or name in RESERVED_NAMES:
+        msg = f"cannot register a condition function named {name!r}: the name is reserved"
+        raise ExpressionError(msg)
+    if not callable(fn):
+        msg = f"register_function({name!r}, ...) needs a callable, got {type(fn).__name__}"
+        raise ExpressionError(msg)
+    if name in BUILTINS and BUILTINS[name] is not fn and not replace:
+        what = "a built-in" if name in BUILTIN_NAMES else "a"
+        msg = f"{what} condition function named {name!r} exists already; pass replace=True to replace it"
+        raise ExpressionError(msg)
+    BUILTINS[name] = fn
+
+
+def unregister_function(name: str) -> None:
+    """Remove a function registered with :func:`register_function` (built-in ones stay).
+
+    Raises:
+        ExpressionError: when no function called ``name`` was registered (with the nearest name).
+    """
+    registered = sorted(set(BUILTINS) - BUILTIN_NAMES)
+    if name in BUILTIN_NAMES:
+        msg = f"{name!r} is a built-in condition function and cannot be unregistered"
+        raise ExpressionError(msg)
+    if name not in BUILTINS:
+        close = difflib.get_close_matches(name, registered, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        msg = f"no condition function named {name!r} is registered{hint}"
+        raise ExpressionError(msg)
+    del BUILTINS[name]
+
+
+def registered_functions() -> dict[str, Callable[..., Any]]:
+    """A copy of the table of functions conditions may call (built-in and registered)."""
+    return dict(BUILTINS)
+
 
 SAFE_METHODS = frozenset(
     {

@@ -214,8 +214,18 @@ def check_condition(expr: ast.Expr, scope: Scope, source: str, *, what: str = "c
         where = next((n for n in nodes if isinstance(n, pyast.Name) and n.id == name), None)
         span = _col_span(expr, text, where) if where is not None else expr.span
         pool = sorted(known | scope.stages - set(BUILTINS) - {"matched"})
+        called = any(
+            isinstance(n, pyast.Call) and isinstance(n.func, pyast.Name) and n.func.id == name for n in nodes
+        )
         if name in HELPERS:
             msg = f"{name}() takes one argument (a stage, e.g. {name}(A))"
+        elif called:
+            functions = sorted({*BUILTINS, *scope.functions})
+            msg = (
+                f"unknown function {name!r}{nearest(name, functions)}; a condition calls built-in "
+                "functions and those registered from Python with "
+                f"workbench.engine.expr.register_function({name!r}, fn)"
+            )
         else:
             kinds = "variable or stage" if scope.stages else "variable"
             msg = f"unknown {kinds} {name!r}{nearest(name, pool)}"

@@ -87,14 +87,16 @@ def register_function(name: str, fn: Callable[..., Any], *, replace: bool = Fals
         ExpressionError: for an invalid or reserved name, a non-callable ``fn``, or a name that is
             taken (without ``replace``).
     """
-    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+    given: object = name  # checked at run time: callers may pass anything
+    if not isinstance(given, str) or not name.isidentifier() or keyword.iskeyword(name):
         msg = f"cannot register a condition function named {name!r}: the name must be a Python identifier"
         raise ExpressionError(msg)
     if name.startswith("_") or name in RESERVED_NAMES:
         msg = f"cannot register a condition function named {name!r}: the name is reserved"
         raise ExpressionError(msg)
-    if not callable(fn):
-        msg = f"register_function({name!r}, ...) needs a callable, got {type(fn).__name__}"
+    target: object = fn
+    if not callable(target):
+        msg = f"register_function({name!r}, ...) needs a callable, got {type(target).__name__}"
         raise ExpressionError(msg)
     if name in BUILTINS and BUILTINS[name] is not fn and not replace:
         what = "a built-in" if name in BUILTIN_NAMES else "a"

@@ -17,6 +17,7 @@ from workbench.engine.reactions import (
     MapCounter,
     ReactionGroup,
     Size,
+    SortedAccumulator,
     Timer,
     Var,
 )
@@ -384,3 +385,27 @@ def test_an_exhausted_nested_or_waits_for_the_parents_timeout() -> None:
     engine = Engine([quiet])
     engine.process_many([ev(0, "go"), ev(5, "a"), ev(10, "x")])
     assert engine.state_of("g", "k") is None
+
+
+def test_one_timed_auction_window_with_the_best_offers() -> None:
+    # hohpe_using_groups shape: OR @timer(500, 500, acc) with @size(1) on the exit: the first window
+    # is the only emission (4.2, 4.11); the accumulator keeps values by key (offer -> services).
+    g = ReactionGroup(
+        "bids",
+        "or",
+        channels=(
+            Channel("c", "respond", timer=Timer(500, 500, SortedAccumulator("e.offer", "e.service", top=1))),
+        ),
+        instances=(Instance("x", 0),),
+        exit=Exit(size=1),
+    )
+    events = [
+        ev(1, "respond", key="x", service=2, offer=12),
+        ev(2, "respond", key="x", service=3, offer=10),
+        ev(3, "respond", key="x", service=5, offer=12),
+        ev(700, "respond", key="x", service=9, offer=20),
+    ]
+    res = run(g, events, until=3000)
+    assert [(d.time, [e.seq for e in d.events], d.extra["aggregate"]) for d in res.detections] == [
+        (500, [0, 1, 2], {12: [5], 10: [3]})
+    ]

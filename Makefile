@@ -8,7 +8,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup lab demo test test-fast lint bench system-deps clean
+VENV_FLINK ?= .venv-flink
+FLINK_STAMP := $(VENV_FLINK)/.installed
+
+.PHONY: setup setup-flink lab demo test test-fast test-flink lint bench system-deps clean
 
 EXT := extensions/cep_highlight
 
@@ -21,6 +24,15 @@ $(STAMP): pyproject.toml $(EXT)/package.json $(EXT)/package-lock.json $(EXT)/pyp
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# PyFlink pins pandas 2.2.3 / numpy 2.1.3 / pyarrow 16, so the Flink backend gets its own environment.
+$(FLINK_STAMP): pyproject.toml
+	test -x $(VENV_FLINK)/bin/python || $(PY) -m venv $(VENV_FLINK)
+	$(VENV_FLINK)/bin/python -m pip install -q -U pip
+	$(VENV_FLINK)/bin/python -m pip install -q -e ".[flink]" "pytest>=8" "hypothesis>=6.100"
+	touch $(FLINK_STAMP)
+
+setup-flink: $(FLINK_STAMP)
 
 # Debian packages the browser tests need (Chromium); installed only when missing.
 system-deps:
@@ -38,9 +50,14 @@ demo: setup
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow and not flink and not browser and not notebook"
 
-test: setup system-deps
+test: setup system-deps setup-flink
 	$(BIN)/python -m pytest -q
 	$(BIN)/python -m workbench.conformance -q tests/data/conformance
+	$(BIN)/python -m workbench.conformance -q --via-language tests/data/conformance
+	$(MAKE) test-flink
+
+test-flink: setup-flink
+	$(VENV_FLINK)/bin/python -m pytest -q -m flink -W ignore::DeprecationWarning tests/backends
 
 lint: setup
 	$(BIN)/ruff check workbench tests benchmarks
@@ -51,4 +68,4 @@ bench: setup
 	$(BIN)/python -m benchmarks.run --generate
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV_FLINK) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -154,3 +154,29 @@ def test_engine_imports_no_jupyter_or_pandas() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_process_many_equals_process_per_event() -> None:
+    events = [ev(t, key=f"k{t % 3}") for t in (1, 2, 2, 5, 3, 7, 7, 9)]  # 3 arrives late
+    a = Engine([Echo(delay=2)])
+    for e in events:
+        a.process(e)
+    b = Engine([Echo(delay=2)])
+    b.process_many([Event(e["type"], e["time"], e["key"]) for e in events])
+    assert [(d.kind, d.time, d.seqs) for d in a.detections] == [
+        (d.kind, d.time, d.seqs) for d in b.detections
+    ]
+    assert [e.seq for e in a.late] == [e.seq for e in b.late] == [4]
+
+
+def test_idle_keys_are_released_but_instance_ids_stay_unique() -> None:
+    @dataclass(frozen=True)
+    class Once(Echo):
+        def is_idle(self, state: EchoState) -> bool:
+            return True
+
+    eng = Engine([Once(name="once")])
+    eng.process(ev(1))
+    eng.process(ev(2))
+    assert not eng.keys  # released after each event
+    assert [d.instance for d in eng.detections] == [1, 2]

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
-from workbench.engine.events import Event, make_event
+from workbench.engine.events import Event, _fast_check, make_event
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.errors import CepError, PatternError
 
@@ -59,7 +59,6 @@ class KeyState:
     """Everything the runtime keeps for one key: one state per pattern, and an instance counter."""
 
     states: dict[int, Any] = field(default_factory=dict)
-    instances: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -77,6 +76,7 @@ class EngineSnapshot:
     next_timer: int
     late: list[Event]
     late_count: int
+    instance_counters: dict[Hashable, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -114,8 +114,9 @@ class _Ctx:
         self._engine._schedule(time, self.key, self.pindex, token)
 
     def new_instance(self) -> int:
-        n = self.keystate.instances.get(self.pindex, 0) + 1
-        self.keystate.instances[self.pindex] = n
+        counters = self._engine._instance_counters
+        n = counters.get(self.key, 0) + 1
+        counters[self.key] = n
         return n
 
     def trace(
@@ -198,6 +199,7 @@ class Engine:
         self._next_seq = 0
         self._out: list[Detection] = []
         self._processing = time_mode == "processing"
+        self._instance_counters: dict[Hashable, int] = {}
         self._ctx = _Ctx(self)
         for p in patterns:
             self.add(p)
@@ -297,10 +299,42 @@ class Engine:
         return out
 
     def process_many(self, events: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
-        """Feed events in order; return all detections they caused."""
+        """Feed events in order; return all detections they caused.
+
+        Same results as calling :meth:`process` per event; in-order :class:`Event` objects of an
+        event-time engine take an inlined fast path (the replay hot loop).
+        """
         out: list[Detection] = []
-        for e in events:
-            out.extend(self.process(e))
+        if self._processing or self.out_of_orderness:
+            for e in events:
+                out.extend(self.process(e))
+            return out
+        self._out = out
+        dispatch = self._dispatch
+        for raw in events:
+            if type(raw) is not Event or self._buffer:
+                out.extend(self.process(raw))
+                self._out = out
+                continue
+            position = self._next_seq
+            self._next_seq = position + 1
+            event = _fast_check(raw, position)
+            if event.seq < 0:
+                event = event.with_seq(position)
+            t = event.time
+            wm, closed = self._wm
+            if t < self._max_seen or t < wm or (closed and t == wm):
+                self._next_seq = position  # let process() handle lateness/sorting with the same position
+                out.extend(self.process(event))
+                self._out = out
+                continue
+            self._max_seen = t
+            if t > wm:
+                self._wm = (t, False)
+            timers = self._timers
+            if timers and timers[0][0] < t:
+                self._advance(self._wm)
+            dispatch(event)
         return out
 
     def advance_time(self, watermark: int | float) -> list[Detection]:
@@ -349,6 +383,7 @@ class Engine:
             next(self._timer_seq),
             self.late,
             self.late_count,
+            self._instance_counters,
         )
         return pickle.dumps(snap)
 
@@ -369,6 +404,7 @@ class Engine:
         self._timer_seq = itertools.count(snap.next_timer)
         self.late = snap.late
         self.late_count = snap.late_count
+        self._instance_counters = snap.instance_counters
 
     # ------------------------------------------------------------------ internals
     def _is_late(self, t: int | float) -> bool:
@@ -423,7 +459,7 @@ class Engine:
             if matcher.is_idle(state):
                 self._maybe_release(ks, key, pindex)
         # Drop the key only after every target ran: a later target may still store state in ``ks``.
-        if not ks.states and not ks.instances:
+        if not ks.states:
             self._keys.pop(key, None)
 
     def _fire(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
@@ -441,7 +477,7 @@ class Engine:
         matcher.on_timer(state, time, token, ctx)
         if matcher.is_idle(state):
             self._maybe_release(ks, key, pindex)
-            if not ks.states and not ks.instances:
+            if not ks.states:
                 self._keys.pop(key, None)
 
     def _maybe_release(self, ks: KeyState, key: Hashable, pindex: int) -> None:
@@ -449,8 +485,9 @@ class Engine:
         if self._timer_counts.get((key, pindex), 0) == 0:
             self._timer_counts.pop((key, pindex), None)
             del ks.states[pindex]
-            # The caller drops the key once it holds no state; it keeps the key's instance counter
-            # once an instance was created, so ids stay unique per key.
+            # The caller drops the key once it holds no state. Instance ids stay unique per key:
+            # the counters live in ``Engine._instance_counters`` (one int per key that ever
+            # created an instance), not in the released state.
 
     def _schedule(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
         heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))
@@ -492,7 +529,6 @@ def run(
     """
     plist: Sequence[Pattern | Matcher] = [patterns] if isinstance(patterns, Pattern | Matcher) else patterns
     engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace)
-    for e in events:
-        engine.process(e)
+    engine.process_many(events)
     engine.finish(until)
     return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records)

@@ -409,3 +409,12 @@ def test_one_timed_auction_window_with_the_best_offers() -> None:
     assert [(d.time, [e.seq for e in d.events], d.extra["aggregate"]) for d in res.detections] == [
         (500, [0, 1, 2], {12: [5], 10: [3]})
     ]
+
+
+def test_extension_after_a_nested_group_is_traced() -> None:
+    inner = ReactionGroup("inner", "and", channels=(Channel("a", "a"),))
+    g = group("and", inner, Channel("then", "b", after=("inner",)))
+    res = run(g, [ev(0, "go"), ev(1, "a"), ev(2, "b")], trace=True)
+    extended = [(r.element, r.detail) for r in res.trace if r.kind.name == "EXTENDED"]
+    assert extended == [("then", {"after": "inner"})]
+    assert seqs(res)[-1] == [1, 2]

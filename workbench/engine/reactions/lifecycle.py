@@ -191,6 +191,9 @@ class Lifecycle:
         successors = parent_group.successors_of.get(path[-1], ())
         for index in successors:  # channels declared ``after`` the nested group (prova.md 5.5)
             self._create_member(state, root, parent_group, parent, path[:-1], index, {}, ctx)
+            if ctx.tracing:
+                member = parent_group.members[index].id
+                ctx.trace(TraceKind.EXTENDED, root.id, member, None, {"after": path[-1]})
         if parent_group.op == AND:
             self._and_check(state, root, parent_group, parent, path[:-1], ctx)
         elif not successors:

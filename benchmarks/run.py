@@ -122,10 +122,8 @@ def _feed(
         engine: Engine | ShardedEngine = (
             Engine([pattern]) if shards <= 1 else ShardedEngine([pattern], shards)
         )
-        process = engine.process
         start = time.perf_counter()
-        for e in events:
-            process(e)
+        engine.process_many(events)
         engine.finish()
         elapsed = time.perf_counter() - start
         detections = engine.detections

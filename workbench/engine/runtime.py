@@ -311,6 +311,7 @@ class Engine:
             return out
         self._out = out
         dispatch = self._dispatch
+        by_type, any_type = self._by_type, self._any_type
         for raw in events:
             if type(raw) is not Event or self._buffer:
                 out.extend(self.process(raw))
@@ -334,7 +335,8 @@ class Engine:
             timers = self._timers
             if timers and timers[0][0] < t:
                 self._advance(self._wm)
-            dispatch(event)
+            if by_type.get(event.type, any_type):  # events no pattern uses only move the clock
+                dispatch(event)
         return out
 
     def advance_time(self, watermark: int | float) -> list[Detection]:

@@ -76,7 +76,7 @@ class EngineSnapshot:
     next_timer: int
     late: list[Event]
     late_count: int
-    instance_counters: dict[Hashable, int] = field(default_factory=dict)
+    instance_counters: dict[tuple[Hashable, int], int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -115,8 +115,9 @@ class _Ctx:
 
     def new_instance(self) -> int:
         counters = self._engine._instance_counters
-        n = counters.get(self.key, 0) + 1
-        counters[self.key] = n
+        slot = (self.key, self.pindex)
+        n = counters.get(slot, 0) + 1
+        counters[slot] = n
         return n
 
     def trace(
@@ -199,7 +200,7 @@ class Engine:
         self._next_seq = 0
         self._out: list[Detection] = []
         self._processing = time_mode == "processing"
-        self._instance_counters: dict[Hashable, int] = {}
+        self._instance_counters: dict[tuple[Hashable, int], int] = {}
         self._ctx = _Ctx(self)
         for p in patterns:
             self.add(p)
@@ -487,9 +488,9 @@ class Engine:
         if self._timer_counts.get((key, pindex), 0) == 0:
             self._timer_counts.pop((key, pindex), None)
             del ks.states[pindex]
-            # The caller drops the key once it holds no state. Instance ids stay unique per key:
-            # the counters live in ``Engine._instance_counters`` (one int per key that ever
-            # created an instance), not in the released state.
+            # The caller drops the key once it holds no state. Instance ids stay unique per key and
+            # pattern: the counters live in ``Engine._instance_counters`` (one int per key and
+            # pattern that ever created an instance), not in the released state.
 
     def _schedule(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
         heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))

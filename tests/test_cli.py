@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 DATA = Path(__file__).parent / "data" / "language"
 
@@ -93,3 +95,71 @@ def test_run_a_group_of_stages(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     frame = pd.read_json(tmp_path / "out.jsonl", lines=True)
     assert [tuple(ev) for ev in frame["events"]] == [(0, 1, 3, 2, 4)]
+
+
+LATE_CEP = "sequence s partition by user\n  begin a: login\n  followed by b: logout\n"
+LATE_CSV = "type,time,user\nlogin,0,u\nlogout,1000,u\nlogin,500,u\nlogout,3000,u\n"
+
+
+def _late_files(tmp_path: Path) -> tuple[Path, Path]:
+    patterns, events = tmp_path / "s.cep", tmp_path / "events.csv"
+    patterns.write_text(LATE_CEP, encoding="utf-8")
+    events.write_text(LATE_CSV, encoding="utf-8")
+    return patterns, events
+
+
+def test_late_events_are_reported_even_when_quiet(tmp_path: Path) -> None:
+    patterns, events = _late_files(tmp_path)
+    result = cli("run", str(patterns), str(events), "-q", "-o", str(tmp_path / "out.csv"))
+    assert result.returncode == 0, result.stderr
+    assert "warning: 1 late event(s) were not matched" in result.stderr
+    assert "event #2, type 'login', time 500" in result.stderr
+    assert "--late FILE" in result.stderr
+
+
+def test_late_events_written_with_late(tmp_path: Path) -> None:
+    patterns, events = _late_files(tmp_path)
+    late = tmp_path / "late.csv"
+    result = cli("run", str(patterns), str(events), "--late", str(late), "-o", str(tmp_path / "out.csv"))
+    assert result.returncode == 0, result.stderr
+    assert "warning" not in result.stderr
+    assert f"1 late -> {late}" in result.stderr
+    frame = pd.read_csv(late)
+    assert list(frame["seq"]) == [2]
+    assert list(frame["type"]) == ["login"]
+
+
+def test_missing_partition_key_column(tmp_path: Path) -> None:
+    patterns, events = _late_files(tmp_path)
+    events.write_text("type,time,usr\nlogin,0,u\n", encoding="utf-8")
+    result = cli("run", str(patterns), str(events))
+    assert result.returncode == 1
+    assert "no partition key column 'user' (did you mean 'usr'?)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_backends_go_through_get_backend(tmp_path: Path) -> None:
+    patterns, events = _late_files(tmp_path)
+    local = cli("run", str(patterns), str(events), "--backend", "local", "--out-of-orderness", "1000", "-q")
+    assert local.returncode == 0, local.stderr
+    bogus = cli("run", str(patterns), str(events), "--backend", "flnk")
+    assert bogus.returncode == 1
+    assert "BackendError: unknown backend 'flnk'; known: local, flink, flink-sql" in bogus.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyflink") is not None, reason="PyFlink is installed here")
+def test_flink_backend_without_pyflink(tmp_path: Path) -> None:
+    patterns, events = _late_files(tmp_path)
+    result = cli("run", str(patterns), str(events), "--backend", "flink")
+    assert result.returncode == 1
+    assert "BackendError: the flink backend needs PyFlink" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_duration_typo_in_check(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.cep"
+    bad.write_text("sequence s\n  within 10 mins\n  begin a\n", encoding="utf-8")
+    result = cli("check", str(bad))
+    assert result.returncode == 1
+    assert "line 2, column 10: unexpected '10'" in result.stderr
+    assert "(did you mean '10min'?" in result.stderr

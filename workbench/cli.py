@@ -4,13 +4,16 @@
 
     workbench check PATTERNS.cep
     workbench run PATTERNS.cep EVENTS.csv|.jsonl|.json|.parquet [--time COL] [--key COL] [--type COL]
-                  [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--backend local] [--quiet]
+                  [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--late LATE.csv]
+                  [--backend local|flink|flink-sql] [--out-of-orderness MS] [--quiet]
     workbench run PATTERNS.cep --on EVENTS ...     (the same; --on names the events explicitly)
 
 ``check`` compiles the file and prints one line per pattern (exit status 1 with the caret message on
 an error). ``run`` replays the events in event time through every pattern of the file (or the ones
 named with ``--pattern``), shows a progress bar on stderr for long inputs, and writes the detections
 (one row per detection, :func:`workbench.results.detections_to_frame`) to ``-o`` or prints them.
+Late events (too far out of order to match) are always reported on stderr, and written to
+``--late``. ``--backend`` picks the execution backend (:func:`workbench.backends.get_backend`).
 Exit status: 0 on success, 1 for a pattern or input error, 2 for bad usage.
 """
 
@@ -26,8 +29,6 @@ from workbench.errors import CepError
 
 __all__ = ["main"]
 
-BACKENDS = ("local",)
-
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="workbench", description="CEP Workbench from the command line.")
@@ -39,11 +40,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("events", nargs="?", help="events: .csv, .jsonl, .json or .parquet")
     run.add_argument("--on", dest="on", help="events (alternative to the positional argument)")
     run.add_argument("-o", "--out", help="write detections here (.csv, .jsonl, .json, .parquet)")
+    run.add_argument("--late", help="write the late (unmatched) events here (.csv, .jsonl, .json, .parquet)")
     run.add_argument("--time", help="time column (default: time, else t)")
     run.add_argument("--key", help="partition key column (default: key, or the file's 'partition by')")
     run.add_argument("--type", help="event type column (default: type)")
     run.add_argument("--pattern", action="append", help="run only this pattern (repeatable)")
-    run.add_argument("--backend", default="local", choices=BACKENDS, help="execution backend")
+    run.add_argument(
+        "--backend",
+        default="local",
+        help="execution backend: local (default), flink or flink-sql (needs the PyFlink environment)",
+    )
     run.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     return p
@@ -86,12 +92,16 @@ def _write(frame: Any, out: str) -> None:
 def _run(args: argparse.Namespace) -> int:
     from workbench.jupyter.inputs import load_events
     from workbench.jupyter.progress import TextProgress
-    from workbench.jupyter.session import CepSession, to_frame
+    from workbench.jupyter.session import CepSession, late_note, to_frame
+    from workbench.jupyter.typecheck import type_mismatches
 
     source = args.on or args.events
     if source is None:
         msg = "give the events file (workbench run PATTERNS.cep EVENTS.csv)"
         raise CepError(msg)
+    from workbench.backends import get_backend
+
+    get_backend(args.backend)  # an unknown or uninstalled backend fails before the events are read
     session = CepSession()
     defs = session.define(_read(args.patterns))
     names = args.pattern or [d.pattern.name for d in defs]
@@ -106,7 +116,12 @@ def _run(args: argparse.Namespace) -> int:
     events = load_events(source, time=args.time, key=key, type=args.type)
     progress = None if args.quiet or len(events) < 10_000 else TextProgress()
     outcome = session.run(
-        names, events, progress=progress, trace=False, out_of_orderness=args.out_of_orderness
+        names,
+        events,
+        progress=progress,
+        trace=False,
+        out_of_orderness=args.out_of_orderness,
+        backend=args.backend,
     )
     frame = to_frame(outcome.detections)
     if args.out:
@@ -116,8 +131,19 @@ def _run(args: argparse.Namespace) -> int:
 
         with pd.option_context("display.max_rows", None, "display.width", 200):
             print(frame.drop(columns=["extra"], errors="ignore").to_string(index=False))
+    for note in type_mismatches([session.get(n).pattern for n in names], {e.type for e in events}):
+        print(f"warning: {note}", file=sys.stderr)
+    if args.late:
+        from workbench.results import events_to_frame
+
+        _write(events_to_frame(outcome.late), args.late)
+    if outcome.late and not args.late:  # never silent, even with --quiet
+        note = late_note(outcome.late, args.out_of_orderness, "write them to a file with --late FILE")
+        print(f"warning: {note}", file=sys.stderr)
     if not args.quiet:
-        late = f", {len(outcome.late)} late" if outcome.late else ""
+        late = ""
+        if outcome.late:
+            late = f", {len(outcome.late)} late" + (f" -> {args.late}" if args.late else "")
         where = f" -> {args.out}" if args.out else ""
         print(f"{len(events)} events, {len(outcome.detections)} detection(s){late}{where}", file=sys.stderr)
     return 0

@@ -35,7 +35,19 @@ _STAGE = re.compile(
 )
 _PATTERN_NAME = re.compile(r"^\s*(?:sequence|group|receive)\s+(?P<name>[A-Za-z_]\w*)", re.MULTILINE)
 _OPTIONS_WITH_VALUE = frozenset(
-    {"--on", "-o", "--out", "--time", "--key", "--type", "--out-of-orderness", "--from", "--instance"}
+    {
+        "--on",
+        "-o",
+        "--out",
+        "--time",
+        "--key",
+        "--type",
+        "--out-of-orderness",
+        "--from",
+        "--instance",
+        "--backend",
+        "--late",
+    }
 )
 _NO_PATTERN_ARGS = frozenset({"list"})
 _MATCHER_ID = "workbench.cep_matcher"

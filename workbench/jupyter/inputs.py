@@ -14,6 +14,7 @@ from typing import Any
 
 from workbench.engine.events import Event, make_event
 from workbench.errors import CepError, EventError
+from workbench.language.conditions import nearest
 
 __all__ = ["SUFFIXES", "load_events", "read_frame"]
 
@@ -60,6 +61,14 @@ def load_events(
     if isinstance(source, str | Path):
         source = read_frame(source)
     if isinstance(source, pd.DataFrame):
+        if key is not None and key not in source.columns:
+            columns = [str(c) for c in source.columns]
+            msg = (
+                f"the events have no partition key column {key!r}{nearest(key, columns)} "
+                f"(it comes from --key or the pattern's 'partition by {key}'); "
+                f"columns: {', '.join(columns) or 'none'}"
+            )
+            raise EventError(msg, field=key)
         if key is not None and key != "key" and key in source.columns and "key" not in source.columns:
             # key by a copy, so the column stays a field conditions can read (partition by symbol)
             source = source.assign(key=source[key])
@@ -77,21 +86,30 @@ def load_events(
         )
         raise CepError(msg)
     out: list[Event] = []
+    keyed = mappings = False
     for i, item in enumerate(source):
         if isinstance(item, Event):
             out.append(item)
         elif isinstance(item, Mapping):
             raw = dict(item)
+            mappings = True
             if time is not None and time in raw:
                 raw["time"] = raw.pop(time)
             if key is not None and key in raw:
-                raw["key"] = raw.pop(key)
+                raw["key"] = raw[key]  # the field stays readable in conditions, as for DataFrames
+                keyed = True
             if type is not None and type in raw:
                 raw["type"] = raw.pop(type)
             out.append(make_event(raw, i))
         else:
             msg = f"item {i} is a {type_name(item)}, not an event mapping"
             raise EventError(msg, position=i)
+    if key is not None and mappings and not keyed:
+        msg = (
+            f"no event has the partition key field {key!r} "
+            f"(it comes from --key or the pattern's 'partition by {key}')"
+        )
+        raise EventError(msg, field=key)
     return out
 
 

@@ -17,6 +17,7 @@ Line magic subcommands (one module each in :mod:`workbench.jupyter.commands`)::
     %cep show NAME
     %cep matches NAME [-o VAR]
     %cep explain NAME [--key KEY] [--instance N]
+    %cep late [-o VAR]
     %cep remove NAME
 
 ``VAR << %cep ...``-style capture is written ``%cep VAR << run ...`` (jupysql). User errors (bad
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -38,6 +40,7 @@ from workbench.errors import CepError
 from workbench.jupyter import commands
 from workbench.jupyter.commands.define import define as define_cell
 from workbench.jupyter.session import CepSession
+from workbench.language.conditions import nearest
 
 __all__ = ["CepCellError", "CepMagics"]
 
@@ -95,6 +98,13 @@ class CepMagics(Magics):
         ns = self.shell.user_ns if self.shell is not None else {}
         if source.isidentifier() and source in ns:
             return ns[source]
+        if source.isidentifier() and not Path(source).exists():
+            frames = [k for k, v in ns.items() if not k.startswith("_") and type(v).__name__ == "DataFrame"]
+            msg = (
+                f"--on {source}: no variable {source!r}{nearest(source, frames)} and no such file; "
+                f"DataFrames defined: {', '.join(sorted(frames)) or 'none'}"
+            )
+            raise CepError(msg)
         return source
 
     def store(self, name: str, value: Any) -> None:

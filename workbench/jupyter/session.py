@@ -8,7 +8,7 @@ and tests use it directly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
 
-__all__ = ["CepSession", "RunOutcome", "describe", "kind_of", "to_frame"]
+__all__ = ["CepSession", "RunOutcome", "describe", "kind_of", "late_note", "to_frame"]
 
 Progress = Callable[[int, int], None]
 
@@ -79,6 +79,7 @@ class CepSession:
         self.runs: dict[str, _Run] = {}
         self.live: Engine | None = None
         self.live_names: tuple[str, ...] = ()
+        self.late: list[Event] = []  # the late events of the last replay (%cep late)
 
     # ---- definitions
 
@@ -142,31 +143,36 @@ class CepSession:
         progress: Progress | None = None,
         trace: bool = True,
         out_of_orderness: int | float = 0,
+        backend: str = "local",
     ) -> RunOutcome:
-        """Replay ``events`` (event time) through the named patterns and keep the results."""
+        """Replay ``events`` (event time) through the named patterns and keep the results.
+
+        The run goes through :func:`workbench.backends.get_backend` (``"local"``: this process;
+        ``"flink"``/``"flink-sql"``: PyFlink, a clear :class:`~workbench.backends.BackendError` when it
+        is not installed).
+        """
+        from workbench.backends import get_backend
+
         if not names:
             msg = "name at least one pattern to run"
             raise CepError(msg)
         patterns = [self.get(n).pattern for n in names]
-        engine = Engine(patterns, trace=trace, out_of_orderness=out_of_orderness)
-        total = len(events)
-        step = max(total // 100, 1)
-        for i, e in enumerate(events):
-            engine.process(e)
-            if progress is not None and i % step == 0:
-                progress(i, total)
-        engine.finish()
+        runner = get_backend(backend)
+        result = runner.run(
+            patterns, _reporting(events, progress), out_of_orderness=out_of_orderness, trace=trace
+        )
         if progress is not None:
-            progress(total, total)
-        stamped = _stamped(engine, events)
+            progress(len(events), len(events))
+        self.late = list(result.late)
+        stamped = _stamped(events)
         by_seq = {e.seq: e for e in stamped}
         for n in names:
             self.runs[n] = _Run(
-                [d for d in engine.detections if d.pattern == n],
-                [r for r in engine.trace_records if r.pattern == n],
+                [d for d in result.detections if d.pattern == n],
+                [r for r in result.trace if r.pattern == n],
                 by_seq,
             )
-        return RunOutcome(list(engine.detections), list(engine.trace_records), list(engine.late), stamped)
+        return RunOutcome(list(result.detections), list(result.trace), list(result.late), stamped)
 
     def start_feed(self, names: Sequence[str], *, clock: Clock | None = None) -> Engine:
         """Start a live processing-time engine on the named patterns (replacing a running one)."""
@@ -264,7 +270,27 @@ class CepSession:
         )
 
 
-def _stamped(engine: Engine, events: Sequence[Event]) -> list[Event]:
+def late_note(late: Sequence[Event], out_of_orderness: float, how_to_see: str) -> str:
+    """One sentence about late events for the user: how many, the first one, where to find them."""
+    first = min(late, key=lambda e: e.seq)
+    return (
+        f"{len(late)} late event(s) were not matched: each arrived after an event more than "
+        f"{out_of_orderness:g} ms newer (first: event #{first.seq}, type {first.type!r}, time {first.time}); "
+        f"{how_to_see}, or allow out-of-order input with --out-of-orderness MS"
+    )
+
+
+def _reporting(events: Sequence[Event], progress: Progress | None) -> Iterator[Event]:
+    """The events, calling ``progress(done, total)`` about every 1% of the way."""
+    total = len(events)
+    step = max(total // 100, 1)
+    for i, e in enumerate(events):
+        if progress is not None and i % step == 0:
+            progress(i, total)
+        yield e
+
+
+def _stamped(events: Sequence[Event]) -> list[Event]:
     """The events as the engine numbered them (arrival positions 0..n-1)."""
     out = []
     for i, e in enumerate(events):

@@ -138,6 +138,36 @@ def _suggest(got: str, candidates: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+#: what people write for a duration unit -> the unit the language spells.
+_UNIT_SPELLINGS = {
+    **{w: "ms" for w in ("msec", "msecs", "millis", "millisecond", "milliseconds")},
+    **{w: "s" for w in ("secs", "second", "seconds")},
+    **{w: "min" for w in ("m", "mins", "minute", "minutes")},
+    **{w: "h" for w in ("hr", "hrs", "hour", "hours")},
+    **{w: "d" for w in ("day", "days")},
+}
+
+
+def _duration_hint(rest: str) -> str:
+    """A hint for a malformed duration at the start of ``rest`` (``5 mins``, ``10``), else ``""``."""
+    m = re.match(r"(\d+(?:\.\d+)?)\s*([A-Za-z]*)", rest)
+    if m is None:
+        return ""
+    number, unit = m.group(1), m.group(2)
+    if unit in _keywords():  # 'within 10 begin ...': the next word is the language's, not a unit
+        unit = ""
+    units = "units: " + ", ".join(DURATION_UNITS)
+    if not unit:
+        return f" (a duration needs a unit: write e.g. '{number}s' or '{number}ms'; {units})"
+    fixed = _UNIT_SPELLINGS.get(unit.lower(), unit.lower() if unit.lower() in DURATION_UNITS else None)
+    if fixed is None:
+        close = difflib.get_close_matches(unit.lower(), list(DURATION_UNITS), n=1, cutoff=0.5)
+        fixed = close[0] if close else None
+    if fixed is None:
+        return f" ({units})"
+    return f" (did you mean '{number}{fixed}'? {units})"
+
+
 def _end_of(text: str) -> tuple[int, int]:
     lines = text.split("\n")
     return len(lines), len(lines[-1]) + 1
@@ -156,6 +186,8 @@ def _syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntax
         msg = f"unexpected {got!r}; expected {what}"
         if re.fullmatch(r"[A-Za-z_]\w*", got):
             msg += _suggest(got, words)
+        elif "DURATION" in err.expected:
+            msg += _duration_hint(text.split("\n")[line - 1][col - 1 :])
     elif isinstance(err, UnexpectedCharacters):
         line, col = err.line, err.column
         ch = text.split("\n")[line - 1][col - 1 : col] if line >= 1 else ""
@@ -166,6 +198,8 @@ def _syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntax
         msg = f"unexpected {got!r}; expected {what}"
         if word:
             msg += _suggest(got, words)
+        elif "DURATION" in allowed:
+            msg += _duration_hint(text.split("\n")[line - 1][col - 1 :])
     else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
         line, col = max(err.line, 1), max(err.column, 1)
         msg = str(err)

@@ -25,7 +25,7 @@ class ArgParser(argparse.ArgumentParser):
 
 
 def _table() -> dict[str, Callable[[Any, Sequence[str]], Any]]:
-    from workbench.jupyter.commands import explain, feed, listing, matches, remove, run, show
+    from workbench.jupyter.commands import explain, feed, late, listing, matches, remove, run, show
 
     return {
         "run": run.run,
@@ -35,10 +35,11 @@ def _table() -> dict[str, Callable[[Any, Sequence[str]], Any]]:
         "matches": matches.matches,
         "explain": explain.explain,
         "remove": remove.remove,
+        "late": late.late,
     }
 
 
-SUBCOMMANDS = ("run", "feed", "list", "show", "matches", "explain", "remove")
+SUBCOMMANDS = ("run", "feed", "list", "show", "matches", "explain", "late", "remove")
 
 
 def dispatch(magics: Any, argv: Sequence[str]) -> Any:

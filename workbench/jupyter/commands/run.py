@@ -8,7 +8,8 @@ from typing import Any
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.inputs import load_events
 from workbench.jupyter.progress import make_progress
-from workbench.jupyter.session import to_frame
+from workbench.jupyter.session import late_note, to_frame
+from workbench.jupyter.typecheck import type_mismatches
 
 __all__ = ["replay", "run"]
 
@@ -22,6 +23,7 @@ def _parser() -> ArgParser:
     p.add_argument("--key", help="partition key column (default: key, or the pattern's 'partition by')")
     p.add_argument("--type", help="event type column (default: type)")
     p.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
+    p.add_argument("--backend", default="local", help="local (default), flink or flink-sql")
     return p
 
 
@@ -34,9 +36,13 @@ def replay(
     key: str | None = None,
     type_: str | None = None,
     out_of_orderness: float = 0,
+    backend: str = "local",
 ) -> Any:
     """Load ``source``, run ``names`` over it, and return the detections DataFrame."""
+    from workbench.backends import get_backend
+
     session = magics.session
+    get_backend(backend)  # an unknown or uninstalled backend fails before the events are loaded
     if key is None:
         partitions = {session.get(n).partition for n in names} - {None}
         if len(partitions) == 1:
@@ -44,10 +50,18 @@ def replay(
     events = load_events(magics.resolve(source), time=time, key=key, type=type_)
     progress = make_progress(len(events), threshold=magics.progress_threshold, shell=magics.shell)
     outcome = session.run(
-        list(names), events, progress=progress, trace=magics.trace, out_of_orderness=out_of_orderness
+        list(names),
+        events,
+        progress=progress,
+        trace=magics.trace,
+        out_of_orderness=out_of_orderness,
+        backend=backend,
     )
+    patterns = [session.get(n).pattern for n in names]
+    for note in type_mismatches(patterns, {e.type for e in events}):
+        print(f"note: {note}")
     if outcome.late:
-        print(f"note: {len(outcome.late)} late event(s) were not matched (see the engine's late list)")
+        print("note: " + late_note(outcome.late, out_of_orderness, "see them with %cep late"))
     return to_frame(outcome.detections)
 
 
@@ -62,6 +76,7 @@ def run(magics: Any, argv: Sequence[str]) -> Any:
         key=args.key,
         type_=args.type,
         out_of_orderness=args.out_of_orderness,
+        backend=args.backend,
     )
     if args.out:
         magics.store(args.out, frame)

@@ -1,0 +1,137 @@
+"""UX regressions of the magics: user mistakes get a CepError with a hint, never silent data loss."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import pandas as pd
+import pytest
+from IPython.testing import globalipapp
+
+from workbench.jupyter.extension import load_ipython_extension
+from workbench.jupyter.magics import CepCellError
+
+CELL = "sequence s partition by user\n  begin a: login where e.x > 0\n  followed by b: logout"
+
+
+@pytest.fixture
+def ip() -> Any:
+    globalipapp.start_ipython()  # type: ignore[no-untyped-call]
+    shell = globalipapp.get_ipython()  # type: ignore[no-untyped-call]
+    if "cep" not in shell.magics_manager.magics["cell"]:
+        load_ipython_extension(shell)
+    shell.run_cell_magic("cep", "-q", CELL)
+    shell.user_ns["events"] = pd.DataFrame(
+        {
+            "type": ["login", "logout", "login", "logout"],
+            "time": [0, 1000, 500, 3000],
+            "user": ["u"] * 4,
+            "x": [1] * 4,
+        }
+    )
+    return shell
+
+
+def cell_error(ip: Any, source: str) -> CepCellError:
+    result = ip.run_cell(source)
+    err = result.error_in_exec
+    assert isinstance(err, CepCellError), err
+    rendered = "\n".join(err._render_traceback_())
+    assert "Traceback" not in rendered
+    return err
+
+
+def test_late_events_are_reported_and_listed(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_line_magic("cep", "run s --on events")
+    out = capsys.readouterr().out
+    assert "note: 1 late event(s) were not matched" in out
+    assert "event #2, type 'login', time 500" in out
+    assert "see them with %cep late" in out
+    late = ip.run_line_magic("cep", "late")
+    assert list(late["seq"]) == [2]
+    assert list(late["time"]) == [500]
+    # allowing out-of-order input takes them in: no note, nothing late
+    ip.run_line_magic("cep", "run s --on events --out-of-orderness 1000")
+    assert "late" not in capsys.readouterr().out
+    assert ip.run_line_magic("cep", "late").empty
+
+
+def test_missing_partition_key_column(ip: Any) -> None:
+    ip.user_ns["no_user"] = pd.DataFrame({"type": ["login"], "time": [0], "usr": ["u"], "x": [1]})
+    err = cell_error(ip, "%cep run s --on no_user")
+    assert "no partition key column 'user' (did you mean 'usr'?)" in str(err)
+    assert "'partition by user'" in str(err)
+
+
+def test_missing_partition_key_in_a_list_of_events(ip: Any) -> None:
+    ip.user_ns["rows"] = [{"type": "login", "time": 0, "x": 1}]
+    err = cell_error(ip, "%cep run s --on rows")
+    assert "no event has the partition key field 'user'" in str(err)
+
+
+def test_on_names_an_unknown_variable(ip: Any) -> None:
+    err = cell_error(ip, "%cep run s --on evnts")
+    assert "no variable 'evnts' (did you mean 'events'?) and no such file" in str(err)
+
+
+def test_event_type_near_miss_is_noted(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.user_ns["typo"] = pd.DataFrame(
+        {"type": ["lgin", "logout"], "time": [0, 1], "user": ["u", "u"], "x": [1, 1]}
+    )
+    frame = ip.run_line_magic("cep", "run s --on typo")
+    assert frame.empty
+    assert "listen to event type 'login', which the input does not have (did you mean 'lgin'?)" in (
+        capsys.readouterr().out
+    )
+
+
+def test_datetime_time_column_and_empty_input(ip: Any) -> None:
+    ip.user_ns["stamped"] = pd.DataFrame(
+        {
+            "type": ["login", "logout"],
+            "time": pd.to_datetime(["2024-01-01 00:00:00", "2024-01-01 00:00:05"]),
+            "user": ["u", "u"],
+            "x": [1, 1],
+        }
+    )
+    frame = ip.run_line_magic("cep", "run s --on stamped")
+    assert [tuple(e) for e in frame["events"]] == [(0, 1)]
+    ip.user_ns["nothing"] = pd.DataFrame({"type": [], "time": [], "user": []})
+    assert ip.run_line_magic("cep", "run s --on nothing").empty
+
+
+def test_explain_fired_and_never_fired(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_line_magic("cep", "run s --on events")
+    capsys.readouterr()
+    ip.run_line_magic("cep", "explain s")
+    fired = capsys.readouterr().out
+    assert "1 detection(s)" in fired
+    ip.user_ns["no_logout"] = pd.DataFrame({"type": ["login"], "time": [0], "user": ["u"], "x": [0]})
+    ip.run_line_magic("cep", "run s --on no_logout")
+    ip.run_line_magic("cep", "explain s")
+    assert "no instance was started" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyflink") is not None, reason="PyFlink is installed here")
+def test_flink_backend_without_pyflink(ip: Any) -> None:
+    err = cell_error(ip, "%cep run s --on events --backend flink")
+    assert type(err.error).__name__ == "BackendError"
+    assert "needs PyFlink" in str(err)
+
+
+def test_unknown_backend(ip: Any) -> None:
+    err = cell_error(ip, "%cep run s --on events --backend flnk")
+    assert "unknown backend 'flnk'; known: local, flink, flink-sql" in str(err)
+
+
+def test_local_backend_by_name(ip: Any) -> None:
+    frame = ip.run_line_magic("cep", "run s --on events --backend local --out-of-orderness 1000")
+    # in event time the late-arriving login (#2, t=500) comes before the logout (#1, t=1000)
+    assert [tuple(e) for e in frame["events"]] == [(0, 1), (2, 1)]
+
+
+def test_duration_mistake_in_a_cell(ip: Any) -> None:
+    err = cell_error(ip, "%%cep\nsequence t\n  begin a\n  followed by b within 5 mins")
+    assert str(err).startswith("line 4, column 24: unexpected '5'")
+    assert "(did you mean '5min'?" in str(err)

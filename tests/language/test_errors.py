@@ -461,6 +461,22 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         2,
         26,
     ),
+    (
+        "annotation_after_channel",
+        "group g\n  on login(user as U)\n  @and {\n    a: logout(user = U) @stop(c)\n  }",
+        "CepSyntaxError",
+        "line 5, column 25: '@stop(c)' annotates nothing: annotations go before the channel or block they apply to (write '@stop(c) a: type(...)')\n        a: logout(user = U) @stop(c)\n                            ^",
+        5,
+        25,
+    ),
+    (
+        "group_annotation_after_block",
+        "group g instance 1 @and { a: x }\n  @timeout(5s)",
+        "CepSyntaxError",
+        "line 3, column 3: unexpected '@'; expected one of 'event', 'group', 'receive', 'sequence', the end of the text (a group's own annotations go right after its operator: '@and @timeout(5s) { ... }')\n      @timeout(5s)\n      ^",
+        3,
+        3,
+    ),
 ]
 
 

@@ -203,8 +203,41 @@ def _syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntax
     else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
         line, col = max(err.line, 1), max(err.column, 1)
         msg = str(err)
+    dangling = _dangling_annotation(text, line, col)
+    if dangling is not None:  # 'a: logout(...) @stop(c) }': annotations come first
+        line, col, written = dangling
+        msg = (
+            f"'{written}' annotates nothing: annotations go before the channel or block they apply to "
+            f"(write '{written} a: type(...)')"
+        )
+    elif text[_offset(text, line, col) :].startswith("@") and text[
+        : _offset(text, line, col)
+    ].rstrip().endswith("}"):
+        msg += " (a group's own annotations go right after its operator: '@and @timeout(5s) { ... }')"
     line += first_line - 1
     return CepSyntaxError(msg, SourceSpan(line, col, line, col + 1), source)
+
+
+_TRAILING_ANNOTATION = re.compile(r"@([A-Za-z_]\w*)(\([^()]*\))?\s*$")
+
+
+def _dangling_annotation(text: str, line: int, col: int) -> tuple[int, int, str] | None:
+    """Where an annotation followed by ``}`` (or the end) starts: ``(line, column, name)``, else ``None``."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines) or lines[line - 1][col - 1 : col] not in ("}", ""):
+        return None
+    before = "\n".join([*lines[: line - 1], lines[line - 1][: col - 1]])
+    m = _TRAILING_ANNOTATION.search(before)
+    if m is None or m.group(1) in ("and", "or"):
+        return None
+    start_line = before.count("\n", 0, m.start()) + 1
+    start_col = m.start() - (before.rfind("\n", 0, m.start()) + 1) + 1
+    return start_line, start_col, m.group(0).strip()
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    """The character offset of (line, column) in ``text`` (both 1-based)."""
+    return sum(len(x) + 1 for x in text.split("\n")[: line - 1]) + col - 1
 
 
 # ---- tree -> AST -----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "workbench.backends",
     "workbench.backends.base",
+    "workbench.backends.cases",
     "workbench.backends.keyed",
     "workbench.backends.local",
     "workbench.backends.replay",

@@ -209,6 +209,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
     args = parser.parse_args(argv)
     options = RunOptions(args.backend, args.via_language)
+    if args.backend != "local":
+        from workbench.backends import BackendError, get_backend
+
+        try:
+            get_backend(args.backend)
+        except BackendError as err:
+            print(f"error: --backend {args.backend} cannot run in {sys.executable}: {err}", file=sys.stderr)
+            print(
+                f"hint: run it from the PyFlink environment: .venv-flink/bin/python -m workbench.conformance "
+                f"--backend {args.backend} ...",
+                file=sys.stderr,
+            )
+            return 2
     passed = failed = 0
     try:
         files = list(iter_case_files(args.paths))

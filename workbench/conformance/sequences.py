@@ -11,14 +11,24 @@ The case's pattern is built with :mod:`workbench.engine.nfa` objects (and passed
 
 Everything the case states is compared: matches (multiset or ordered), ``t_emit``, ``by_stage``,
 ``expected_timeouts``, ``expected_late``, ``expect_error``, ``final_advance_ms``.
+
+With ``--backend`` other than ``local`` the case runs as an input script on that backend
+(:func:`backend_script`, :func:`~workbench.backends.cases.run_case_inputs`) and is compared the
+same way. A backend runs the event-time runtime, so an NFA-harness case is replayed only when the
+runtime gives the harness's results by construction: events in time order and no time constraint
+in the pattern (no timers at all). Other harness cases FAIL with the reason.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from workbench.backends.base import AdvanceTime, Input
+from workbench.backends.cases import BackendJobError, run_case_inputs
 from workbench.conformance.runner import RunOptions, compare_detections, through_language
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, make_event
@@ -36,7 +46,7 @@ from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError
 
-__all__ = ["build_pattern", "run_case"]
+__all__ = ["BackendScript", "backend_script", "build_pattern", "run_case"]
 
 LONG_MAX = 9223372036854775807
 
@@ -109,12 +119,24 @@ def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
         return [f"pattern rejected: {type(err).__name__}: {err}"]
     raw_events = case.get("events", [])
     try:
-        if "operator" in case:
+        if options.backend != "local":
+            script = backend_script(case, pattern)
+            if isinstance(script, str):
+                return [f"not reproducible on backend {options.backend!r}: {script}"]
+            result = run_case_inputs(
+                options.backend,
+                [matcher],
+                script.inputs,
+                out_of_orderness=script.out_of_orderness,
+                finish=script.finish,
+            )
+            detections, late = result.detections, result.late
+        elif "operator" in case:
             detections, late = _run_operator(matcher, raw_events, case["operator"])
         else:
             detections, late = _run_harness(matcher, raw_events, case.get("final_advance_ms")), []
     except CepError as err:
-        if expect_error:
+        if expect_error and not (isinstance(err, BackendJobError) and err.engine_error is None):
             return []
         return [f"run failed: {type(err).__name__}: {err}"]
     if expect_error:
@@ -164,6 +186,62 @@ def _run_operator(
     if op.get("final_watermark") == "max":
         engine.advance_time(LONG_MAX)
     return engine.detections, engine.late
+
+
+@dataclass(frozen=True, slots=True)
+class BackendScript:
+    """A case as a backend run: the input script and the run's options."""
+
+    inputs: list[Input]
+    out_of_orderness: int | float
+    finish: bool
+
+
+def backend_script(case: Mapping[str, Any], pattern: SequencePattern) -> BackendScript | str:
+    """The case as a backend input script, or why a backend cannot reproduce it.
+
+    Operator cases: the comparator order, the watermarks as :class:`AdvanceTime` marks, unbounded
+    out-of-orderness and no final flush (as :func:`_run_operator`). Harness cases: the events in
+    input order, then a final flush; this equals the harness only when the events are in time order
+    (the runtime processes event-time order) and the pattern has no time constraint (the harness
+    fires no timers and passes time only with events, the runtime fires timers at deadlines).
+    """
+    events = _events(case.get("events", []))
+    op = case.get("operator")
+    if op is not None:
+        if op.get("mode", "event_time") != "event_time":
+            return f"operator mode {op.get('mode')!r} is not supported by this adapter"
+        marks: dict[int, list[float]] = {}
+        for w in op.get("watermarks", []):
+            marks.setdefault(int(w["after_event"]), []).append(w["wm"])
+        inputs: list[Input] = [AdvanceTime(w) for w in marks.get(-1, [])]
+        for slot, index in enumerate(_comparator_order(events, marks, op.get("comparator"))):
+            inputs.append(events[index])
+            inputs.extend(AdvanceTime(w) for w in marks.get(slot, []))
+        if op.get("final_watermark") == "max":
+            inputs.append(AdvanceTime(LONG_MAX))
+        return BackendScript(inputs, math.inf, finish=False)
+    nested = [s.name for s in pattern.stages if not isinstance(s, Stage)]
+    if nested:
+        return f"NFA-harness case with a group stage ({nested[0]!r}): its time constraints are not checked"
+    timed = [
+        s.name
+        for s in pattern.stages
+        if isinstance(s, Stage) and (s.within_prev_ms is not None or s.quantifier.window_ms is not None)
+    ]
+    if pattern.within_ms is not None or timed:
+        where = "the pattern's within" if pattern.within_ms is not None else f"stage {timed[0]!r}"
+        return (
+            f"NFA-harness case with a time window ({where}): the harness fires no timers and passes "
+            "time only with events, a backend's runtime fires window timers at their deadlines"
+        )
+    for a, b in itertools.pairwise(events):
+        if b.time < a.time:
+            return (
+                f"NFA-harness case with events out of time order (event #{b.seq} at t={b.time} after "
+                f"t={a.time}): the harness processes input order, a backend's runtime event-time order"
+            )
+    return BackendScript(list(events), math.inf, finish=True)
 
 
 def _comparator_order(

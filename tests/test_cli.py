@@ -161,5 +161,5 @@ def test_duration_typo_in_check(tmp_path: Path) -> None:
     bad.write_text("sequence s\n  within 10 mins\n  begin a\n", encoding="utf-8")
     result = cli("check", str(bad))
     assert result.returncode == 1
-    assert "line 2, column 10: unexpected '10'" in result.stderr
+    assert result.stderr.startswith(f"{bad}:2:10: error: CepSyntaxError: line 2, column 10: unexpected '10'")
     assert "(did you mean '10min'?" in result.stderr

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import CepError
+from workbench.errors import CepError, CepSyntaxError
+from workbench.language.errors import CepCompileError
 
 __all__ = ["main"]
 
@@ -157,7 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(args)
         return _run(args)
     except CepError as err:
-        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        where = ""
+        span = getattr(err, "span", None)
+        if isinstance(err, CepSyntaxError | CepCompileError) and span is not None:
+            where = f"{args.patterns}:{span.line}:{span.column}: "  # file:line:column, as compilers say
+        print(f"{where}error: {type(err).__name__}: {err}", file=sys.stderr)
         return 1
 
 

@@ -135,3 +135,11 @@ def test_duration_mistake_in_a_cell(ip: Any) -> None:
     err = cell_error(ip, "%%cep\nsequence t\n  begin a\n  followed by b within 5 mins")
     assert str(err).startswith("line 4, column 24: unexpected '5'")
     assert "(did you mean '5min'?" in str(err)
+
+
+def test_cell_on_takes_out_of_orderness_and_backend(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    frame = ip.run_cell_magic("cep", "--on events --out-of-orderness 1000 --backend local", CELL)
+    assert [tuple(e) for e in frame["events"]] == [(0, 1), (2, 1)]
+    assert "late" not in capsys.readouterr().out
+    err = cell_error(ip, f"%%cep --on events --backend flnk\n{CELL}")
+    assert "unknown backend 'flnk'" in str(err)

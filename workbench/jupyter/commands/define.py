@@ -1,4 +1,4 @@
-"""``%%cep [NAME] [--on EVENTS] [-o VAR] [-q]``: define (or replace) the patterns of a cell."""
+"""``%%cep [NAME] [--on EVENTS] [-o VAR] [-q] [--out-of-orderness MS] [--backend B]``: define patterns."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ def _parser() -> ArgParser:
     p.add_argument("--time", help="time column of --on")
     p.add_argument("--key", help="partition key column of --on")
     p.add_argument("--type", help="event type column of --on")
+    p.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness of --on (ms)")
+    p.add_argument("--backend", default="local", help="run --on with this backend (local, flink, flink-sql)")
     return p
 
 
@@ -39,7 +41,16 @@ def define(magics: Any, argv: Sequence[str], cell: str) -> Any:
             print(f"event types known: {', '.join(sorted(magics.session.schema)) or 'none'}")
     if args.on is None:
         return None
-    frame = replay(magics, names, args.on, time=args.time, key=args.key, type_=args.type)
+    frame = replay(
+        magics,
+        names,
+        args.on,
+        time=args.time,
+        key=args.key,
+        type_=args.type,
+        out_of_orderness=args.out_of_orderness,
+        backend=args.backend,
+    )
     if args.out:
         magics.store(args.out, frame)
         return None

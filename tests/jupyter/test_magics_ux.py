@@ -143,3 +143,16 @@ def test_cell_on_takes_out_of_orderness_and_backend(ip: Any, capsys: pytest.Capt
     assert "late" not in capsys.readouterr().out
     err = cell_error(ip, f"%%cep --on events --backend flnk\n{CELL}")
     assert "unknown backend 'flnk'" in str(err)
+
+
+def test_runtime_error_points_at_the_stage_definition(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", "sequence r\n  begin a: login\n  followed by b: logout where e.y > 1")
+    err = cell_error(ip, "%cep run r --on events --out-of-orderness 1000")
+    assert type(err.error).__name__ == "CepRuntimeError"
+    lines = str(err).splitlines()
+    assert lines[0].startswith("condition 'e.y > 1' of stage 'b' failed on event #1")
+    assert lines[1:] == [
+        "  'b' of pattern 'r' is defined at line 4, column 15:",
+        "      followed by b: logout where e.y > 1",
+        "                  ^",
+    ]

@@ -8,6 +8,7 @@ and tests use it directly.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.runtime import Clock, Engine
-from workbench.errors import CepError
+from workbench.errors import CepError, CepRuntimeError
 from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
@@ -158,9 +159,16 @@ class CepSession:
             raise CepError(msg)
         patterns = [self.get(n).pattern for n in names]
         runner = get_backend(backend)
-        result = runner.run(
-            patterns, _reporting(events, progress), out_of_orderness=out_of_orderness, trace=trace
-        )
+        try:
+            result = runner.run(
+                patterns, _reporting(events, progress), out_of_orderness=out_of_orderness, trace=trace
+            )
+        except CepRuntimeError as err:
+            where = self._locate(names, str(err))
+            if not where:
+                raise
+            located = f"{err}{where}"
+            raise type(err)(located) from err
         if progress is not None:
             progress(len(events), len(events))
         self.late = list(result.late)
@@ -173,6 +181,24 @@ class CepSession:
                 by_seq,
             )
         return RunOutcome(list(result.detections), list(result.trace), list(result.late), stamped)
+
+    def _locate(self, names: Sequence[str], message: str) -> str:
+        """Where the stage or channel a runtime error names was written (text with a caret), or ``""``."""
+        found = []
+        for element in re.findall(r"(?:stage|channel) '([^']+)'", message):
+            for n in names:
+                d = self.definitions[n]
+                if element in d.elements:
+                    found.append((n, element, d.elements[element], d.source))
+        if len({(n, e) for n, e, _, _ in found}) != 1:
+            return ""
+        name, element, span, source = found[0]
+        lines = source.splitlines()
+        text = lines[span.line - 1] if 1 <= span.line <= len(lines) else ""
+        return (
+            f"\n  {element!r} of pattern {name!r} is defined at line {span.line}, column {span.column}:"
+            f"\n    {text}\n    {' ' * (span.column - 1)}^"
+        )
 
     def start_feed(self, names: Sequence[str], *, clock: Clock | None = None) -> Engine:
         """Start a live processing-time engine on the named patterns (replacing a running one)."""

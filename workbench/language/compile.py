@@ -89,6 +89,8 @@ class Definition:
         schema: the ``event`` declarations in force (type -> fields).
         field_types: declared field types (type -> field -> ``str``/``int``/``float``/``bool``/``number``).
         span: where the definition was written.
+        elements: where each stage (sequence) or channel (group) is named, by name.
+        source: the text the definition came from, in the caller's line coordinates.
     """
 
     pattern: Pattern
@@ -96,6 +98,8 @@ class Definition:
     schema: Mapping[str, tuple[str, ...]]
     span: SourceSpan
     field_types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    elements: Mapping[str, SourceSpan] = field(default_factory=dict, compare=False)
+    source: str = field(default="", compare=False, repr=False)
 
 
 @dataclass
@@ -195,6 +199,8 @@ def compile_script(
                 dict(ctx.schema),
                 item.span,
                 {k: dict(v) for k, v in ctx.field_types.items()},
+                dict(spans),
+                source,
             )
         )
     return out

@@ -189,7 +189,10 @@ def test_group_of_stages_defines_shows_and_runs(ip: Any, capsys: pytest.CaptureF
     assert "defined 'retries': sequence with 2 stage(s)" in capsys.readouterr().out
     ip.run_line_magic("cep", "show retries")
     shown = capsys.readouterr().out
-    assert "(miss retry)" in shown
+    assert "states: first_miss ~> (miss retry){2} -> (match)" in shown
+    # the group's first stage starts the group (its contiguity is moot)
+    rows = [line.split()[:2] for line in shown.splitlines() if line.startswith("  miss")]
+    assert rows == [["miss", "begin"]]
     ip.user_ns["attempts"] = pd.DataFrame(
         {"type": ["login"] * 5, "time": [0, 1, 2, 3, 4], "ok": [False, False, True, False, True]}
     )

@@ -65,13 +65,18 @@ def _sequence(p: seq.SequencePattern) -> list[str]:
 
     def add(stages: tuple[seq.Stage | seq.GroupStage, ...], depth: int) -> None:
         for i, s in enumerate(stages):
-            follows = "begin" if i == 0 and depth == 0 else _FOLLOW[(seq.Contiguity(s.contiguity), s.negated)]
+            # the first stage of a pattern or of a group of stages starts it: its contiguity is moot
+            follows = "begin" if i == 0 else _FOLLOW[(seq.Contiguity(s.contiguity), s.negated)]
             if isinstance(s, seq.GroupStage):
                 cond = "(group)"
             else:
                 cond = str(s.where) if s.where is not None else "any event"
                 if s.types:
                     cond = f"{' | '.join(s.types)}: {cond}"
+            if s.until is not None:
+                cond += f"  [until {s.until}]"
+            if s.within_ms is not None:
+                cond += f"  [within {format_duration(s.within_ms)}]"
             if isinstance(s, seq.Stage) and s.within_prev_ms is not None:
                 cond += f"  [within {format_duration(s.within_prev_ms)} of previous]"
             rows.append(("  " * depth + s.name, follows, _count(s.quantifier), cond))

@@ -86,7 +86,7 @@ def test_event_type_near_miss_is_noted(ip: Any, capsys: pytest.CaptureFixture[st
     )
 
 
-def test_datetime_time_column_and_empty_input(ip: Any) -> None:
+def test_datetime_time_column_and_empty_input(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     ip.user_ns["stamped"] = pd.DataFrame(
         {
             "type": ["login", "logout"],
@@ -97,6 +97,9 @@ def test_datetime_time_column_and_empty_input(ip: Any) -> None:
     )
     frame = ip.run_line_magic("cep", "run s --on stamped")
     assert [tuple(e) for e in frame["events"]] == [(0, 1)]
+    capsys.readouterr()
+    ip.run_line_magic("cep", "explain s")  # times read as the dates they were given as
+    assert "fired at t=2024-01-01 00:00:05.000" in capsys.readouterr().out
     ip.user_ns["nothing"] = pd.DataFrame({"type": [], "time": [], "user": []})
     assert ip.run_line_magic("cep", "run s --on nothing").empty
 

@@ -7,7 +7,8 @@ the instance's full timeline, one trace record per line, with the events it conc
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+import datetime
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
@@ -26,14 +27,32 @@ _ENDINGS = {
 }
 
 
-def _event(events: Mapping[int, Event], seq: int | None) -> str:
+TimeFormat = Callable[[float], str]
+
+
+def plain_time(t: float) -> str:
+    """An engine time as it is (milliseconds)."""
+    return str(t)
+
+
+def datetime_time(t: float) -> str:
+    """Epoch milliseconds as a UTC date and time (for inputs whose time column held datetimes).
+
+    >>> datetime_time(1704067205000)
+    '2024-01-01 00:00:05.000'
+    """
+    moment = datetime.datetime.fromtimestamp(t / 1000, tz=datetime.UTC)
+    return moment.replace(tzinfo=None).isoformat(sep=" ", timespec="milliseconds")
+
+
+def _event(events: Mapping[int, Event], seq: int | None, show: TimeFormat = plain_time) -> str:
     if seq is None:
         return "timer"
     e = events.get(seq)
     if e is None:
         return f"event #{seq}"
     fields = ", ".join(f"{k}={v!r}" for k, v in list(e.fields.items())[:4])
-    return f"event #{seq} {e.type}@{e.time}" + (f" ({fields})" if fields else "")
+    return f"event #{seq} {e.type}@{show(e.time)}" + (f" ({fields})" if fields else "")
 
 
 def _elements(pattern: Any) -> list[str]:
@@ -64,20 +83,20 @@ def _elements(pattern: Any) -> list[str]:
     return out
 
 
-def _summary(pattern: Any, records: list[TraceRecord], detections: int) -> str:
+def _summary(pattern: Any, records: list[TraceRecord], detections: int, show: TimeFormat = plain_time) -> str:
     ended = [r for r in records if r.kind in _ENDINGS]
     taking = (TraceKind.ACCEPTED, TraceKind.COUNTED, TraceKind.STARTED, TraceKind.EXTENDED)
     seen = [r.element for r in records if r.kind in taking and r.element]
     if any(r.kind == TraceKind.DETECTED for r in ended) or detections:
         last = next((r for r in reversed(ended) if r.kind == TraceKind.DETECTED), None)
-        at = f" at t={last.time}" if last else ""
+        at = f" at t={show(last.time)}" if last else ""
         return f"fired{at} ({detections} detection(s))"
     if ended:
         last = ended[-1]
         why = f" by {last.element}" if last.element else ""
         detail = f" {dict(last.detail)}" if last.detail else ""
         got = f" (had: {', '.join(dict.fromkeys(seen))})" if seen else ""
-        return f"{_ENDINGS[last.kind]}{why} at t={last.time}{detail}{got}"
+        return f"{_ENDINGS[last.kind]}{why} at t={show(last.time)}{detail}{got}"
     waiting = [e for e in _elements(pattern) if e not in seen]
     wait = f"; waiting for {', '.join(waiting)}" if waiting else ""
     return (
@@ -94,8 +113,9 @@ def explain(
     key: Hashable | None = None,
     instance: int | None = None,
     limit: int = 50,
+    show_time: TimeFormat = plain_time,
 ) -> str:
-    """The explanation text (see the module docstring)."""
+    """The explanation text (see the module docstring); ``show_time`` formats engine times."""
     by_instance: dict[tuple[Hashable, int], list[TraceRecord]] = {}
     for r in trace:
         if key is not None and r.key != key:
@@ -118,12 +138,14 @@ def explain(
             raise CepError(msg)
         lines = []
         for (k, i), records in chosen.items():
-            lines.append(f"{name} key={k!r} instance {i}: {_summary(pattern, records, fired.get((k, i), 0))}")
+            summary = _summary(pattern, records, fired.get((k, i), 0), show_time)
+            lines.append(f"{name} key={k!r} instance {i}: {summary}")
             for r in records:
                 element = f" {r.element}" if r.element else ""
                 detail = f" {dict(r.detail)}" if r.detail else ""
                 lines.append(
-                    f"  t={r.time}: {r.kind.value}{element} <- {_event(events, r.event_seq)}{detail}"
+                    f"  t={show_time(r.time)}: {r.kind.value}{element} <- "
+                    f"{_event(events, r.event_seq, show_time)}{detail}"
                 )
         return "\n".join(lines)
     if not by_instance:
@@ -137,5 +159,6 @@ def explain(
         if n == limit:
             lines.append(f"... {len(by_instance) - limit} more (use --key / --instance)")
             break
-        lines.append(f"  key={k!r} instance {i}: {_summary(pattern, records, fired.get((k, i), 0))}")
+        summary = _summary(pattern, records, fired.get((k, i), 0), show_time)
+        lines.append(f"  key={k!r} instance {i}: {summary}")
     return "\n".join(lines)

@@ -81,6 +81,7 @@ class CepSession:
         self.live: Engine | None = None
         self.live_names: tuple[str, ...] = ()
         self.late: list[Event] = []  # the late events of the last replay (%cep late)
+        self.datetime_times = False  # the last replay's time column held datetimes (explain shows dates)
 
     # ---- definitions
 
@@ -291,8 +292,16 @@ class CepSession:
 
         self.detections(name)
         run = self.runs[name]
+        from workbench.jupyter.explain import datetime_time, plain_time
+
         return explain(
-            self.get(name).pattern, run.trace, run.detections, run.events, key=key, instance=instance
+            self.get(name).pattern,
+            run.trace,
+            run.detections,
+            run.events,
+            key=key,
+            instance=instance,
+            show_time=datetime_time if self.datetime_times else plain_time,
         )
 
 

@@ -47,7 +47,13 @@ def replay(
         partitions = {session.get(n).partition for n in names} - {None}
         if len(partitions) == 1:
             key = partitions.pop()
-    events = load_events(magics.resolve(source), time=time, key=key, type=type_)
+    data = magics.resolve(source)
+    if isinstance(data, str):
+        from workbench.jupyter.inputs import read_frame
+
+        data = read_frame(data)
+    events = load_events(data, time=time, key=key, type=type_)
+    session.datetime_times = _datetime_column(data, time)
     progress = make_progress(len(events), threshold=magics.progress_threshold, shell=magics.shell)
     outcome = session.run(
         list(names),
@@ -82,3 +88,12 @@ def run(magics: Any, argv: Sequence[str]) -> Any:
         magics.store(args.out, frame)
         return None
     return frame
+
+
+def _datetime_column(data: Any, time: str | None) -> bool:
+    """Whether ``data`` is a DataFrame whose time column holds datetimes."""
+    columns = getattr(data, "columns", None)
+    if columns is None:
+        return False
+    name = time or ("time" if "time" in columns else "t")
+    return name in columns and str(data[name].dtype).startswith("datetime64")

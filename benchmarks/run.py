@@ -18,6 +18,11 @@ between processes). ``--one-pass`` also runs all the chosen patterns in ONE engi
 the stream (the splitter routes each event to the patterns that can use it) and compares the results.
 ``--generate`` writes the reference workload to ``benchmarks/data/w200k.csv``
 (``--n`` for another size) and, without ``--csv``, runs on it.
+
+``--backend flink --parallelism P`` runs each pattern as one Flink job on a local mini-cluster
+(PyFlink: run from ``.venv-flink``); the line then says ``engine=flink-pP``, ``seconds`` is the job's
+wall-clock time from submission to the last collected result (start-up included) and ``peak_mb``
+covers the Python client only, not the JVM nor the Python workers.
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ class Result:
     peak_mb: float
     parse_s: float
     all_seconds: tuple[float, ...] = ()
+    engine: str = "workbench"
 
 
 def format_line(r: Result) -> str:
@@ -82,7 +88,7 @@ def format_line(r: Result) -> str:
     eps = r.events / r.seconds if r.seconds > 0 else math.inf
     return (
         f"pattern={r.pattern} events={r.events} matches={r.matches} seconds={r.seconds:.3f} "
-        f"events_per_s={eps:.0f} checksum={r.checksum} engine=workbench peak_mb={r.peak_mb:.1f} "
+        f"events_per_s={eps:.0f} checksum={r.checksum} engine={r.engine} peak_mb={r.peak_mb:.1f} "
         f"parse_s={r.parse_s:.3f}"
     )
 
@@ -108,11 +114,33 @@ def read_events(path: str | Path, limit: int | None = None) -> list[Event]:
     return out
 
 
+def engine_label(backend: str, parallelism: int) -> str:
+    """The ``engine=`` value of a result line: ``workbench`` locally, ``flink-p2`` on Flink at parallelism 2.
+
+    >>> engine_label("local", 1), engine_label("flink", 2)
+    ('workbench', 'flink-p2')
+    """
+    return "workbench" if backend == "local" else f"{backend}-p{parallelism}"
+
+
 def _feed(
-    pattern: Pattern, events: Sequence[Event], shards: int, processes: int, worker_job: tuple[str, str]
+    pattern: Pattern,
+    events: Sequence[Event],
+    shards: int,
+    processes: int,
+    worker_job: tuple[str, str],
+    backend: str = "local",
+    parallelism: int = 1,
 ) -> tuple[float, Checksum]:
     detections: list[Detection]
-    if processes > 0:
+    if backend != "local":
+        from workbench.backends import get_backend
+
+        runner = get_backend(backend, parallelism=parallelism)
+        start = time.perf_counter()
+        detections = runner.run([pattern], events).detections
+        elapsed = time.perf_counter() - start
+    elif processes > 0:
         start = time.perf_counter()
         detections, _ = run_sharded(
             "benchmarks.patterns:named", events, shards, processes=processes, factory_args=worker_job
@@ -144,13 +172,18 @@ def run_pattern(
     shards: int = 1,
     processes: int = 0,
     source: str = "auto",
+    backend: str = "local",
+    parallelism: int = 1,
 ) -> Result:
-    """Run one pattern ``repeat`` times over the events (``processes > 0``: shards in worker processes)."""
+    """Run one pattern ``repeat`` times over the events (``processes > 0``: shards in worker processes).
+
+    ``backend`` other than ``"local"`` runs each repeat as one job of that backend at ``parallelism``.
+    """
     times: list[float] = []
     first: Checksum | None = None
     for _ in range(max(1, repeat)):
         gc.collect()
-        elapsed, checksum = _feed(pattern, events, shards, processes, (name, source))
+        elapsed, checksum = _feed(pattern, events, shards, processes, (name, source), backend, parallelism)
         times.append(elapsed)
         if first is None:
             first = checksum
@@ -167,6 +200,7 @@ def run_pattern(
         peak_rss_mb(),
         parse_s,
         tuple(times),
+        engine_label(backend, parallelism),
     )
 
 
@@ -256,7 +290,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--source", choices=("auto", "language", "api"), default="auto", help="pattern form")
     ap.add_argument("--in-process", action="store_true", help="do not fork a child per pattern")
     ap.add_argument("--one-pass", action="store_true", help="also run all patterns in one engine, one pass")
+    ap.add_argument("--backend", choices=("local", "flink"), default="local", help="where the patterns run")
+    ap.add_argument("--parallelism", type=int, default=1, help="Flink job parallelism (--backend flink)")
     args = ap.parse_args(argv)
+    if args.backend != "local":
+        if args.shards > 1 or args.processes > 0 or args.one_pass:
+            ap.error(f"--backend {args.backend} takes no --shards, --processes or --one-pass")
+        if args.parallelism < 1:
+            ap.error(f"--parallelism must be >= 1, got {args.parallelism}")
+        from workbench.backends import BackendError, get_backend
+
+        try:
+            get_backend(args.backend, parallelism=args.parallelism)
+        except BackendError as err:
+            ap.error(f"{err} (run the benchmark with .venv-flink/bin/python)")
 
     csv_path: Path | None = args.csv
     if args.generate:
@@ -296,9 +343,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 shards=args.shards,
                 processes=args.processes,
                 source=args.source,
+                backend=args.backend,
+                parallelism=args.parallelism,
             )
 
-        result = job() if args.in_process else run_isolated(job)
+        # A Flink job runs in the JVM and its own Python workers: no forked child for it.
+        in_process = args.in_process or args.backend != "local"
+        result = job() if in_process else run_isolated(job)
         results[name] = result
         print(format_line(result), flush=True)
         if ref_rows is not None:

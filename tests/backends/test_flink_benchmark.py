@@ -54,3 +54,14 @@ def test_first_20k_rows_match_reference(parallelism: int, workload: Path) -> Non
     assert counts(result) == {name: REFERENCE[name][ROWS] for name in REFERENCE}
     assert result.detections == LocalBackend().run(patterns, events).detections
     print(f"flink p={parallelism}: {ROWS} events x {len(patterns)} patterns in {seconds:.1f} s")
+
+
+def test_benchmark_cli_reports_flink_lines(workload: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.run import main
+
+    status = main(["--csv", str(workload), "--patterns", "P1", "--backend", "flink", "--parallelism", "2"])
+    line = capsys.readouterr().out.strip()
+    matches, checksum = REFERENCE["P1"][ROWS]
+    assert line.startswith(f"pattern=P1 events={ROWS} matches={matches} ")
+    assert f" checksum={checksum} engine=flink-p2 " in line
+    assert status == 0

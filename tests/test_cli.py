@@ -163,3 +163,16 @@ def test_duration_typo_in_check(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.startswith(f"{bad}:2:10: error: CepSyntaxError: line 2, column 10: unexpected '10'")
     assert "(did you mean '10min'?" in result.stderr
+
+
+def test_near_miss_type_and_field_warnings(tmp_path: Path) -> None:
+    patterns, events = _late_files(tmp_path)
+    patterns.write_text("sequence s\n  begin a: lgin where e.usr == 'u'\n", encoding="utf-8")
+    result = cli("run", str(patterns), str(events), "--out-of-orderness", "1000", "-q")
+    assert result.returncode == 0, result.stderr
+    assert "warning: the patterns listen to event type 'lgin', which the input does not have" in result.stderr
+    assert "(did you mean 'login'?)" in result.stderr
+    assert (
+        "'a' of pattern 's' reads field 'usr', which no input event has (did you mean 'user'?)"
+        in result.stderr
+    )

@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
     from workbench.jupyter.inputs import load_events
     from workbench.jupyter.progress import TextProgress
     from workbench.jupyter.session import CepSession, late_note, to_frame
-    from workbench.jupyter.typecheck import type_mismatches
+    from workbench.jupyter.typecheck import field_mismatches, type_mismatches
 
     source = args.on or args.events
     if source is None:
@@ -132,7 +132,9 @@ def _run(args: argparse.Namespace) -> int:
 
         with pd.option_context("display.max_rows", None, "display.width", 200):
             print(frame.drop(columns=["extra"], errors="ignore").to_string(index=False))
-    for note in type_mismatches([session.get(n).pattern for n in names], {e.type for e in events}):
+    patterns = [session.get(n).pattern for n in names]
+    fields = {f for e in events for f in e.fields}
+    for note in [*type_mismatches(patterns, {e.type for e in events}), *field_mismatches(patterns, fields)]:
         print(f"warning: {note}", file=sys.stderr)
     if args.late:
         from workbench.results import events_to_frame

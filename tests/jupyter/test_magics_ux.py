@@ -159,3 +159,15 @@ def test_runtime_error_points_at_the_stage_definition(ip: Any) -> None:
         "      followed by b: logout where e.y > 1",
         "                  ^",
     ]
+
+
+def test_field_near_miss_is_noted(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # 'b' is never reached (no login has x > 5), so the typo would otherwise pass unnoticed
+    ip.run_cell_magic(
+        "cep", "-q", "sequence f\n  begin a: login where e.x > 5\n  followed by b: logout where e.usr == 'u'"
+    )
+    assert ip.run_line_magic("cep", "run f --on events --out-of-orderness 1000").empty
+    out = capsys.readouterr().out
+    assert (
+        "note: 'b' of pattern 'f' reads field 'usr', which no input event has (did you mean 'user'?)" in out
+    )

@@ -9,7 +9,7 @@ from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.inputs import load_events
 from workbench.jupyter.progress import make_progress
 from workbench.jupyter.session import late_note, to_frame
-from workbench.jupyter.typecheck import type_mismatches
+from workbench.jupyter.typecheck import field_mismatches, type_mismatches
 
 __all__ = ["replay", "run"]
 
@@ -64,7 +64,8 @@ def replay(
         backend=backend,
     )
     patterns = [session.get(n).pattern for n in names]
-    for note in type_mismatches(patterns, {e.type for e in events}):
+    fields = {f for e in events for f in e.fields}
+    for note in [*type_mismatches(patterns, {e.type for e in events}), *field_mismatches(patterns, fields)]:
         print(f"note: {note}")
     if outcome.late:
         print("note: " + late_note(outcome.late, out_of_orderness, "see them with %cep late"))

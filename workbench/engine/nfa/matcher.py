@@ -34,6 +34,7 @@ from workbench.engine.nfa.conditions import (
 )
 from workbench.engine.nfa.javaheap import offer, poll, remove_if
 from workbench.engine.nfa.linear import LinearPlan
+from workbench.engine.nfa.loop import LoopPlan
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.state import NFAState, Run
 from workbench.errors import PatternError, SkipStrategyError
@@ -98,9 +99,13 @@ class NFAMatcher:
         #: partial matches keep their own path instead of sharing the Dewey-versioned buffer
         self._paths = specialise and not pattern.flink_order
         #: the fast path for chains of single-event stages (None: the general NFA runs every pattern)
-        self._linear = (
-            LinearPlan.build(pattern, self.nfa, self._wakes, self._start_wakes) if specialise else None
-        )
+        self._linear: LinearPlan | LoopPlan | None = None
+        if specialise:
+            plans = (LinearPlan, LoopPlan)
+            self._linear = next(
+                (p for p in (c.build(pattern, self.nfa, self._wakes, self._start_wakes) for c in plans) if p),
+                None,
+            )
 
     # ------------------------------------------------------------------ analysis
     def _proceed_closure(self, name: str) -> bool:
@@ -201,12 +206,26 @@ class NFAMatcher:
 
     @property
     def specialised(self) -> bool:
-        """Whether the linear fast path runs this pattern (same results as the general NFA)."""
+        """Whether a fast path (linear or loop) runs this pattern (same results as the general NFA)."""
         return self._linear is not None
+
+    @property
+    def fast_path(self) -> str | None:
+        """``"linear"``, ``"loop"`` or ``None`` (the general interpreter runs the pattern)."""
+        if self._linear is None:
+            return None
+        return "linear" if isinstance(self._linear, LinearPlan) else "loop"
 
     def is_idle(self, state: NFAState) -> bool:
         """Nothing in flight."""
-        return not state.runs and not state.completed and not state.linear and not state.linear_done
+        return (
+            not state.runs
+            and not state.completed
+            and not state.linear
+            and not state.linear_done
+            and not state.loop_hot
+            and not state.loop_last
+        )
 
     def on_timer(self, state: NFAState, time: int | float, token: Hashable, ctx: Context) -> None:
         """A window deadline passed with no event: advance time to it."""

@@ -63,6 +63,9 @@ class NFAState:
         linear: partial matches of a linear pattern run by the fast path
             (:mod:`workbench.engine.nfa.linear`; then ``runs`` and ``buffer`` stay empty).
         linear_done: the fast path's completed matches held back by a skip strategy.
+        loop_hot / loop_last: with the loop fast path (:mod:`workbench.engine.nfa.loop`), the partial
+            matches that just took a loop event / wait for the last stage (``linear`` holds the
+            ones waiting for a loop event).
     """
 
     runs: dict[int, Run]
@@ -80,6 +83,8 @@ class NFAState:
     pq: list[Run]
     linear: list[list[Any]]
     linear_done: list[tuple[Any, ...]]
+    loop_hot: list[list[Any]]
+    loop_last: list[list[Any]]
 
     def __init__(self) -> None:
         # Written out (not dataclass default factories): the runtime creates a state whenever an
@@ -99,8 +104,10 @@ class NFAState:
         self.pq = []
         self.linear = []
         self.linear_done = []
+        self.loop_hot = []
+        self.loop_last = []
 
     @property
     def partial_matches(self) -> int:
         """Number of live partial matches (excluding the start run)."""
-        return len(self.runs) + len(self.linear)
+        return len(self.runs) + len(self.linear) + len(self.loop_hot) + len(self.loop_last)

@@ -53,7 +53,13 @@ export const KEYWORDS: readonly string[] = [
   'instance',
   'at',
   'with',
-  'as'
+  'as',
+  // field types in `event login(user: str, n: int)` declarations
+  'str',
+  'int',
+  'float',
+  'bool',
+  'number'
 ];
 
 /** Keywords of the condition expressions (a restricted subset of Python). */

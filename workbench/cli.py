@@ -109,21 +109,25 @@ def _run(args: argparse.Namespace) -> int:
     if not names:
         msg = f"{args.patterns} defines no pattern"
         raise CepError(msg)
-    key = args.key
-    if key is None:
-        partitions = {session.get(n).partition for n in names} - {None}
-        if len(partitions) == 1:
-            key = partitions.pop()
-    events = load_events(source, time=args.time, key=key, type=args.type)
-    progress = None if args.quiet or len(events) < 10_000 else TextProgress()
-    outcome = session.run(
-        names,
-        events,
-        progress=progress,
-        trace=False,
-        out_of_orderness=args.out_of_orderness,
-        backend=args.backend,
-    )
+    from workbench.jupyter.inputs import read_frame
+
+    data = read_frame(source)
+    outcomes = []
+    events: list[Any] = []
+    for part_key, group in session.partition_groups(names, args.key):
+        events = load_events(data, time=args.time, key=part_key, type=args.type)
+        progress = None if args.quiet or len(events) < 10_000 else TextProgress()
+        outcomes.append(
+            session.run(
+                group,
+                events,
+                progress=progress,
+                trace=False,
+                out_of_orderness=args.out_of_orderness,
+                backend=args.backend,
+            )
+        )
+    outcome = session.merge(outcomes)
     frame = to_frame(outcome.detections)
     if args.out:
         _write(frame, args.out)

@@ -171,3 +171,27 @@ def test_field_near_miss_is_noted(ip: Any, capsys: pytest.CaptureFixture[str]) -
     assert (
         "note: 'b' of pattern 'f' reads field 'usr', which no input event has (did you mean 'user'?)" in out
     )
+
+
+def test_patterns_partitioned_differently_run_each_by_its_own_key(ip: Any) -> None:
+    ip.run_cell_magic(
+        "cep",
+        "-q",
+        "sequence by_user partition by user\n  begin a: login\n  followed by b: logout\n"
+        "sequence by_ip partition by ip\n  begin a: login\n  followed by b: logout\n"
+        "sequence global\n  begin a: login\n  followed by b: logout",
+    )
+    ip.user_ns["mixed"] = pd.DataFrame(
+        {
+            "type": ["login", "logout", "logout"],
+            "time": [0, 1, 2],
+            "user": ["u1", "u2", "u1"],
+            "ip": ["ip1", "ip1", "ip2"],
+        }
+    )
+    frame = ip.run_line_magic("cep", "run by_user by_ip global --on mixed")
+    got = sorted(
+        (p, k, tuple(e)) for p, k, e in zip(frame["pattern"], frame["key"], frame["events"], strict=True)
+    )
+    # each pattern keyed by its own field; 'global' is not keyed: its login takes the first logout
+    assert got == [("by_ip", "ip1", (0, 1)), ("by_user", "u1", (0, 2)), ("global", None, (0, 1))]

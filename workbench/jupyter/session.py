@@ -183,6 +183,29 @@ class CepSession:
             )
         return RunOutcome(list(result.detections), list(result.trace), list(result.late), stamped)
 
+    def partition_groups(self, names: Sequence[str], key: str | None) -> list[tuple[str | None, list[str]]]:
+        """The patterns to run together, by the key column each needs.
+
+        An explicit ``key`` (``--key``) keys every pattern; otherwise each pattern is keyed by its own
+        ``partition by`` field (or not at all), so patterns partitioned differently run separately.
+        """
+        if key is not None:
+            return [(key, list(names))]
+        groups: dict[str | None, list[str]] = {}
+        for n in names:
+            groups.setdefault(self.get(n).partition, []).append(n)
+        return list(groups.items())
+
+    def merge(self, outcomes: Sequence[RunOutcome]) -> RunOutcome:
+        """One outcome for runs of the same events by pattern groups (detections in time order)."""
+        if len(outcomes) == 1:
+            return outcomes[0]
+        detections = sorted((d for o in outcomes for d in o.detections), key=lambda d: d.time)
+        late = sorted({e.seq: e for o in outcomes for e in o.late}.values(), key=lambda e: e.seq)
+        trace = [r for o in outcomes for r in o.trace]
+        self.late = list(late)
+        return RunOutcome(detections, trace, late, outcomes[-1].events)
+
     def _locate(self, names: Sequence[str], message: str) -> str:
         """Where the stage or channel a runtime error names was written (text with a caret), or ``""``."""
         found = []

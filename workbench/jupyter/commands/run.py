@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from workbench.jupyter.commands import ArgParser
@@ -43,26 +43,30 @@ def replay(
 
     session = magics.session
     get_backend(backend)  # an unknown or uninstalled backend fails before the events are loaded
-    if key is None:
-        partitions = {session.get(n).partition for n in names} - {None}
-        if len(partitions) == 1:
-            key = partitions.pop()
     data = magics.resolve(source)
     if isinstance(data, str):
         from workbench.jupyter.inputs import read_frame
 
         data = read_frame(data)
-    events = load_events(data, time=time, key=key, type=type_)
+    elif isinstance(data, Iterator):
+        data = list(data)  # read once; each partition group loads the events again
     session.datetime_times = _datetime_column(data, time)
-    progress = make_progress(len(events), threshold=magics.progress_threshold, shell=magics.shell)
-    outcome = session.run(
-        list(names),
-        events,
-        progress=progress,
-        trace=magics.trace,
-        out_of_orderness=out_of_orderness,
-        backend=backend,
-    )
+    outcomes = []
+    events: list[Any] = []
+    for part_key, group in session.partition_groups(names, key):
+        events = load_events(data, time=time, key=part_key, type=type_)
+        progress = make_progress(len(events), threshold=magics.progress_threshold, shell=magics.shell)
+        outcomes.append(
+            session.run(
+                group,
+                events,
+                progress=progress,
+                trace=magics.trace,
+                out_of_orderness=out_of_orderness,
+                backend=backend,
+            )
+        )
+    outcome = session.merge(outcomes)
     patterns = [session.get(n).pattern for n in names]
     fields = {f for e in events for f in e.fields}
     for note in [*type_mismatches(patterns, {e.type for e in events}), *field_mismatches(patterns, fields)]:

@@ -176,3 +176,22 @@ def test_near_miss_type_and_field_warnings(tmp_path: Path) -> None:
         "'a' of pattern 's' reads field 'usr', which no input event has (did you mean 'user'?)"
         in result.stderr
     )
+
+
+def test_patterns_partitioned_differently(tmp_path: Path) -> None:
+    patterns, events = tmp_path / "p.cep", tmp_path / "e.csv"
+    patterns.write_text(
+        "sequence by_user partition by user\n  begin a: login\n  followed by b: logout\n"
+        "sequence by_ip partition by ip\n  begin a: login\n  followed by b: logout\n",
+        encoding="utf-8",
+    )
+    events.write_text(
+        "type,time,user,ip\nlogin,0,u1,ip1\nlogout,1,u2,ip1\nlogout,2,u1,ip2\n", encoding="utf-8"
+    )
+    result = cli("run", str(patterns), str(events), "-o", str(tmp_path / "out.jsonl"), "-q")
+    assert result.returncode == 0, result.stderr
+    frame = pd.read_json(tmp_path / "out.jsonl", lines=True)
+    got = sorted(
+        (p, k, tuple(e)) for p, k, e in zip(frame["pattern"], frame["key"], frame["events"], strict=True)
+    )
+    assert got == [("by_ip", "ip1", (0, 1)), ("by_user", "u1", (0, 2))]

@@ -135,12 +135,13 @@ class LoopPlan:
         self.loop_name, self.final_name = loop, final
         self.start_wakes = start_wakes
         #: wake sets by code: k > 0 entry states, LOOP, GAP, LAST (None: every type)
-        self.wakes: dict[int, frozenset[str] | None] = {
-            **{self.n - j: wakes[s] for j, s in enumerate(entry)},
-            LOOP: wakes[loop],
-            GAP: wakes[gap],
-            LAST: wakes[last],
-        }
+        # A list indexed by code (negative codes index from the end): [LOOP, 1..n, LAST, GAP].
+        self.wakes: list[frozenset[str] | None] = [
+            wakes[loop],
+            *(wakes[s] for s in reversed(entry)),
+            wakes[last],
+            wakes[gap],
+        ]
         cold = [wakes[s] for s in (*entry, gap)]
         #: event types that can change a partial match waiting for a loop event (None: all)
         self.cold_wakes: frozenset[str] | None = (
@@ -289,10 +290,13 @@ class LoopPlan:
         visit_last = bool(last) and (w is None or typ in w)
         if not hot and not visit_cold and not visit_last and not starts:
             return
-        parts = [
-            part for part, visit in ((hot, True), (cold, visit_cold), (last, visit_last)) if visit and part
-        ]
-        runs = parts[0] if len(parts) == 1 else sorted([r for part in parts for r in part]) if parts else []
+        # the visited lists, merged into one visiting order (a list woken alone is already sorted)
+        if visit_cold:
+            runs = sorted(hot + cold + last) if visit_last else sorted(hot + cold) if hot else cold
+        elif visit_last:
+            runs = sorted(hot + last) if hot else last
+        else:
+            runs = hot
         new_hot: list[list[Any]] = []
         new_cold = [] if visit_cold else cold
         new_last = [] if visit_last else last

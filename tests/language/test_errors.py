@@ -477,6 +477,14 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         3,
         3,
     ),
+    (
+        "undeclared_type_near_a_declared_one",
+        "event login(user, ip)\nsequence s begin a: lgin where e.user == 1",
+        "CepCompileError",
+        "line 3, column 21: unknown event type 'lgin' (did you mean 'login'?); declared: login; declare it with 'event lgin(...)' if it is meant\n    sequence s begin a: lgin where e.user == 1\n                        ^",
+        3,
+        21,
+    ),
 ]
 
 

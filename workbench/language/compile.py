@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast as pyast
 import collections
+import difflib
 import io
 import tokenize
 from collections.abc import Callable, Mapping, Sequence
@@ -121,6 +122,18 @@ class _Ctx:
 
     def fail(self, message: str, span: SourceSpan) -> CepCompileError:
         return CepCompileError(message, span, self.source, pattern=self.pattern)
+
+    def check_type(self, name: ast.Name) -> None:
+        """Reject an undeclared event type that nearly spells a declared one (``lgin`` for ``login``)."""
+        if not self.schema or name.text in self.schema:
+            return
+        close = difflib.get_close_matches(name.text, sorted(self.schema), n=1, cutoff=0.75)
+        if close:
+            msg = (
+                f"unknown event type {name.text!r} (did you mean {close[0]!r}?); declared: "
+                f"{', '.join(sorted(self.schema))}; declare it with 'event {name.text}(...)' if it is meant"
+            )
+            raise self.fail(msg, name.span)
 
     def fields_of(self, types: Sequence[str]) -> frozenset[str] | None:
         if not types or not all(t in self.schema for t in types):
@@ -603,6 +616,8 @@ class _Sequence:
             msg = "a negated stage ('not next' / 'not followed by') takes no quantifier"
             raise ctx.fail(msg, stage.quantifiers[0].span)
         quant = self._quantifier(stage)
+        for t in stage.types:
+            ctx.check_type(t)
         types = tuple(t.text for t in stage.types)
         current = stage.name.text if stage.name else None
         until = self._condition(stage.until, types, "until condition", current) if stage.until else None
@@ -792,6 +807,8 @@ class _Group:
     ) -> tuple[tuple[tuple[str, Any], ...], str | None]:
         ctx = self.ctx
         type_ = None if head.type.text in ("_", "any") else head.type.text
+        if type_ is not None:
+            ctx.check_type(head.type)
         fields = ctx.schema.get(type_) if type_ else None
         match: list[tuple[str, Any]] = []
         for item in head.items:

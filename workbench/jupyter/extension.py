@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["current_session", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -23,3 +23,23 @@ def unload_ipython_extension(ipython: Any) -> None:
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("cep", None)
     unregister(ipython)
+
+
+def current_session(shell: Any = None) -> Any:
+    """The :class:`~workbench.jupyter.session.CepSession` of the running kernel's ``%cep`` magics.
+
+    It holds the defined patterns and, per pattern, the detections and trace of its last run:
+    ``current_session().runs["name"].trace``. Raises a :class:`~workbench.errors.CepError` when the
+    magics are not loaded (``%load_ext workbench``).
+    """
+    from workbench.errors import CepError
+
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    magic = shell.find_line_magic("cep") if shell is not None else None
+    if magic is None:
+        msg = "the workbench magics are not loaded in this kernel: run %load_ext workbench"
+        raise CepError(msg)
+    return magic.__self__.session

@@ -11,12 +11,13 @@ detections as a DataFrame (or stores it in ``VAR``).
 
 Line magic subcommands (one module each in :mod:`workbench.jupyter.commands`)::
 
-    %cep run NAME... --on DATAFRAME_OR_PATH [-o VAR] [--time COL] [--key COL] [--type COL]
+    %cep run NAME... --on DATAFRAME_OR_PATH [-o VAR] [--time COL] [--key COL] [--type COL] [--timeline]
     %cep feed NAME... --start | %cep feed --from ITERABLE | %cep feed --stop
     %cep list
     %cep show NAME
     %cep matches NAME [-o VAR]
     %cep explain NAME [--key KEY] [--instance N]
+    %cep timeline NAME... [--key KEY] [-o VAR]
     %cep late [-o VAR]
     %cep remove NAME
 

@@ -309,6 +309,24 @@ class CepSession:
         d = self.get(name)
         return f"{self.sources[name]}\n\n{outline(d.pattern)}"
 
+    def timeline(self, names: Sequence[str], *, keys: Sequence[Hashable] | None = None) -> Any:
+        """The :class:`~workbench.widgets.Timeline` of the last run (or live feed) of ``names``."""
+        trace: list[TraceRecord] = []
+        detections: list[Detection] = []
+        for name in names:
+            self.get(name)
+            run = self.runs.get(name)
+            if run is None:
+                msg = f"pattern {name!r} has not run yet; run it with %cep run {name} --on DATA"
+                raise CepError(msg)
+            trace.extend(run.trace)
+            detections.extend(run.detections)
+        trace.sort(key=lambda r: r.time)  # stable: per-pattern order is kept at equal times
+        detections.sort(key=lambda d: d.time)
+        from workbench.widgets import Timeline
+
+        return Timeline(trace, detections, keys=list(keys) if keys else None, title=", ".join(names))
+
     def explain(self, name: str, *, key: Hashable | None = None, instance: int | None = None) -> str:
         """Why instances of ``name`` did or did not fire, from the trace of the last run."""
         from workbench.jupyter.explain import explain

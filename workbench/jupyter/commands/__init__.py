@@ -25,7 +25,7 @@ class ArgParser(argparse.ArgumentParser):
 
 
 def _table() -> dict[str, Callable[[Any, Sequence[str]], Any]]:
-    from workbench.jupyter.commands import explain, feed, late, listing, matches, remove, run, show
+    from workbench.jupyter.commands import explain, feed, late, listing, matches, remove, run, show, timeline
 
     return {
         "run": run.run,
@@ -36,10 +36,11 @@ def _table() -> dict[str, Callable[[Any, Sequence[str]], Any]]:
         "explain": explain.explain,
         "remove": remove.remove,
         "late": late.late,
+        "timeline": timeline.timeline,
     }
 
 
-SUBCOMMANDS = ("run", "feed", "list", "show", "matches", "explain", "late", "remove")
+SUBCOMMANDS = ("run", "feed", "list", "show", "matches", "explain", "timeline", "late", "remove")
 
 
 def dispatch(magics: Any, argv: Sequence[str]) -> Any:

@@ -24,6 +24,9 @@ def _parser() -> ArgParser:
     p.add_argument("--type", help="event type column (default: type)")
     p.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
     p.add_argument("--backend", default="local", help="local (default), flink or flink-sql")
+    p.add_argument(
+        "--timeline", action="store_true", help="also show the timeline widget of this run (%%cep timeline)"
+    )
     return p
 
 
@@ -91,7 +94,12 @@ def run(magics: Any, argv: Sequence[str]) -> Any:
     )
     if args.out:
         magics.store(args.out, frame)
-        return None
+        return magics.session.timeline(args.names) if args.timeline else None
+    if args.timeline:
+        from IPython.display import display
+
+        display(frame)
+        return magics.session.timeline(args.names)
     return frame
 
 

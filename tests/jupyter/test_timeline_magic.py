@@ -1,0 +1,45 @@
+"""``%cep timeline``, ``%cep run --timeline`` and ``current_session()``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from tests.jupyter.test_magics import BLOG, ip  # noqa: F401  (the ip fixture)
+from workbench.errors import CepError
+from workbench.jupyter import current_session
+from workbench.widgets import Timeline
+
+
+def test_run_with_timeline_returns_the_widget_of_that_run(ip: Any) -> None:  # noqa: F811
+    ip.run_cell_magic("cep", "", BLOG)
+    widget = ip.run_line_magic("cep", "run and_not --on logins -o hits --timeline")
+    assert isinstance(widget, Timeline)
+    session = current_session(ip)
+    run = session.runs["and_not"]
+    assert len(widget.model.detections) == len(run.detections) == len(ip.user_ns["hits"])
+    assert widget.model.instances, "the run was traced: its instances are on the timeline"
+
+
+def test_timeline_subcommand_filters_keys_and_names_unrun_patterns(ip: Any) -> None:  # noqa: F811
+    ip.run_cell_magic("cep", "", BLOG)
+    ip.run_line_magic("cep", "run or_stop --on logins -o hits")
+    widget = ip.run_line_magic("cep", "timeline or_stop --key user1")
+    assert isinstance(widget, Timeline)
+    assert widget.keys == ["user1"]
+    ip.run_cell_magic("cep", "", BLOG)  # redefining forgets the runs
+    with pytest.raises(CepError, match="has not run yet"):
+        current_session(ip).timeline(["or_paused"])
+    with pytest.raises(UsageError):
+        ip.run_line_magic("cep", "timeline")
+
+
+def test_current_session_without_magics_is_a_clear_error() -> None:
+    class Shell:
+        def find_line_magic(self, name: str) -> None:
+            return None
+
+    with pytest.raises(CepError, match="load_ext workbench"):
+        current_session(Shell())

@@ -42,6 +42,7 @@ import math
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, Final
 
+import numpy as np
 import pandas as pd
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
@@ -137,10 +138,12 @@ def _times(values: Sequence[int | float]) -> pd.Series:
 
 def _objects(values: Sequence[Any]) -> pd.Series:
     """A column that keeps Python objects as they are (keys, tuples, dicts)."""
-    s = pd.Series(index=range(len(values)), dtype=object)
+    # Fill an object array element by element (so tuples stay single cells), then wrap it once:
+    # setting Series cells one by one costs ~0.4 ms each.
+    arr = np.empty(len(values), dtype=object)
     for i, v in enumerate(values):
-        s.iat[i] = v
-    return s
+        arr[i] = v
+    return pd.Series(arr, dtype=object)
 
 
 def _strings(values: Sequence[str | None]) -> pd.Series:

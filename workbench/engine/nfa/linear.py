@@ -32,6 +32,7 @@ from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind
 from workbench.engine.nfa.conditions import TRUE, Not, compile_predicate, needs_context
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.state import NFAState
+from workbench.engine.nfa.trace import cap_detail, negation_detail, skip_detail, strict_detail
 
 __all__ = ["LinearPlan"]
 
@@ -207,6 +208,8 @@ class LinearPlan:
                     self._fresh(state, copy, ctx)
             elif kinds[i] != STRICT:
                 new.append(run)
+            elif tracing:
+                ctx.trace(TraceKind.PRUNED, run[5], None, event.seq, strict_detail(event.seq, self.stage[i]))
         if starts and preds[0](event, None):
             inst = ctx.new_instance()
             rid = state.next_rid
@@ -277,7 +280,10 @@ class LinearPlan:
         if stopped:
             if ctx.tracing:
                 ctx.trace(TraceKind.VIOLATED, run[5], None, seq)
+                ctx.trace(TraceKind.PRUNED, run[5], None, seq, negation_detail(seq))
             return
+        if not take and not keep and ctx.tracing:
+            ctx.trace(TraceKind.PRUNED, run[5], None, seq, strict_detail(seq, self.stage[i]))
         for r in keep:
             new.append(r)
             if r is not run:
@@ -345,8 +351,12 @@ class LinearPlan:
             if k:
                 if ctx.tracing:
                     for run in runs[:k]:
-                        ctx.trace(TraceKind.PRUNED, run[5], None, None, {"reason": self.skip})
+                        ctx.trace(TraceKind.PRUNED, run[5], None, None, skip_detail(self.skip))
                 del runs[:k]
+            if ctx.tracing:
+                for h in held:
+                    if h[0][0] <= pruning:
+                        ctx.trace(TraceKind.PRUNED, h[1], None, None, skip_detail(self.skip))
             held[:] = [h for h in held if not h[0][0] <= pruning]
             self._emit(inst, "match", t, events, ctx)
 
@@ -365,7 +375,7 @@ class LinearPlan:
         del runs[:excess]
         if ctx.tracing:
             for run in dropped:
-                ctx.trace(TraceKind.PRUNED, run[5], None, None, {"reason": "max_partial_matches"})
+                ctx.trace(TraceKind.PRUNED, run[5], None, None, cap_detail(cap))
         state.dropped += excess
         warnings.warn(
             f"pattern {self.name!r}, key {ctx.key!r}: more than {cap} partial matches; dropped the "

@@ -39,6 +39,7 @@ from workbench.engine.nfa.conditions import (
 )
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.state import NFAState
+from workbench.engine.nfa.trace import cap_detail
 from workbench.errors import PatternError
 
 __all__ = ["GAP", "LAST", "LOOP", "LoopContext", "LoopPlan"]
@@ -453,7 +454,7 @@ class LoopPlan:
         state.loop_last = [r for r in kept if r[2] == LAST]
         if ctx.tracing:
             for run in dropped:
-                ctx.trace(TraceKind.PRUNED, run[5], None, None, {"reason": "max_partial_matches"})
+                ctx.trace(TraceKind.PRUNED, run[5], None, None, cap_detail(cap))
         state.dropped += excess
         warnings.warn(
             f"pattern {self.name!r}, key {ctx.key!r}: more than {cap} partial matches; dropped the "

@@ -37,6 +37,7 @@ from workbench.engine.nfa.linear import LinearPlan
 from workbench.engine.nfa.loop import LoopPlan
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.state import NFAState, Run
+from workbench.engine.nfa.trace import cap_detail, negation_detail, skip_detail, strict_detail
 from workbench.errors import PatternError, SkipStrategyError
 
 __all__ = ["NFAMatcher"]
@@ -76,6 +77,8 @@ class NFAMatcher:
         self._states: Mapping[str, StateDef] = self.nfa.states
         self._skip = pattern.skip
         self._final_reach = {name: self._proceed_closure(name) for name in self._states}
+        #: state -> no IGNORE edge reachable through PROCEED edges (a dead end is strict contiguity)
+        self._strict = {name: self._no_ignore(name) for name in self._states}
         self._wakes = {name: self.wakes(name) for name in self._states}
         self._always = frozenset(n for n, w in self._wakes.items() if w is None)
         by_type: dict[str, set[str]] = {}
@@ -121,6 +124,21 @@ class NFAMatcher:
                 return True
             stack.extend(t.target for t in st.transitions if t.action == Action.PROCEED)
         return False
+
+    def _no_ignore(self, name: str) -> bool:
+        """Whether no ``IGNORE`` edge is reachable from ``name`` through PROCEED edges."""
+        seen, stack = set(), [name]
+        while stack:
+            s = stack.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            for tr in self._states[s].transitions:
+                if tr.action == Action.IGNORE:
+                    return False
+                if tr.action == Action.PROCEED and self._states[tr.target].kind != Kind.STOP:
+                    stack.append(tr.target)
+        return True
 
     def start_wakes(self) -> frozenset[str] | None:
         """Event types that can start a partial match (``None``: all).
@@ -293,6 +311,10 @@ class NFAMatcher:
         if not is_start:
             self._remove(state, run)
         succ = self._step(state, run, event, eid, ctx)
+        if not succ and not is_start:
+            if ctx.tracing:
+                self._trace_dead_end(run, event, ctx)
+            return succ
         stopped = False
         keep: list[Run] = []
         for r in succ:
@@ -312,6 +334,7 @@ class NFAMatcher:
                 self._release(state, r.node, r.version)
             if ctx.tracing:
                 ctx.trace(TraceKind.VIOLATED, run.inst, None, event.seq)
+                ctx.trace(TraceKind.PRUNED, run.inst, None, event.seq, negation_detail(event.seq))
             keep = [r for r in keep if r.start_id is None]
         for r in keep:
             if r.start_id is None:
@@ -319,6 +342,15 @@ class NFAMatcher:
             else:
                 self._add(state, r, ctx, fresh=r is not run)
         return keep
+
+    def _trace_dead_end(self, run: Run, event: Event, ctx: Context) -> None:
+        """Trace a partial match that ``event`` left with no successor (strict contiguity, mostly)."""
+        stage = self._states[run.state].stage
+        if self._strict[run.state]:
+            detail = strict_detail(event.seq, stage)
+        else:
+            detail = {"reason": f"no edge accepts event #{event.seq}", "event": event.seq, "waiting": stage}
+        ctx.trace(TraceKind.PRUNED, run.inst, None, event.seq, detail)
 
     # ------------------------------------------------------------------ time
     def advance(self, state: NFAState, t: int | float, ctx: Context) -> None:
@@ -587,7 +619,7 @@ class NFAMatcher:
             self._remove(state, run)
             self._release(state, run.node, run.version)
             if ctx.tracing:
-                ctx.trace(TraceKind.PRUNED, run.inst, None, None, {"reason": "max_partial_matches"})
+                ctx.trace(TraceKind.PRUNED, run.inst, None, None, cap_detail(cap))
         if self._flink:
             remove_if(state.pq, lambda r: r.start_id is not None and r.rid not in runs, _jkey)
         state.dropped += excess
@@ -678,7 +710,7 @@ class NFAMatcher:
 
         def trace_pruned(run: Run) -> None:
             if ctx.tracing:
-                ctx.trace(TraceKind.PRUNED, run.inst, None, None, {"reason": self._skip.kind})
+                ctx.trace(TraceKind.PRUNED, run.inst, None, None, skip_detail(self._skip.kind))
 
         def hit(start: EventId | None) -> bool:
             return start is not None and (start <= pruning if inclusive else start < pruning)
@@ -691,6 +723,7 @@ class NFAMatcher:
                 trace_pruned(run)
             for run in remove_if(state.completed, lambda r: hit(r.start_id), _jkey):
                 self._release(state, run.node, run.version)
+                trace_pruned(run)
             return
         heap = state.starts
         while heap and (heap[0][1] not in runs or hit(heap[0][0])):
@@ -704,6 +737,7 @@ class NFAMatcher:
         for run in state.completed:
             if hit(run.start_id):
                 self._release(state, run.node, run.version)
+                trace_pruned(run)
             else:
                 kept.append(run)
         state.completed[:] = kept

@@ -1,0 +1,48 @@
+"""The ``detail`` of the trace records that end a partial match, shared by every matcher path.
+
+The general interpreter and the fast paths must emit equal trace records, so they build these
+details here. Each has a ``reason`` (a short sentence for ``%cep explain`` and the timeline) plus
+machine-readable fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["cap_detail", "negation_detail", "skip_detail", "strict_detail"]
+
+
+def strict_detail(seq: int, stage: str) -> dict[str, Any]:
+    """A partial match waiting at ``stage`` with strict contiguity met an event it cannot take.
+
+    >>> strict_detail(3, "success")["reason"]
+    'strict contiguity broken by event #3'
+    """
+    return {"reason": f"strict contiguity broken by event #{seq}", "event": seq, "waiting": stage}
+
+
+def negation_detail(seq: int) -> dict[str, Any]:
+    """A ``notNext``/``notFollowedBy`` stage occurred.
+
+    >>> negation_detail(5)
+    {'reason': 'negation violated by event #5', 'event': 5}
+    """
+    return {"reason": f"negation violated by event #{seq}", "event": seq}
+
+
+def skip_detail(strategy: str) -> dict[str, Any]:
+    """A match's after-match skip strategy discarded the partial (or held-back) match.
+
+    >>> skip_detail("skip_past_last_event")["reason"]
+    'skip strategy skip_past_last_event'
+    """
+    return {"reason": f"skip strategy {strategy}", "strategy": strategy}
+
+
+def cap_detail(cap: int) -> dict[str, Any]:
+    """``max_partial_matches`` dropped the partial match (the oldest go first).
+
+    >>> cap_detail(10)["reason"]
+    'cap: more than 10 partial matches'
+    """
+    return {"reason": f"cap: more than {cap} partial matches", "max_partial_matches": cap}

@@ -10,9 +10,10 @@ import pytest
 
 import workbench.engine
 
-MODULES = sorted(
-    m.name for m in pkgutil.walk_packages(workbench.engine.__path__, "workbench.engine.")
-) + ["workbench.errors", "workbench.conformance.runner"]
+MODULES = sorted(m.name for m in pkgutil.walk_packages(workbench.engine.__path__, "workbench.engine.")) + [
+    "workbench.errors",
+    "workbench.conformance.runner",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

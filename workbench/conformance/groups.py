@@ -34,6 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workbench.backends.cases import run_case_inputs
 from workbench.conformance.runner import RunOptions, compare_detections, through_language
 from workbench.engine.detection import Detection, Reaction
 from workbench.engine.events import Event
@@ -53,7 +54,7 @@ from workbench.engine.reactions import (
     Var,
 )
 from workbench.engine.reactions.matcher import TreeNode
-from workbench.engine.runtime import Engine
+from workbench.engine.runtime import Engine, RunResult
 from workbench.errors import CepError
 
 __all__ = ["build_pattern", "case_events", "run_case"]
@@ -442,19 +443,28 @@ def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
         return _not_applicable(case)
     pattern = through_language(build_pattern(case), options)
     engine = Engine([pattern])
+    records: Engine | RunResult = engine
     horizon = case.get("horizon_t")
     environment = str(case["pattern"].get("environment") or "")
+    if environment and options.backend != "local":
+        why = "answers queries with new events, a feedback loop that an input script cannot express"
+        return [f"not reproducible on backend {options.backend!r}: environment {environment!r} {why}"]
     if environment:
         if not environment.startswith("registry:") or horizon is None:
             return [f"unsupported environment {environment!r}"]
         _run_with_registry(case, engine, horizon)
+    elif options.backend != "local":
+        events = [_event(raw) for raw in case_events(case)]
+        records = run_case_inputs(options.backend, [pattern], events, until=horizon)
+        if records.late:
+            return [f"event {records.late[0].seq} was late: events must be in time order"]
     else:
         for i, raw in enumerate(case_events(case)):
             engine.process(_event(raw))
             if engine.late_count:
                 return [f"event {i} was late: events must be in time order"]
         engine.finish(until=horizon)
-    detections = [d for d in engine.detections if horizon is None or d.time <= horizon]
+    detections = [d for d in records.detections if horizon is None or d.time <= horizon]
     top = [d for d in detections if not d.extra.get("nested")]
     nested = [d for d in detections if d.extra.get("nested")]
     with_key = bool(case["pattern"].get("instances"))
@@ -475,7 +485,7 @@ def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
         diffs += _compare_all(
             case["expected_subgroup"], [_as_case(d, with_key) for d in nested], "subgroup detections"
         )
-    reactions = [r for r in engine.reactions if horizon is None or r.time <= horizon]
+    reactions = [r for r in records.reactions if horizon is None or r.time <= horizon]
     counters = _counters(case, top, nested, reactions)
     for name, value in (case.get("assertions") or {}).items():
         if name in counters and counters[name] != value:

@@ -41,6 +41,7 @@ from typing import Any, Literal
 from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
 from workbench.engine.events import Event, _fast_check, make_event
 from workbench.engine.matcher import Matcher, Pattern
+from workbench.engine.outputs import Outputs
 from workbench.errors import CepError, PatternError
 
 __all__ = ["Engine", "EngineSnapshot", "KeyState", "RunResult", "run"]
@@ -135,7 +136,7 @@ class _Ctx:
             self._engine._trace(rec)
 
 
-class Engine:
+class Engine(Outputs):
     """Run several patterns over one keyed stream.
 
     Args:
@@ -180,16 +181,13 @@ class Engine:
         self.time_mode = time_mode
         self.clock: Clock = clock or wall_clock_ms
         self.tracing = trace
-        self.collect = collect
-        self._on_detection = on_detection
-        self._on_reaction = on_reaction
-        self._on_late = on_late
-        self._on_trace = on_trace
-        self.detections: list[Detection] = []
-        self.reactions: list[Reaction] = []
-        self.trace_records: list[TraceRecord] = []
-        self.late: list[Event] = []
-        self.late_count = 0
+        super().__init__(
+            on_detection=on_detection,
+            on_reaction=on_reaction,
+            on_late=on_late,
+            on_trace=on_trace,
+            collect=collect,
+        )
         self._keys: dict[Hashable, KeyState] = {}
         self._timers: list[tuple[int | float, int, Hashable, int, Hashable]] = []
         self._timer_counts: dict[tuple[Hashable, int], int] = {}
@@ -198,7 +196,6 @@ class Engine:
         self._wm: tuple[float, bool] = (-INF, False)
         self._max_seen = -INF
         self._next_seq = 0
-        self._out: list[Detection] = []
         self._processing = time_mode == "processing"
         self._instance_counters: dict[tuple[Hashable, int], int] = {}
         self._ctx = _Ctx(self)
@@ -496,25 +493,6 @@ class Engine:
         heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))
         k = (key, pindex)
         self._timer_counts[k] = self._timer_counts.get(k, 0) + 1
-
-    def _emit(self, detection: Detection) -> None:
-        self._out.append(detection)
-        if self.collect:
-            self.detections.append(detection)
-        if self._on_detection is not None:
-            self._on_detection(detection)
-
-    def _react(self, reaction: Reaction) -> None:
-        if self.collect:
-            self.reactions.append(reaction)
-        if self._on_reaction is not None:
-            self._on_reaction(reaction)
-
-    def _trace(self, record: TraceRecord) -> None:
-        if self.collect:
-            self.trace_records.append(record)
-        if self._on_trace is not None:
-            self._on_trace(record)
 
 
 def run(

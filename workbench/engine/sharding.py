@@ -39,6 +39,7 @@ from typing import Any
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event, make_event
 from workbench.engine.matcher import Matcher, Pattern
+from workbench.engine.outputs import Outputs
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError, EventError
 
@@ -131,7 +132,7 @@ class _GlobalClock:
             self.wm = candidate
 
 
-class ShardedEngine:
+class ShardedEngine(Outputs):
     """One stream over ``shards`` engines, split by a stable hash of the key.
 
     Same interface as :class:`~workbench.engine.runtime.Engine` for event-time input
@@ -164,17 +165,13 @@ class ShardedEngine:
         self.matchers: list[Matcher] = [p if isinstance(p, Matcher) else p.compile() for p in patterns]
         self.shards = shards
         self._clock = _GlobalClock(out_of_orderness)
-        self.collect = collect
-        self.detections: list[Detection] = []
-        self.reactions: list[Reaction] = []
-        self.trace_records: list[TraceRecord] = []
-        self.late: list[Event] = []
-        self.late_count = 0
-        self._on_detection = on_detection
-        self._on_reaction = on_reaction
-        self._on_late = on_late
-        self._on_trace = on_trace
-        self._out: list[Detection] = []
+        super().__init__(
+            on_detection=on_detection,
+            on_reaction=on_reaction,
+            on_late=on_late,
+            on_trace=on_trace,
+            collect=collect,
+        )
         self._next_seq = 0
         self._shard_cache: dict[Hashable, int] = {}
         self.engines = [
@@ -239,25 +236,6 @@ class ShardedEngine:
         for engine in self.engines:
             engine.finish(until)
         return out
-
-    def _emit(self, detection: Detection) -> None:
-        self._out.append(detection)
-        if self.collect:
-            self.detections.append(detection)
-        if self._on_detection is not None:
-            self._on_detection(detection)
-
-    def _react(self, reaction: Reaction) -> None:
-        if self.collect:
-            self.reactions.append(reaction)
-        if self._on_reaction is not None:
-            self._on_reaction(reaction)
-
-    def _trace(self, record: TraceRecord) -> None:
-        if self.collect:
-            self.trace_records.append(record)
-        if self._on_trace is not None:
-            self._on_trace(record)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,60 @@
+"""Where an engine's outputs go: collected lists and user callbacks.
+
+:class:`Outputs` is shared by :class:`~workbench.engine.runtime.Engine` and
+:class:`~workbench.engine.sharding.ShardedEngine`, so both deliver detections, reactions and trace
+records the same way: appended to ``detections`` / ``reactions`` / ``trace_records`` when
+``collect`` is on, passed to the callbacks, and (detections) to the list the current call returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from workbench.engine.detection import Detection, Reaction, TraceRecord
+from workbench.engine.events import Event
+
+__all__ = ["Outputs"]
+
+
+class Outputs:
+    """Collected outputs and callbacks of an engine."""
+
+    def __init__(
+        self,
+        *,
+        on_detection: Callable[[Detection], None] | None,
+        on_reaction: Callable[[Reaction], None] | None,
+        on_late: Callable[[Event], None] | None,
+        on_trace: Callable[[TraceRecord], None] | None,
+        collect: bool,
+    ) -> None:
+        self.collect = collect
+        self._on_detection = on_detection
+        self._on_reaction = on_reaction
+        self._on_late = on_late
+        self._on_trace = on_trace
+        self.detections: list[Detection] = []
+        self.reactions: list[Reaction] = []
+        self.trace_records: list[TraceRecord] = []
+        self.late: list[Event] = []
+        self.late_count = 0
+        self._out: list[Detection] = []  # what the current process/advance call returns
+
+    def _emit(self, detection: Detection) -> None:
+        self._out.append(detection)
+        if self.collect:
+            self.detections.append(detection)
+        if self._on_detection is not None:
+            self._on_detection(detection)
+
+    def _react(self, reaction: Reaction) -> None:
+        if self.collect:
+            self.reactions.append(reaction)
+        if self._on_reaction is not None:
+            self._on_reaction(reaction)
+
+    def _trace(self, record: TraceRecord) -> None:
+        if self.collect:
+            self.trace_records.append(record)
+        if self._on_trace is not None:
+            self._on_trace(record)

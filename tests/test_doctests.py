@@ -10,7 +10,8 @@ import pytest
 
 import workbench.engine
 
-MODULES = sorted(m.name for m in pkgutil.walk_packages(workbench.engine.__path__, "workbench.engine.")) + [
+MODULES = [
+    *sorted(m.name for m in pkgutil.walk_packages(workbench.engine.__path__, "workbench.engine.")),
     "workbench.errors",
     "workbench.conformance.runner",
 ]

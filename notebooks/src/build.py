@@ -4,11 +4,12 @@ Each notebook ``notebooks/NAME.ipynb`` is written from ``notebooks/src/NAME.nbsr
 "percent" file (reviewable diffs, no JSON)::
 
     # %% [markdown]
-    Some *markdown*.
+    # Some *markdown*, every line behind a `# ` comment prefix (as jupytext writes it).
     # %% tags=["nbval-check-output"]
     print(detections.to_string())
 
-A line starting with ``# %%`` opens a cell; ``[markdown]`` makes it a markdown cell; ``tags=[...]``
+A line starting with ``# %%`` opens a cell; ``[markdown]`` makes it a markdown cell, whose lines
+lose their ``# `` (or bare ``#``) comment prefix, so ``# # Title`` is the heading ``# Title``; ``tags=[...]``
 (JSON) sets the cell's tags. Tags are how nbval is told what to compare: ``nbval-check-output``
 cells are compared under ``pytest --nbval-lax``, all other cells are only checked to run. Tags, not
 comment lines, because a comment above ``%%cep`` would stop it from being a cell magic.
@@ -83,11 +84,21 @@ def _parse_header(line: str, lineno: int) -> tuple[str, tuple[str, ...]]:
     return kind, tags
 
 
+def _uncomment(line: str, lineno: int) -> str:
+    """A markdown line without its comment prefix: ``# text`` -> ``text``, ``#`` -> ``""``."""
+    if line.startswith("# "):
+        return line[2:]
+    if line.rstrip() == "#" or not line.strip():
+        return ""
+    msg = f"line {lineno}: a markdown line must start with '# ' (the comment prefix), got {line!r}"
+    raise ValueError(msg)
+
+
 def parse_source(text: str) -> list[SourceCell]:
     """Split a ``.nbsrc`` text into cells (blank lines around each cell are trimmed).
 
-    >>> [c.kind for c in parse_source("# %% [markdown]\\n# Title\\n# %%\\nx = 1\\n")]
-    ['markdown', 'code']
+    >>> [(c.kind, c.source) for c in parse_source("# %% [markdown]\\n# # Title\\n# %%\\nx = 1\\n")]
+    [('markdown', '# Title'), ('code', 'x = 1')]
     """
     cells: list[SourceCell] = []
     kind: str | None = None
@@ -108,7 +119,7 @@ def parse_source(text: str) -> list[SourceCell]:
                 msg = f"line {lineno}: text before the first `# %%` cell header"
                 raise ValueError(msg)
         else:
-            lines.append(line)
+            lines.append(_uncomment(line, lineno) if kind == "markdown" else line)
     close()
     return cells
 

@@ -16,6 +16,7 @@ import math
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -89,6 +90,7 @@ live = Timeline(title="live replay")
 task = live.replay(live_engine, load_events(logins), batch=1, delay=0.3)
 live"""
 CELLS = (SETUP_CELL, CEP_CELL, SHOW_CELL)
+DEMO_NOTEBOOK = "01-prova-reaction-groups.ipynb"
 
 
 def _notebook() -> dict[str, Any]:
@@ -150,6 +152,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         d.mkdir(parents=True, exist_ok=True)
     _write_settings(home / "settings")
     (nbdir / "timeline.ipynb").write_text(json.dumps(_notebook()), encoding="utf-8")
+    shutil.copy(ROOT / "notebooks" / DEMO_NOTEBOOK, nbdir / DEMO_NOTEBOOK)
     token = secrets.token_hex(16)
     port = _free_port()
     env = dict(os.environ)
@@ -389,3 +392,88 @@ def _drive(page: Any, lab: Lab) -> tuple[list[int], list[int], bytes, bytes]:
     live_fig.screenshot(path=str(ARTIFACTS / "timeline-live.png"))
     page.screenshot(path=str(ARTIFACTS / "timeline-page.png"), full_page=True)
     return before, after, before_png, after_png
+
+
+def _open_notebook(page: Any, lab: Lab, workspace: str) -> str:
+    """Open the test notebook in a JupyterLab workspace of its own; wait for an idle kernel."""
+    panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+    page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/timeline.ipynb?token={lab.token}&reset")
+    page.wait_for_selector(
+        f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=UI_TIMEOUT_MS
+    )
+    return panel
+
+
+def _figure_rendered(page: Any, panel: str, errors: list[str], what: str) -> None:
+    """A bokeh canvas is in the notebook, and no widget shows a JavaScript error box."""
+    page.wait_for_selector(f"{panel} .jp-OutputArea-output canvas", timeout=UI_TIMEOUT_MS)
+    page.wait_for_function("() => window.Bokeh && window.Bokeh.documents.length > 0", timeout=UI_TIMEOUT_MS)
+    page.wait_for_timeout(1000)
+    text = page.locator(f"{panel} .jp-Notebook").inner_text()
+    assert "javascript error" not in text.lower(), f"{what}: {text[-2000:]}"
+    bad = [e for e in errors if "require" in e or "BokehView" in e or "Bokeh" in e]
+    assert not bad, f"{what}: {bad}"
+
+
+def test_timeline_renders_after_reload_and_in_a_second_tab(lab: Lab) -> None:
+    """BokehJS lives in the page: reload and re-run, then reopen in another tab, same kernel."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(exist_ok=True)
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            panel = _open_notebook(page, lab, "reload")
+            _run_cells(page, panel, range(len(CELLS)))
+            _figure_rendered(page, panel, errors, "first run")
+
+            page.reload()  # the kernel keeps running, the page forgets BokehJS
+            page.wait_for_selector(
+                f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=UI_TIMEOUT_MS
+            )
+            _run_cells(page, panel, range(len(CELLS)))
+            _figure_rendered(page, panel, errors, "after a reload")
+            figure = page.locator(f"{panel} .jp-OutputArea-output:has(canvas)").first
+            figure.scroll_into_view_if_needed()
+            figure.screenshot(path=str(ARTIFACTS / "timeline-after-reload.png"))
+            page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
+            page.wait_for_timeout(1500)
+
+            # A second tab on the saved notebook: the widget views are restored from the kernel.
+            tab = context.new_page()
+            tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            panel2 = _open_notebook(tab, lab, "second-tab")
+            _figure_rendered(tab, panel2, errors, "in a second tab")
+            tab.screenshot(path=str(ARTIFACTS / "timeline-second-tab.png"), full_page=True)
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "timeline-reload-failure.png"), full_page=True)
+            (ARTIFACTS / "timeline-reload-console.txt").write_text("\n".join(errors), encoding="utf-8")
+            raise
+        finally:
+            browser.close()
+
+
+def test_demo_notebook_markdown_renders_as_markdown(lab: Lab) -> None:
+    """The first markdown cell of a demo notebook: one title heading, then paragraphs (no stray '#')."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+            page.goto(f"{lab.url}/lab/workspaces/markdown/tree/{DEMO_NOTEBOOK}?token={lab.token}&reset")
+            first = page.locator(f"{panel} .jp-MarkdownCell .jp-RenderedMarkdown").first
+            first.wait_for(timeout=UI_TIMEOUT_MS)
+            page.wait_for_timeout(500)
+            first.screenshot(path=str(ARTIFACTS / "notebook-markdown-cell.png"))
+            headings = first.locator("h1, h2, h3, h4, h5, h6").all_inner_texts()
+            paragraphs = first.locator("p").all_inner_texts()
+        finally:
+            browser.close()
+    assert [h.rstrip("¶").strip() for h in headings] == ["1 · Prova reaction groups"]
+    assert len(paragraphs) >= 3
+    assert not any(t.lstrip().startswith("#") for t in paragraphs), paragraphs

@@ -9,7 +9,9 @@ fails, including errors IPython prints to stderr (a ``UsageError`` passes ``--nb
 from __future__ import annotations
 
 import copy
+import re
 
+import mistune
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -36,7 +38,7 @@ def test_there_are_notebooks() -> None:
 
 def test_parse_source_cells_and_tags() -> None:
     text = (
-        '# %% [markdown]\n# Title\n\n# %% tags=["nbval-check-output"]\n'
+        '# %% [markdown]\n# # Title\n#\n# Some *text*.\n\n# %% tags=["nbval-check-output"]\n'
         "%%cep w\nsequence w begin a\n# %%\nx = 1\n"
     )
     cells = build.parse_source(text)
@@ -45,13 +47,19 @@ def test_parse_source_cells_and_tags() -> None:
         ("code", ("nbval-check-output",)),
         ("code", ()),
     ]
-    assert cells[0].source == "# Title"
+    assert cells[0].source == "# Title\n\nSome *text*."
     assert cells[1].source == "%%cep w\nsequence w begin a"
 
 
 @pytest.mark.parametrize(
     "text",
-    ["stray\n# %%\nx\n", "# %% tags=nbval-skip\nx\n", "# %% [raw]\nx\n", "# %% tags=[1]\nx\n"],
+    [
+        "stray\n# %%\nx\n",
+        "# %% tags=nbval-skip\nx\n",
+        "# %% [raw]\nx\n",
+        "# %% tags=[1]\nx\n",
+        "# %% [markdown]\nno comment prefix\n",
+    ],
 )
 def test_parse_source_rejects_bad_headers(text: str) -> None:
     with pytest.raises(ValueError, match="line"):
@@ -93,6 +101,35 @@ def test_notebook_matches_its_source(src) -> None:  # type: ignore[no-untyped-de
     nb = _notebook(src.stem)
     got = [(c.cell_type, c.source, tuple(c.metadata.get("tags", ()))) for c in nb.cells]
     assert got == [(c.kind, c.source, c.tags) for c in cells]
+
+
+def _source_headings(src_text: str) -> list[str]:
+    """Headings as the author wrote them in the .nbsrc: markdown lines ``# ## Title`` (prefix + heading)."""
+    headings: list[str] = []
+    in_markdown = False
+    for line in src_text.splitlines():
+        if line.startswith("# %%"):
+            in_markdown = line.startswith("# %% [markdown]")
+        elif in_markdown and (m := re.match(r"^# (#{1,6}) +(.+?)\s*#*\s*$", line)):
+            headings.append(f"h{len(m.group(1))}:{m.group(2)}")
+    return headings
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=IDS)
+def test_markdown_cells_render_their_own_headings_only(src) -> None:  # type: ignore[no-untyped-def]
+    """Each markdown cell, rendered by a markdown parser, has exactly the headings its source has."""
+    nb = _notebook(src.stem)
+    rendered: list[str] = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        html = mistune.html(cell.source)
+        assert isinstance(html, str)
+        for level, text in re.findall(r"<h([1-6])[^>]*>(.*?)</h\1>", html, flags=re.S):
+            rendered.append(f"h{level}:{re.sub(r'<[^>]+>', '', text)}")
+    expected = [re.sub(r"[`*]", "", h) for h in _source_headings(src.read_text(encoding="utf-8"))]
+    assert [re.sub(r"[`*]", "", h) for h in rendered] == expected
+    assert expected, f"{src.stem}: the notebook has no heading at all"
 
 
 @pytest.mark.parametrize("src", SOURCES, ids=IDS)

@@ -36,6 +36,7 @@ from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.runtime import Engine, RunResult
 from workbench.results import detections_to_frame
+from workbench.widgets.bokehjs import bokehjs_loader, figure_area
 from workbench.widgets.figure import (
     MarkerId,
     band_columns,
@@ -53,21 +54,19 @@ from workbench.widgets.model import TimelineModel, View
 __all__ = ["Timeline", "load_bokeh"]
 
 _ALL = "(all)"
-_BOKEH_LOADED = False
 
 
 def load_bokeh(force: bool = False) -> None:
-    """Load BokehJS inline into the notebook once per kernel (``BokehModel`` needs ``window.Bokeh``).
+    """Load BokehJS inline into the current output (``BokehModel`` needs ``window.Bokeh``).
 
-    Inline, not from the CDN, so the timeline works offline and on Binder.
+    Timelines do not need this: each one ensures BokehJS in every page that shows it
+    (:mod:`workbench.widgets.bokehjs`). It is for other ``BokehModel`` figures; ``force`` is kept
+    for compatibility and has no effect, since the loader does nothing in a page that has BokehJS.
     """
-    global _BOKEH_LOADED
-    if _BOKEH_LOADED and not force:
-        return
-    from bokeh.io import output_notebook
+    from IPython.display import display
 
-    output_notebook(INLINE, hide_banner=True)
-    _BOKEH_LOADED = True
+    del force
+    display(bokehjs_loader(), raw=True)
 
 
 class Timeline:
@@ -189,7 +188,7 @@ class Timeline:
             [
                 widgets.HBox([self.play, self.back, self.forward, self.slider, self.speed, self.time_label]),
                 widgets.HBox([self.key_filter, self.pattern_filter, self.detection_select]),
-                self.plot,
+                figure_area(self.plot),  # BokehJS before the figure, in every page that shows it
                 self.status,
                 self.detail,
             ]
@@ -199,7 +198,6 @@ class Timeline:
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        load_bokeh()
         self.rebuild()
         display(self.widget)
 

@@ -6,6 +6,7 @@
     workbench run PATTERNS.cep EVENTS.csv|.jsonl|.json|.parquet [--time COL] [--key COL] [--type COL]
                   [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--late LATE.csv]
                   [--backend local|flink|flink-sql] [--out-of-orderness MS] [--quiet]
+                  [--strict] [--errors ERRORS.csv]
     workbench run PATTERNS.cep --on EVENTS ...     (the same; --on names the events explicitly)
 
 ``check`` compiles the file and prints one line per pattern (exit status 1 with the caret message on
@@ -14,7 +15,11 @@ named with ``--pattern``), shows a progress bar on stderr for long inputs, and w
 (one row per detection, :func:`workbench.results.detections_to_frame`) to ``-o`` or prints them.
 Late events (too far out of order to match) are always reported on stderr, and written to
 ``--late``. ``--backend`` picks the execution backend (:func:`workbench.backends.get_backend`).
-Exit status: 0 on success, 1 for a pattern or input error, 2 for bad usage.
+A condition that fails on an event (a runtime error) does not stop the run: the event does not
+match, every distinct error is printed on stderr with its first event and count (and written to
+``--errors``), and the exit status is 3. ``--strict`` stops at the first one instead (status 1).
+Exit status: 0 on success, 1 for a pattern or input error, 2 for bad usage, 3 when the run
+finished with condition errors.
 """
 
 from __future__ import annotations
@@ -53,6 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
+    run.add_argument(
+        "--strict", action="store_true", help="stop at the first condition error (default: record, go on)"
+    )
+    run.add_argument("--errors", help="write the condition errors here (.csv, .jsonl, .json, .parquet)")
     return p
 
 
@@ -125,6 +134,7 @@ def _run(args: argparse.Namespace) -> int:
                 trace=False,
                 out_of_orderness=args.out_of_orderness,
                 backend=args.backend,
+                strict=args.strict,
             )
         )
     outcome = session.merge(outcomes)
@@ -147,13 +157,24 @@ def _run(args: argparse.Namespace) -> int:
     if outcome.late and not args.late:  # never silent, even with --quiet
         note = late_note(outcome.late, args.out_of_orderness, "write them to a file with --late FILE")
         print(f"warning: {note}", file=sys.stderr)
+    if args.errors:
+        from workbench.results import errors_to_frame
+
+        _write(errors_to_frame(outcome.errors), args.errors)
+    for fault in outcome.errors:  # never silent, even with --quiet
+        print(f"error in condition: {fault.describe()}", file=sys.stderr)
     if not args.quiet:
         late = ""
         if outcome.late:
             late = f", {len(outcome.late)} late" + (f" -> {args.late}" if args.late else "")
+        failed = ""
+        if outcome.errors:
+            count = sum(f.count for f in outcome.errors)
+            failed = f", {len(outcome.errors)} condition error(s) on {count} event(s)"
         where = f" -> {args.out}" if args.out else ""
-        print(f"{len(events)} events, {len(outcome.detections)} detection(s){late}{where}", file=sys.stderr)
-    return 0
+        summary = f"{len(events)} events, {len(outcome.detections)} detection(s){late}{failed}{where}"
+        print(summary, file=sys.stderr)
+    return 3 if outcome.errors else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -81,10 +81,14 @@ class ExpressionError(CepError, ValueError):
 
     def __init__(self, message: str, *, source: str | None = None, span: SourceSpan | None = None) -> None:
         text = message
+        if span is not None and not message.startswith("line "):
+            text = f"line {span.line}, column {span.column}: {message}"
         if source is not None and span is not None:
-            line = source.splitlines()[span.line - 1] if source.splitlines() else ""
-            text = f"{message}\n  {line}\n  {' ' * (span.column - 1)}^"
+            lines = source.splitlines()
+            line = lines[span.line - 1] if 0 < span.line <= len(lines) else ""
+            text = f"{text}\n  {line}\n  {' ' * (span.column - 1)}^"
         super().__init__(text)
+        self.message = message
         self.source = source
         self.span = span
 

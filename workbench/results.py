@@ -47,16 +47,19 @@ import pandas as pd
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event, make_event
+from workbench.engine.faults import ConditionFault
 from workbench.errors import EventError
 
 __all__ = [
     "DETECTION_COLUMNS",
     "DETECTION_EVENT_COLUMNS",
+    "ERROR_COLUMNS",
     "EVENT_COLUMNS",
     "REACTION_COLUMNS",
     "TRACE_COLUMNS",
     "detection_events_to_frame",
     "detections_to_frame",
+    "errors_to_frame",
     "events_to_frame",
     "frame_to_events",
     "reactions_to_frame",
@@ -260,6 +263,40 @@ def reactions_to_frame(reactions: Iterable[Reaction]) -> pd.DataFrame:
     }
     frame = pd.DataFrame(data, columns=list(REACTION_COLUMNS))
     return _add_fields(frame, events, REACTION_COLUMNS)
+
+
+ERROR_COLUMNS: tuple[str, ...] = (
+    "pattern",
+    "where",
+    "kind",
+    "message",
+    "count",
+    "first_seq",
+    "first_time",
+    "first_key",
+)
+
+
+def errors_to_frame(errors: Iterable[ConditionFault]) -> pd.DataFrame:
+    """One row per distinct runtime error of a condition: :data:`ERROR_COLUMNS`.
+
+    ``count`` is how many events it happened on; ``first_*`` name the first of them.
+
+    >>> errors_to_frame([]).columns.tolist()[:4]
+    ['pattern', 'where', 'kind', 'message']
+    """
+    fs = list(errors)
+    data: dict[str, pd.Series] = {
+        "pattern": _strings([f.pattern for f in fs]),
+        "where": _strings([f.where for f in fs]),
+        "kind": _strings([f.kind for f in fs]),
+        "message": _strings([f.message for f in fs]),
+        "count": pd.Series([f.count for f in fs], dtype="int64"),
+        "first_seq": pd.Series([f.first_seq for f in fs], dtype="int64"),
+        "first_time": _times([math.nan if f.first_time is None else f.first_time for f in fs]),
+        "first_key": _objects([f.first_key for f in fs]),
+    }
+    return pd.DataFrame(data, columns=list(ERROR_COLUMNS))
 
 
 def trace_to_frame(records: Iterable[TraceRecord]) -> pd.DataFrame:

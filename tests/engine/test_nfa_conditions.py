@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.engine.events import Event
+from workbench.engine.faults import FaultLog, FaultSink
 from workbench.engine.nfa.conditions import (
     FALSE,
     TRUE,
@@ -94,17 +95,40 @@ def test_compiled_predicate_agrees_with_tree(cond: Cond, e: Event) -> None:
         assert expected == _outcome(pred, e, None)
 
 
-def test_missing_field_message_is_the_interpreted_one() -> None:
-    cond = _leaf(2)
+def test_a_missing_field_is_null_and_fails_the_comparison() -> None:
     e = Event("a", 1, "k", {"price": 3}, 7)
-    with pytest.raises(CepRuntimeError, match=r"'e.missing > 1' of stage 's' failed on event #7.*no field"):
+    assert not compile_predicate(_leaf(2))(e, None)
+    assert compile_predicate(compile_condition("e.missing is None", "s", AGGS))(e, None)
+
+
+def test_a_runtime_error_without_a_fault_sink_raises_naming_condition_and_event() -> None:
+    cond = compile_condition("e.price > 'x'", "s", AGGS)
+    e = Event("a", 1, "k", {"price": 3}, 7)
+    with pytest.raises(CepRuntimeError, match=r"e.price > 'x'.* of stage 's' failed on event #7.*TypeError"):
         compile_predicate(cond)(e, None)
 
 
+def test_a_runtime_error_with_a_fault_sink_is_recorded_once_and_fails_the_event() -> None:
+    sink = FaultSink("p")
+    pred = compile_predicate(compile_condition("e.price > 'x' or e.qty > 1", "s", AGGS, sink))
+    for i in range(3):
+        assert not pred(Event("a", i, "k", {"price": 3, "qty": 5}, i), None)
+    [fault] = sink.log.faults
+    assert (fault.pattern, fault.kind, fault.count, fault.first_seq) == ("p", "TypeError", 3, 0)
+    assert "stage 's'" in fault.where
+
+
+def test_strict_fault_log_raises_at_the_first_error() -> None:
+    sink = FaultSink("p", FaultLog(strict=True))
+    pred = compile_predicate(compile_condition("e.price / 0 > 1", "s", AGGS, sink))
+    with pytest.raises(CepRuntimeError, match="ZeroDivisionError"):
+        pred(Event("a", 1, "k", {"price": 3}, 0), None)
+
+
 def test_rebound_e_is_not_a_field_read() -> None:
-    # ``e`` inside the comprehension is an int: it must not become ``e.fields[...]``.
-    pred = compile_predicate(compile_condition("[e.real for e in [1, 2]][0] == 1", "s", AGGS))
-    assert pred(Event("a", 1, "k", {}, 0), None)
+    # ``e`` inside the lambda is an int: the event-field fast path must not apply to it.
+    pred = compile_predicate(compile_condition("(lambda e: e + 1)(e.price) == 4", "s", AGGS))
+    assert pred(Event("a", 1, "k", {"price": 3}, 0), None)
 
 
 def test_callable_conditions_need_the_context_and_run_once_per_evaluation() -> None:

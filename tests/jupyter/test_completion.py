@@ -64,7 +64,18 @@ def test_no_cep_context_means_no_answer() -> None:
 
 def test_line_magic_subcommands_and_patterns() -> None:
     patterns = ("fraud", "frost", "logins")
-    subcommands = ["explain", "feed", "late", "list", "matches", "remove", "run", "show", "timeline"]
+    subcommands = [
+        "errors",
+        "explain",
+        "feed",
+        "late",
+        "list",
+        "matches",
+        "remove",
+        "run",
+        "show",
+        "timeline",
+    ]
     assert _texts("%cep ") == subcommands
     assert _texts("%cep ma") == ["matches"]
     assert _texts("%cep run fr", patterns) == ["fraud", "frost"]

@@ -148,17 +148,35 @@ def test_cell_on_takes_out_of_orderness_and_backend(ip: Any, capsys: pytest.Capt
     assert "unknown backend 'flnk'" in str(err)
 
 
-def test_runtime_error_points_at_the_stage_definition(ip: Any) -> None:
-    ip.run_cell_magic("cep", "-q", "sequence r\n  begin a: login\n  followed by b: logout where e.y > 1")
-    err = cell_error(ip, "%cep run r --on events --out-of-orderness 1000")
+def test_strict_runtime_error_points_at_the_stage_definition(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", "sequence r\n  begin a: login\n  followed by b: logout where e.x > 'y'")
+    err = cell_error(ip, "%cep run r --on events --out-of-orderness 1000 --strict")
     assert type(err.error).__name__ == "CepRuntimeError"
     lines = str(err).splitlines()
-    assert lines[0].startswith("condition 'e.y > 1' of stage 'b' failed on event #1")
+    assert lines[0].startswith("pattern 'r', stage 'b' where \"e.x > 'y'\" failed on event #1")
     assert lines[1:] == [
         "  'b' of pattern 'r' is defined at line 4, column 15:",
-        "      followed by b: logout where e.y > 1",
+        "      followed by b: logout where e.x > 'y'",
         "                  ^",
     ]
+
+
+def test_condition_errors_are_noted_and_listed_and_the_run_goes_on(
+    ip: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ip.run_cell_magic(
+        "cep", "-q", "sequence r\n  begin a: login\n  followed by b: logout where e.x > 'y' or e.x == 1"
+    )
+    assert ip.run_line_magic("cep", "run r --on events --out-of-orderness 1000").empty
+    out = capsys.readouterr().out
+    assert "note: 1 kind(s) of condition error on 2 event(s)" in out
+    assert "see them with %cep errors" in out
+    table = ip.run_line_magic("cep", "errors")
+    assert table[["pattern", "kind", "count", "first_seq"]].values.tolist() == [["r", "TypeError", 2, 1]]
+    # a missing field is NULL, not an error: the same run with a field no event has is clean
+    ip.run_cell_magic("cep", "-q", "sequence r\n  begin a: login\n  followed by b: logout where e.nope > 1")
+    assert ip.run_line_magic("cep", "run r --on events --out-of-orderness 1000").empty
+    assert ip.run_line_magic("cep", "errors").empty
 
 
 def test_field_near_miss_is_noted(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:

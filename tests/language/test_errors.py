@@ -193,7 +193,7 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         "disallowed_method",
         "sequence s begin a where e.name.format(1)",
         "CepCompileError",
-        "line 2, column 26: method 'format' is not allowed; allowed: count, endswith, find, get, index, isalpha, isdigit, items, keys, lower, lstrip, replace, rstrip, split, startswith, strip, upper, values\n    sequence s begin a where e.name.format(1)\n                             ^",
+        "line 2, column 26: method 'format' is not allowed; allowed: casefold, count, endswith, find, get, isalpha, isdigit, isnumeric, lower, lstrip, replace, rstrip, split, startswith, strip, title, upper\n    sequence s begin a where e.name.format(1)\n                             ^",
         2,
         26,
     ),

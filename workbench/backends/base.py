@@ -58,6 +58,7 @@ class Backend(Protocol):
         until: int | float | None = None,
         finish: bool = True,
         trace: bool = False,
+        strict: bool = False,
     ) -> RunResult:
         """Run ``patterns`` over ``inputs`` and return detections, reactions, late events, trace.
 
@@ -68,6 +69,8 @@ class Backend(Protocol):
             until: with ``finish``, flush only up to this time (default: everything, final).
             finish: flush at the end of the input (``Engine.finish(until)``).
             trace: record trace entries.
+            strict: stop at the first runtime error of a condition instead of recording it in
+                ``RunResult.errors`` (a backend that cannot record them always stops).
         """
         ...
 

@@ -359,6 +359,7 @@ class FlinkSqlBackend:
         until: int | float | None = None,
         finish: bool = True,
         trace: bool = False,
+        strict: bool = False,
     ) -> RunResult:
         """See :meth:`workbench.backends.base.Backend.run`."""
         if until is not None or not finish or trace:

@@ -29,12 +29,13 @@ class LocalBackend:
         until: int | float | None = None,
         finish: bool = True,
         trace: bool = False,
+        strict: bool = False,
     ) -> RunResult:
         """See :meth:`workbench.backends.base.Backend.run`."""
         if until is not None and not finish:
             msg = f"until={until!r} needs finish=True (until is where the final flush stops)"
             raise CepError(msg)
-        engine = Engine(patterns, out_of_orderness=out_of_orderness, trace=trace)
+        engine = Engine(patterns, out_of_orderness=out_of_orderness, trace=trace, strict=strict)
         for item in inputs:
             if isinstance(item, AdvanceTime):
                 engine.advance_time(item.watermark)
@@ -42,4 +43,6 @@ class LocalBackend:
                 engine.process(item)
         if finish:
             engine.finish(until)
-        return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records)
+        return RunResult(
+            engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors
+        )

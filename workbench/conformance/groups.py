@@ -275,7 +275,7 @@ def build_pattern(case: Mapping[str, Any]) -> ReactionGroup | Receive:
 
 
 def _generated(source: str) -> list[Any]:
-    value = compile_expr(source, {"enumerate": enumerate, "zip": zip})({})
+    value = compile_expr(source, data=True)({})
     return list(value)
 
 

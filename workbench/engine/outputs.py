@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event
+from workbench.engine.faults import ConditionFault, FaultLog, FaultSink
 
 __all__ = ["Outputs"]
 
@@ -27,8 +28,11 @@ class Outputs:
         on_late: Callable[[Event], None] | None,
         on_trace: Callable[[TraceRecord], None] | None,
         collect: bool,
+        strict: bool = False,
     ) -> None:
         self.collect = collect
+        #: the distinct runtime errors of conditions (``strict``: the first one raises instead)
+        self.fault_log = FaultLog(strict=strict)
         self._on_detection = on_detection
         self._on_reaction = on_reaction
         self._on_late = on_late
@@ -39,6 +43,17 @@ class Outputs:
         self.late: list[Event] = []
         self.late_count = 0
         self._out: list[Detection] = []  # what the current process/advance call returns
+
+    @property
+    def errors(self) -> list[ConditionFault]:
+        """The distinct runtime errors of conditions so far (each with its first event and count)."""
+        return self.fault_log.faults
+
+    def _adopt_faults(self, matcher: object) -> None:
+        """Point a matcher's fault sink at this engine's log."""
+        sink = getattr(matcher, "faults", None)
+        if isinstance(sink, FaultSink):
+            sink.log = self.fault_log
 
     def _emit(self, detection: Detection) -> None:
         self._out.append(detection)

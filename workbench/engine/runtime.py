@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
 from workbench.engine.events import Event, _fast_check, make_event
+from workbench.engine.faults import ConditionFault
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import Outputs
 from workbench.errors import CepError, PatternError
@@ -88,6 +89,7 @@ class RunResult:
     reactions: list[Reaction]
     late: list[Event]
     trace: list[TraceRecord]
+    errors: list[ConditionFault] = field(default_factory=list)
 
 
 class _Ctx:
@@ -148,6 +150,8 @@ class Engine(Outputs):
         trace: record state changes (see :class:`~workbench.engine.detection.TraceRecord`).
         on_detection / on_reaction / on_late / on_trace: callbacks, called synchronously.
         collect: keep detections, reactions and trace records in lists on the engine (default).
+        strict: stop at the first runtime error of a condition (:class:`CepRuntimeError`) instead
+            of recording it in :attr:`errors` and treating the event as not matching.
 
     >>> from workbench.engine.runtime import Engine
     >>> Engine([]).process({"type": "a", "time": 1})
@@ -167,6 +171,7 @@ class Engine(Outputs):
         on_late: Callable[[Event], None] | None = None,
         on_trace: Callable[[TraceRecord], None] | None = None,
         collect: bool = True,
+        strict: bool = False,
     ) -> None:
         if time_mode not in ("event", "processing"):
             msg = f"time_mode must be 'event' or 'processing', got {time_mode!r}"
@@ -187,6 +192,7 @@ class Engine(Outputs):
             on_late=on_late,
             on_trace=on_trace,
             collect=collect,
+            strict=strict,
         )
         self._keys: dict[Hashable, KeyState] = {}
         self._timers: list[tuple[int | float, int, Hashable, int, Hashable]] = []
@@ -211,6 +217,7 @@ class Engine(Outputs):
             raise PatternError(msg, pattern=matcher.name)
         index = len(self.matchers)
         self.matchers.append(matcher)
+        self._adopt_faults(matcher)
         types = matcher.event_types()
         if types is None:
             self._any_type.append(index)
@@ -502,14 +509,15 @@ def run(
     until: int | float | None = None,
     out_of_orderness: int | float = 0,
     trace: bool = False,
+    strict: bool = False,
 ) -> RunResult:
-    """Run patterns over a finite stream and flush at the end.
+    """Run patterns over a finite stream and flush at the end (``strict``: see :class:`Engine`).
 
     >>> run([], [{"type": "a", "time": 1}]).detections
     []
     """
     plist: Sequence[Pattern | Matcher] = [patterns] if isinstance(patterns, Pattern | Matcher) else patterns
-    engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace)
+    engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace, strict=strict)
     engine.process_many(events)
     engine.finish(until)
-    return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records)
+    return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors)

@@ -141,8 +141,8 @@ class ShardedEngine(Outputs):
     Args:
         patterns: patterns (compiled once; the immutable matchers are shared by all shards).
         shards: the number of engines.
-        out_of_orderness, trace, on_detection, on_reaction, on_late, on_trace, collect: as for
-            :class:`~workbench.engine.runtime.Engine`.
+        out_of_orderness, trace, on_detection, on_reaction, on_late, on_trace, collect, strict: as
+            for :class:`~workbench.engine.runtime.Engine` (the shards share one error log).
 
     >>> ShardedEngine([], shards=3).process({"type": "a", "time": 1, "key": "k"})
     []
@@ -160,6 +160,7 @@ class ShardedEngine(Outputs):
         on_late: Callable[[Event], None] | None = None,
         on_trace: Callable[[TraceRecord], None] | None = None,
         collect: bool = True,
+        strict: bool = False,
     ) -> None:
         _check_shards(shards)
         self.matchers: list[Matcher] = [p if isinstance(p, Matcher) else p.compile() for p in patterns]
@@ -171,6 +172,7 @@ class ShardedEngine(Outputs):
             on_late=on_late,
             on_trace=on_trace,
             collect=collect,
+            strict=strict,
         )
         self._next_seq = 0
         self._shard_cache: dict[Hashable, int] = {}
@@ -186,6 +188,10 @@ class ShardedEngine(Outputs):
             )
             for _ in range(shards)
         ]
+        for engine in self.engines:  # the matchers are shared, so their errors go to one log
+            engine.fault_log = self.fault_log
+        for matcher in self.matchers:
+            self._adopt_faults(matcher)
 
     def shard(self, key: Hashable) -> int:
         """The shard index of a key (cached)."""

@@ -12,6 +12,7 @@ detections as a DataFrame (or stores it in ``VAR``).
 Line magic subcommands (one module each in :mod:`workbench.jupyter.commands`)::
 
     %cep run NAME... --on DATAFRAME_OR_PATH [-o VAR] [--time COL] [--key COL] [--type COL] [--timeline]
+             [--strict]
     %cep feed NAME... --start | %cep feed --from ITERABLE | %cep feed --stop
     %cep list
     %cep show NAME
@@ -19,6 +20,7 @@ Line magic subcommands (one module each in :mod:`workbench.jupyter.commands`)::
     %cep explain NAME [--key KEY] [--instance N]
     %cep timeline NAME... [--key KEY] [-o VAR]
     %cep late [-o VAR]
+    %cep errors [-o VAR]
     %cep remove NAME
 
 ``VAR << %cep ...``-style capture is written ``%cep VAR << run ...`` (jupysql). User errors (bad

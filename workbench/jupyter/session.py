@@ -15,6 +15,7 @@ from typing import Any
 
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
+from workbench.engine.faults import ConditionFault
 from workbench.engine.runtime import Clock, Engine
 from workbench.errors import CepError, CepRuntimeError
 from workbench.language import compile_text, format_pattern
@@ -60,6 +61,7 @@ class RunOutcome:
     trace: list[TraceRecord]
     late: list[Event]
     events: list[Event]
+    errors: list[ConditionFault] = field(default_factory=list)
 
 
 @dataclass
@@ -81,6 +83,7 @@ class CepSession:
         self.live: Engine | None = None
         self.live_names: tuple[str, ...] = ()
         self.late: list[Event] = []  # the late events of the last replay (%cep late)
+        self.errors: list[ConditionFault] = []  # the condition errors of the last replay (%cep errors)
         self.datetime_times = False  # the last replay's time column held datetimes (explain shows dates)
 
     # ---- definitions
@@ -146,8 +149,12 @@ class CepSession:
         trace: bool = True,
         out_of_orderness: int | float = 0,
         backend: str = "local",
+        strict: bool = False,
     ) -> RunOutcome:
         """Replay ``events`` (event time) through the named patterns and keep the results.
+
+        A condition that fails on an event (a runtime error) does not stop the run: the event does
+        not match, and the error is kept once per kind in ``errors`` (``strict``: raise instead).
 
         The run goes through :func:`workbench.backends.get_backend` (``"local"``: this process;
         ``"flink"``/``"flink-sql"``: PyFlink, a clear :class:`~workbench.backends.BackendError` when it
@@ -162,7 +169,11 @@ class CepSession:
         runner = get_backend(backend)
         try:
             result = runner.run(
-                patterns, _reporting(events, progress), out_of_orderness=out_of_orderness, trace=trace
+                patterns,
+                _reporting(events, progress),
+                out_of_orderness=out_of_orderness,
+                trace=trace,
+                strict=strict,
             )
         except CepRuntimeError as err:
             where = self._locate(names, str(err))
@@ -173,6 +184,7 @@ class CepSession:
         if progress is not None:
             progress(len(events), len(events))
         self.late = list(result.late)
+        self.errors = list(result.errors)
         stamped = _stamped(events)
         by_seq = {e.seq: e for e in stamped}
         for n in names:
@@ -181,7 +193,9 @@ class CepSession:
                 [r for r in result.trace if r.pattern == n],
                 by_seq,
             )
-        return RunOutcome(list(result.detections), list(result.trace), list(result.late), stamped)
+        return RunOutcome(
+            list(result.detections), list(result.trace), list(result.late), stamped, list(result.errors)
+        )
 
     def partition_groups(self, names: Sequence[str], key: str | None) -> list[tuple[str | None, list[str]]]:
         """The patterns to run together, by the key column each needs.
@@ -203,8 +217,10 @@ class CepSession:
         detections = sorted((d for o in outcomes for d in o.detections), key=lambda d: d.time)
         late = sorted({e.seq: e for o in outcomes for e in o.late}.values(), key=lambda e: e.seq)
         trace = [r for o in outcomes for r in o.trace]
+        errors = [f for o in outcomes for f in o.errors]
         self.late = list(late)
-        return RunOutcome(detections, trace, late, outcomes[-1].events)
+        self.errors = errors
+        return RunOutcome(detections, trace, late, outcomes[-1].events, errors)
 
     def _locate(self, names: Sequence[str], message: str) -> str:
         """Where the stage or channel a runtime error names was written (text with a caret), or ``""``."""
@@ -353,6 +369,16 @@ def late_note(late: Sequence[Event], out_of_orderness: float, how_to_see: str) -
         f"{len(late)} late event(s) were not matched: each arrived after an event more than "
         f"{out_of_orderness:g} ms newer (first: event #{first.seq}, type {first.type!r}, time {first.time}); "
         f"{how_to_see}, or allow out-of-order input with --out-of-orderness MS"
+    )
+
+
+def errors_note(errors: Sequence[ConditionFault], how_to_see: str) -> str:
+    """One sentence about condition errors: how many, the first one, where to find them."""
+    first = errors[0]
+    events = sum(f.count for f in errors)
+    return (
+        f"{len(errors)} kind(s) of condition error on {events} event(s); those events did not match "
+        f"(first: {first.describe()}); {how_to_see}, or stop at the first with --strict"
     )
 
 

@@ -200,7 +200,7 @@ def check_condition(expr: ast.Expr, scope: Scope, source: str, *, what: str = "c
         span = expr.span
         if err.span is not None and not sugar.changed:
             span = _col_span(expr, text, _FakeNode(err.span.column - 1, err.span.end_column - 1))
-        first = str(err).split("\n")[0]
+        first = getattr(err, "message", str(err).split("\n")[0])
         raise CepCompileError(first, span, source) from None
     known = {"matched", scope.event_name, *scope.variables, *scope.functions, *BUILTINS}
     nodes = list(pyast.walk(tree))

@@ -192,6 +192,7 @@ class FlinkBackend:
         until: int | float | None = None,
         finish: bool = True,
         trace: bool = False,
+        strict: bool = False,
     ) -> RunResult:
         """See :meth:`workbench.backends.base.Backend.run`."""
         return run_matchers(

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
+from workbench.engine.faults import FaultSink
 from workbench.engine.nfa.conditions import TRUE, And, Cond, Not, compile_condition, type_test
 from workbench.engine.nfa.pattern import Contiguity, GroupStage, SequencePattern, Stage
 from workbench.errors import PatternError
@@ -156,15 +157,23 @@ _STRATEGY = {
 }
 
 
-def compile_nfa(pattern: SequencePattern, aggregate_names: frozenset[str] = frozenset()) -> CompiledNFA:
-    """Validate ``pattern`` and build its NFA (raises :class:`PatternError` naming the stage)."""
-    return _Compiler(pattern, aggregate_names).run()
+def compile_nfa(
+    pattern: SequencePattern, aggregate_names: frozenset[str] = frozenset(), faults: FaultSink | None = None
+) -> CompiledNFA:
+    """Validate ``pattern`` and build its NFA (raises :class:`PatternError` naming the stage).
+
+    The conditions' runtime errors go to ``faults`` (``None``: they raise).
+    """
+    return _Compiler(pattern, aggregate_names, faults).run()
 
 
 class _Compiler:
-    def __init__(self, pattern: SequencePattern, aggregate_names: frozenset[str]) -> None:
+    def __init__(
+        self, pattern: SequencePattern, aggregate_names: frozenset[str], faults: FaultSink | None
+    ) -> None:
         self.pattern = pattern
         self.aggs = aggregate_names
+        self.faults = faults
         self.used: set[str] = set()
         self.all: list[_S] = []
         self.stops: dict[str, _S] = {}
@@ -232,7 +241,11 @@ class _Compiler:
         if q.optional and prev_elem is not None and prev_elem.quantifier.greedy:
             msg = "an optional stage cannot follow a greedy stage"
             raise self._error(msg, name)
-        until = None if elem.until is None else compile_condition(elem.until, name, self.aggs)
+        until = (
+            None
+            if elem.until is None
+            else compile_condition(elem.until, name, self.aggs, self.faults, "until")
+        )
         if isinstance(elem, GroupStage):
             info = _Info(name, "strict" if first else _STRATEGY[Contiguity(elem.contiguity)], TRUE, until)
             info.group = True
@@ -260,7 +273,7 @@ class _Compiler:
                 strategy = "not_next" if elem.contiguity is Contiguity.STRICT else "not_follow"
             else:
                 strategy = "strict" if first else _STRATEGY[Contiguity(elem.contiguity)]
-            where = compile_condition(elem.where, name, self.aggs)
+            where = compile_condition(elem.where, name, self.aggs, self.faults)
             if elem.types:
                 test = type_test(tuple(elem.types), name)
                 where = test if where is TRUE else And(test, where)

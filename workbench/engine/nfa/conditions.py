@@ -12,14 +12,14 @@ event of an unrelated type cannot change.
 
 from __future__ import annotations
 
-import ast
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from workbench.engine.events import Event
-from workbench.engine.expr import compile_expr
+from workbench.engine.expr import EMPTY_FRAME, compile_expr, ir
+from workbench.engine.faults import FaultSink
 from workbench.engine.nfa.pattern import AllOf, AnyOf, Condition
 from workbench.errors import CepRuntimeError, ExpressionError, PatternError
 
@@ -65,7 +65,7 @@ class ConditionContext:
         #: results of user conditions already evaluated for this (partial match, event)
         self.memo: dict[int, bool] = {}
 
-    def matched(self, stage: str) -> list[Event]:
+    def matched(self, stage: str) -> Sequence[Event]:
         """Events already taken for ``stage`` in this partial match (empty if none)."""
         if self._matched is None:
             self._matched = self._lookup()
@@ -74,6 +74,10 @@ class ConditionContext:
     def aggregate(self, name: str) -> Any:
         """The current value of the declared aggregate ``name``."""
         return self._aggs(name, self.stage)
+
+    def lookup(self, name: str) -> Any:
+        """A name an expression reads: the declared aggregate ``name`` (the expression frame)."""
+        return self.aggregate(name)
 
     def __getitem__(self, name: str) -> Any:
         return self._aggs(name, self.stage)
@@ -106,10 +110,9 @@ FALSE = Const(False)
 class Leaf(Cond):
     """One user condition; ``types`` is the set of event types it can accept (``None``: unknown).
 
-    ``pure`` is set when the condition reads only the event (a string condition without
-    ``matched`` or aggregates): a faster ``pure(e)`` that compiled predicates call directly. It may
-    raise where ``fn`` raises a different error (fields read as ``e.fields[name]``), so a failure
-    is always re-checked through ``fn`` for the user-facing message.
+    ``pure`` is set when the condition reads only the event (an expression without stages or
+    aggregates): ``pure(e)`` that compiled predicates call directly. A condition that raises makes
+    the event fail it; the error goes to ``faults`` (which raises instead in strict runs).
     """
 
     fn: Callable[[Event, ConditionContext], Any]
@@ -117,6 +120,8 @@ class Leaf(Cond):
     stage: str
     types: frozenset[str] | None
     pure: Callable[[Event], Any] | None = None
+    faults: FaultSink | None = None
+    role: str = "where"
 
     def __call__(self, event: Event, ctx: ConditionContext | None) -> bool:
         # ``ctx`` is None only when no condition of the pattern needs one (see needs_context).
@@ -131,14 +136,22 @@ class Leaf(Cond):
         except CepRuntimeError:
             raise
         except Exception as err:
+            self.fault(err, event)
+            value = False
+        if memo is not None:
+            memo[key] = value
+        return value
+
+    def fault(self, err: Exception, event: Event) -> None:
+        """Record (or, in a strict run, raise) ``err`` of this condition on ``event``."""
+        where = f"stage {self.stage!r} {self.role} {self.label!r}"
+        if self.faults is None:
             msg = (
                 f"condition {self.label!r} of stage {self.stage!r} failed on event #{event.seq} "
                 f"({event.type!r} at {event.time}): {type(err).__name__}: {err}"
             )
             raise CepRuntimeError(msg) from err
-        if memo is not None:
-            memo[key] = value
-        return value
+        self.faults.report(where, err, event)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -184,23 +197,33 @@ class Or(Cond):
         return self.left(event, ctx) or self.right(event, ctx)
 
 
-def compile_condition(cond: Condition | None, stage: str, aggregate_names: frozenset[str]) -> Cond:
-    """Compile a user condition of ``stage`` into a :class:`Cond` (``None`` -> always true)."""
+def compile_condition(
+    cond: Condition | None,
+    stage: str,
+    aggregate_names: frozenset[str],
+    faults: FaultSink | None = None,
+    role: str = "where",
+) -> Cond:
+    """Compile a user condition of ``stage`` into a :class:`Cond` (``None`` -> always true).
+
+    Runtime errors of the condition go to ``faults`` (``None``: raised as :class:`CepRuntimeError`).
+    """
     if cond is None:
         return TRUE
     if isinstance(cond, AllOf | AnyOf):
         if not cond.parts:
             return TRUE if isinstance(cond, AllOf) else FALSE
-        parts = [compile_condition(p, stage, aggregate_names) for p in cond.parts]
+        parts = [compile_condition(p, stage, aggregate_names, faults, role) for p in cond.parts]
         out = parts[0]
         for p in parts[1:]:
             out = And(out, p) if isinstance(cond, AllOf) else Or(out, p)
         return out
-    if isinstance(cond, str):
-        return _compile_string(cond, stage, aggregate_names)
+    if isinstance(cond, str | ir.Node):
+        return _compile_expression(cond, stage, aggregate_names, faults, role)
     obj: object = cond
     if callable(obj):
-        return Leaf(_wrap_callable(obj), getattr(obj, "__name__", repr(obj)), stage, None)
+        label = getattr(obj, "__name__", repr(obj))
+        return Leaf(_wrap_callable(obj), label, stage, None, faults=faults, role=role)
     msg = f"a condition must be a string or a callable, got {type(obj).__name__}"
     raise PatternError(msg, element=stage)
 
@@ -220,130 +243,65 @@ def _wrap_callable(fn: Callable[..., Any]) -> Callable[[Event, ConditionContext]
     return fn
 
 
-def _compile_string(source: str, stage: str, aggregate_names: frozenset[str]) -> Cond:
+def _compile_expression(
+    source: str | ir.Node, stage: str, aggregate_names: frozenset[str], faults: FaultSink | None, role: str
+) -> Cond:
     try:
         expr = compile_expr(source)
     except ExpressionError as err:
         msg = f"condition of stage {stage!r}: {err}"
         raise PatternError(msg, element=stage) from None
-    unknown = expr.names - {"e", "matched"} - aggregate_names
+    unknown = expr.names - {"e"} - aggregate_names
     if unknown:
         msg = (
-            f"condition {source!r} of stage {stage!r} uses unknown name(s) {sorted(unknown)}; "
-            f"available: e, matched, {', '.join(sorted(aggregate_names)) or '(no aggregates)'}"
+            f"condition {expr.source!r} of stage {stage!r} uses unknown name(s) {sorted(unknown)}; "
+            f"available: e, matched('stage'), {', '.join(sorted(aggregate_names)) or '(no aggregates)'}"
         )
         raise PatternError(msg, element=stage)
-    uses_aggs = sorted(expr.names & aggregate_names)
-    uses_matched = "matched" in expr.names
-    params = ["e", *(["matched"] if uses_matched else []), *uses_aggs]
-    exact = _as_function(source, params, expr.functions, fast_fields=False)
-    if len(params) == 1:
-        fast = _as_function(source, params, expr.functions, fast_fields=True)
-        return Leaf(lambda e, ctx: exact(e), source, stage, _string_types(source), fast)
-    # Generated glue: read exactly the variables the condition uses, no environment dict.
-    reads = ["ctx.matched"] if uses_matched else []
-    reads += [f"ctx.aggregate({name!r})" for name in uses_aggs]
-    glue = f"lambda e, ctx: _exact(e, {', '.join(reads)})"
-    run: Callable[[Event, ConditionContext], Any] = eval(glue, {"__builtins__": {}, "_exact": exact})
-    return Leaf(run, source, stage, _string_types(source))
+    run = expr.run
+    types = tree_types(expr.tree)
+    if not expr.stages and not (expr.names & aggregate_names):
+        frame = EMPTY_FRAME
+
+        def pure(e: Event) -> Any:
+            return run(e, frame, None)
+
+        return Leaf(lambda e, ctx: run(e, frame, None), expr.source, stage, types, pure, faults, role)
+    return Leaf(lambda e, ctx: run(e, ctx, None), expr.source, stage, types, faults=faults, role=role)
 
 
-#: attribute names of :class:`Event` itself (``e.NAME`` for any other name reads a field)
-_EVENT_ATTRS = frozenset(dir(Event))
-
-
-def _as_function(
-    source: str, params: list[str], functions: Mapping[str, Callable[..., Any]], *, fast_fields: bool
-) -> Callable[..., Any]:
-    """Compile a checked condition string into ``lambda <params>: <condition>``.
-
-    Same name resolution as :class:`~workbench.engine.expr.CompiledExpr` (variables first, then the
-    registered functions, no builtins), without building an environment per call. With
-    ``fast_fields``, ``e.NAME`` (NAME not an :class:`Event` attribute) reads ``e.fields['NAME']``
-    directly instead of going through ``Event.__getattr__``.
-    """
-    body = ast.parse(source.strip(), mode="eval").body
-    if fast_fields:
-        body = _FieldReads().visit(body)
-    args = ast.arguments(
-        posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[], defaults=[]
-    )
-    tree = ast.fix_missing_locations(ast.Expression(ast.Lambda(args, body)))
-    env: dict[str, Any] = {"__builtins__": {}, **functions}
-    fn: Callable[..., Any] = eval(compile(tree, "<condition>", "eval"), env)
-    return fn
-
-
-class _FieldReads(ast.NodeTransformer):
-    """Rewrite ``e.NAME`` into ``e.fields['NAME']`` outside scopes that rebind ``e``."""
-
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        self.generic_visit(node)
-        value = node.value
-        if (
-            isinstance(value, ast.Name)
-            and value.id == "e"
-            and isinstance(node.ctx, ast.Load)
-            and node.attr not in _EVENT_ATTRS
-        ):
-            fields = ast.Attribute(ast.Name("e", ast.Load()), "fields", ast.Load())
-            return ast.copy_location(ast.Subscript(fields, ast.Constant(node.attr), ast.Load()), node)
-        return node
-
-    def _scope(self, node: ast.AST) -> ast.AST:
-        names = {a.arg for a in node.args.args} if isinstance(node, ast.Lambda) else set()
-        for gen in getattr(node, "generators", []):
-            names.update(t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name))
-        return node if "e" in names else self.generic_visit(node)
-
-    visit_Lambda = visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _scope
-
-
-def _string_types(source: str) -> frozenset[str] | None:
-    """Event types a condition string can accept, when it is a conjunction with a type test."""
-    try:
-        tree = ast.parse(source.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    return _ast_types(tree)
-
-
-def _ast_types(node: ast.expr) -> frozenset[str] | None:
-    if isinstance(node, ast.BoolOp):
-        sub = [_ast_types(v) for v in node.values]
-        if isinstance(node.op, ast.And):
-            known = [s for s in sub if s is not None]
+def tree_types(node: ir.Node) -> frozenset[str] | None:
+    """Event types an expression can accept, when it is a conjunction with a type test on ``e``."""
+    if isinstance(node, ir.BoolOp):
+        sub = [tree_types(v) for v in node.items]
+        if node.op == "and":
+            known = [t for t in sub if t is not None]
             if not known:
                 return None
             out = known[0]
-            for s in known[1:]:
-                out = out & s
+            for t in known[1:]:
+                out = out & t
             return out
-        if any(s is None for s in sub):
+        if any(t is None for t in sub):
             return None
-        return frozenset().union(*(s for s in sub if s is not None))
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        left, op, right = node.left, node.ops[0], node.comparators[0]
-        if _is_type_attr(right) and isinstance(op, ast.Eq):
+        return frozenset().union(*(t for t in sub if t is not None))
+    if isinstance(node, ir.Compare):
+        left, right = node.left, node.right
+        if node.op == "==" and _is_type_attr(right):
             left, right = right, left
         if not _is_type_attr(left):
             return None
-        if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        if node.op == "==" and isinstance(right, ir.Literal) and isinstance(right.value, str):
             return frozenset({right.value})
-        if isinstance(op, ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set):
-            vals = [c.value for c in right.elts if isinstance(c, ast.Constant) and isinstance(c.value, str)]
-            if len(vals) == len(right.elts):
-                return frozenset(str(v) for v in vals)
+        if node.op == "in" and isinstance(right, ir.ListOf):
+            values = [i.value for i in right.items if isinstance(i, ir.Literal) and isinstance(i.value, str)]
+            if len(values) == len(right.items):
+                return frozenset(str(v) for v in values)
     return None
 
 
-def _is_type_attr(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr == "type"
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "e"
-    )
+def _is_type_attr(node: ir.Node) -> bool:
+    return isinstance(node, ir.Attr) and node.name == "type" and node.obj == ir.Name("e")
 
 
 def type_test(types: tuple[str, ...], stage: str) -> Cond:
@@ -391,59 +349,54 @@ def needs_context(cond: Cond) -> bool:
     return False
 
 
-def compile_predicate(cond: Cond) -> Callable[[Event, ConditionContext | None], Any]:
-    """Compile a condition tree into one generated Python function ``pred(e, ctx)``.
+Predicate = Callable[[Event, ConditionContext | None], Any]
 
-    The result has the truth value of ``cond(e, ctx)``: constants fold, type tests are inlined,
-    event-only conditions are called directly, the others go through their :class:`Leaf` (memo,
-    aggregate stage, error message). When an event-only part raises, the tree itself is evaluated
-    again, so errors carry exactly the interpreted form's :class:`CepRuntimeError` message.
+
+def compile_predicate(cond: Cond) -> Predicate:
+    """Compose a condition tree into one flat predicate ``pred(e, ctx)`` (closures, no generated text).
+
+    The result has the truth value of ``cond(e, ctx)``: constants fold, type tests are direct
+    comparisons, event-only conditions are called directly, the others go through their
+    :class:`Leaf` (memo, aggregate stage, error recording). When an event-only part raises, the
+    tree itself is evaluated again, so the error is recorded exactly as the interpreted form does.
     """
-    consts: dict[str, Any] = {}
-
-    def name_of(value: Any) -> str:
-        name = f"_k{len(consts)}"
-        consts[name] = value
-        return name
-
-    def gen(c: Cond) -> str:
-        if isinstance(c, Const):
-            return "True" if c.value else "False"
-        if isinstance(c, TypeIn):
-            if len(c.types) == 1:
-                return f"(e.type == {next(iter(c.types))!r})"
-            return f"(e.type in {name_of(c.types)})"
-        if isinstance(c, Leaf):
-            if c.pure is not None:
-                return f"{name_of(c.pure)}(e)"
-            return f"{name_of(c)}(e, ctx)"
-        if isinstance(c, Not):
-            return f"(not {gen(c.inner)})"
-        if isinstance(c, And):
-            return f"({gen(c.left)} and {gen(c.right)})"
-        if isinstance(c, Or):
-            return f"({gen(c.left)} or {gen(c.right)})"
-        return f"{name_of(c)}(e, ctx)"
-
-    expr = gen(cond)
     if isinstance(cond, Const):
         return cond.__call__  # type: ignore[return-value]
-    src = (
-        "def pred(e, ctx):\n"
-        "    try:\n"
-        f"        return {expr}\n"
-        "    except _CepRuntimeError:\n"
-        "        raise\n"
-        "    except _Exception:\n"
-        "        return _tree(e, ctx)\n"
-    )
-    env: dict[str, Any] = {
-        "__builtins__": {},
-        "_CepRuntimeError": CepRuntimeError,
-        "_Exception": Exception,
-        "_tree": cond,
-        **consts,
-    }
-    exec(compile(src, "<nfa condition>", "exec"), env)
-    pred: Callable[[Event, ConditionContext | None], Any] = env["pred"]
+    fast = _compose(cond)
+
+    def pred(e: Event, ctx: ConditionContext | None) -> Any:
+        try:
+            return fast(e, ctx)
+        except CepRuntimeError:
+            raise
+        except Exception:
+            return cond(e, ctx)  # type: ignore[arg-type]
+
     return pred
+
+
+def _compose(c: Cond) -> Predicate:
+    if isinstance(c, Const):
+        value = c.value
+        return lambda e, ctx: value
+    if isinstance(c, TypeIn):
+        if len(c.types) == 1:
+            only = next(iter(c.types))
+            return lambda e, ctx: e.type == only
+        types = c.types
+        return lambda e, ctx: e.type in types
+    if isinstance(c, Leaf):
+        pure = c.pure
+        if pure is not None:
+            return lambda e, ctx: pure(e)
+        return c
+    if isinstance(c, Not):
+        inner = _compose(c.inner)
+        return lambda e, ctx: not inner(e, ctx)
+    if isinstance(c, And):
+        left, right = _compose(c.left), _compose(c.right)
+        return lambda e, ctx: left(e, ctx) and right(e, ctx)
+    if isinstance(c, Or):
+        left, right = _compose(c.left), _compose(c.right)
+        return lambda e, ctx: left(e, ctx) or right(e, ctx)
+    return c  # type: ignore[return-value]

@@ -23,6 +23,7 @@ from typing import Any
 from workbench.engine.aggregates import make_aggregate, value_with
 from workbench.engine.detection import Detection, TraceKind
 from workbench.engine.events import Event
+from workbench.engine.faults import FaultSink
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.buffer import EventId, NodeId, Version, add_stage, increase
 from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef, Transition, compile_nfa
@@ -69,7 +70,9 @@ class NFAMatcher:
         self._has_aggs = bool(specs)
         for a in specs:
             make_aggregate(a.function, **dict(a.params))  # validates the function name early
-        self.nfa: CompiledNFA = compile_nfa(pattern, frozenset(names))
+        #: where this pattern's conditions report runtime errors (an engine points it at its log)
+        self.faults = FaultSink(pattern.name)
+        self.nfa: CompiledNFA = compile_nfa(pattern, frozenset(names), self.faults)
         for a in specs:
             if a.stage not in self.nfa.stage_names:
                 msg = f"aggregate {a.name!r} refers to unknown stage {a.stage!r}"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.engine.events import Event
+from workbench.engine.faults import FaultSink
 from workbench.engine.reactions.conditions import Compiled, compile_condition
 from workbench.engine.reactions.patterns import AND, OR, Channel, Initiator, Pairs, ReactionGroup, Var, pairs
 from workbench.errors import PatternError
@@ -178,7 +179,9 @@ def _check_ids(
             raise PatternError(msg, pattern=group.name, element=ch)
 
 
-def compile_group(group: ReactionGroup, index: int = -1, top: bool = True) -> CGroup:
+def compile_group(
+    group: ReactionGroup, index: int = -1, top: bool = True, faults: FaultSink | None = None
+) -> CGroup:
     """Validate ``group`` and compile its conditions; raises :class:`PatternError`."""
     name: object = group.name
     if not isinstance(name, str) or not name:
@@ -224,13 +227,13 @@ def compile_group(group: ReactionGroup, index: int = -1, top: bool = True) -> CG
     members: list[CChannel | CGroup] = []
     for i, m in enumerate(group.channels):
         if isinstance(m, ReactionGroup):
-            members.append(compile_group(m, i, top=False))
+            members.append(compile_group(m, i, top=False, faults=faults))
             continue
         where = None
         if m.where is not None:
-            where = compile_condition(m.where, f"group {group.name!r}, channel {m.id!r}")
+            where = compile_condition(m.where, f"group {group.name!r}, channel {m.id!r}", faults)
         collect = tuple(
-            (var, compile_condition(expr, f"group {group.name!r}, channel {m.id!r}, collect {var!r}"))
+            (var, compile_condition(expr, f"group {group.name!r}, channel {m.id!r}, collect {var!r}", faults))
             for var, expr in pairs(m.collect)
         )
         required = tuple(dict.fromkeys(name for _, name in (*pairs(m.binds), *pairs(m.vars))))
@@ -248,7 +251,7 @@ def compile_group(group: ReactionGroup, index: int = -1, top: bool = True) -> CG
         )
     gwhere = None
     if group.where is not None:
-        gwhere = compile_condition(group.where, f"group {group.name!r}, @where")
+        gwhere = compile_condition(group.where, f"group {group.name!r}, @where", faults)
     vars_channels = sum(1 for m in group.channels if isinstance(m, Channel) and pairs(m.vars))
     vars_mode = vars_channels > 0
     if vars_mode and group.operator != AND:
@@ -364,14 +367,14 @@ def instance_keys(group: CGroup) -> dict[str, tuple[tuple[str, str], ...]]:
     return out
 
 
-def group_initiator(group: ReactionGroup) -> CInitiator | None:
+def group_initiator(group: ReactionGroup, faults: FaultSink | None = None) -> CInitiator | None:
     """The compiled initiator of a top-level group, if any."""
     init = group.initiator
     if init is None:
         return None
     where = None
     if init.where is not None:
-        where = compile_condition(init.where, f"group {group.name!r}, initiator")
+        where = compile_condition(init.where, f"group {group.name!r}, initiator", faults)
     return CInitiator(init, compile_match(pairs(init.match)), where)
 
 

@@ -1,7 +1,9 @@
-"""Compile conditions and expressions (strings or callables) into ``f(event, env)`` callables.
+"""Compile conditions and expressions (text, IR trees or callables) into ``f(event, env)`` callables.
 
-Strings are compiled once (cached) with :func:`workbench.engine.expr.compile_expr`; they see ``e``
-and every variable of ``env`` by name. Callables are called as ``f(e, env)``.
+Text is parsed once into the expression IR (cached); it sees ``e`` and every variable of ``env``
+by name. Callables are called as ``f(e, env)``. A condition that raises on an event reports the
+error to the group's :class:`~workbench.engine.faults.FaultSink` and evaluates to NULL (the event
+does not match); without a sink the error is raised as a :class:`CepRuntimeError`.
 
 >>> from workbench.engine.events import Event
 >>> compile_condition("e.x > limit")(Event("a", 1, None, {"x": 3}), {"limit": 2})
@@ -15,8 +17,9 @@ from functools import lru_cache
 from typing import Any, cast
 
 from workbench.engine.events import Event
-from workbench.engine.expr import compile_expr
-from workbench.errors import ExpressionError, PatternError
+from workbench.engine.expr import MappingFrame, Run, compile_expr, ir
+from workbench.engine.faults import FaultSink
+from workbench.errors import CepError, CepRuntimeError, ExpressionError, PatternError
 
 __all__ = ["Compiled", "compile_condition"]
 
@@ -24,33 +27,49 @@ Compiled = Callable[[Event, Mapping[str, Any]], Any]
 
 
 @lru_cache(maxsize=1024)
-def _compile_string(source: str) -> Compiled:
+def _compile(source: str | ir.Node) -> tuple[str, Run]:
     expr = compile_expr(source)
+    return expr.source, expr.run
 
-    def run(event: Event, env: Mapping[str, Any]) -> Any:
-        variables = dict(env)
-        variables["e"] = event
+
+def _guarded(label: str, run: Compiled, where: str, faults: FaultSink | None) -> Compiled:
+    def guarded(event: Event, env: Mapping[str, Any]) -> Any:
         try:
-            return expr(variables)
-        except NameError as err:
-            msg = f"condition {source!r}: {err}; bound variables: {sorted(env)}"
-            raise ExpressionError(msg) from None
-        except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as err:
-            msg = f"condition {source!r} failed on event {event.describe()}: {err}"
-            raise ExpressionError(msg) from None
+            return run(event, env)
+        except CepError:
+            raise
+        except Exception as err:
+            if faults is None:
+                msg = (
+                    f"{where + ': ' if where else ''}condition {label!r} failed on event "
+                    f"{event.describe()}: {type(err).__name__}: {err}; bound variables: {sorted(env)}"
+                )
+                raise CepRuntimeError(msg) from err
+            faults.report(f"{where} {label!r}".strip(), err, event)
+            return None
 
-    return run
+    return guarded
 
 
-def compile_condition(cond: object, where: str = "") -> Compiled:
-    """A callable ``f(e, env)`` for a condition string or callable; raises PatternError if neither."""
-    if isinstance(cond, str):
+def compile_condition(cond: object, where: str = "", faults: FaultSink | None = None) -> Compiled:
+    """A callable ``f(e, env)`` for a condition (text, tree or callable); PatternError if none of these.
+
+    ``where`` names the condition's place in messages (``group 'g', channel 'c'``); runtime errors
+    go to ``faults`` (see the module docstring).
+    """
+    if isinstance(cond, str | ir.Node):
         try:
-            return _compile_string(cond)
+            label, run = _compile(cond)
         except ExpressionError as err:
             msg = f"{where}: {err}" if where else str(err)
             raise PatternError(msg) from None
+
+        def evaluate(event: Event, env: Mapping[str, Any]) -> Any:
+            return run(event, MappingFrame(env), None)
+
+        return _guarded(label, evaluate, where, faults)
     if callable(cond):
-        return cast(Compiled, cond)
+        label = getattr(cond, "__name__", repr(cond))
+        return _guarded(label, cast(Compiled, cond), where, faults)
     msg = f"{where}: a condition must be a string or a callable f(e, env), got {type(cond).__name__}"
     raise PatternError(msg)

@@ -36,6 +36,7 @@ from typing import Any, cast
 
 from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
+from workbench.engine.faults import FaultSink
 from workbench.engine.matcher import Context
 from workbench.engine.reactions import accumulators as accs
 from workbench.engine.reactions.compiled import (
@@ -64,8 +65,10 @@ class GroupMatcher(Lifecycle):
     def __init__(self, pattern: ReactionGroup) -> None:
         self.pattern = pattern
         self.name = pattern.name
-        self.group = compile_group(pattern)
-        self.initiator = group_initiator(pattern)
+        #: where this group's conditions report runtime errors (an engine points it at its log)
+        self.faults = FaultSink(pattern.name)
+        self.group = compile_group(pattern, faults=self.faults)
+        self.initiator = group_initiator(pattern, self.faults)
         if self.initiator is None and not pattern.instances:
             msg = "a reaction group needs an initiator or start-up instances"
             raise PatternError(msg, pattern=pattern.name)

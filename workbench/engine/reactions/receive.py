@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from workbench.engine.detection import Detection, Reaction, TraceKind
 from workbench.engine.events import Event
+from workbench.engine.faults import FaultSink
 from workbench.engine.matcher import Context
 from workbench.engine.reactions.compiled import compile_match, match_event
 from workbench.engine.reactions.conditions import compile_condition
@@ -37,8 +38,12 @@ class ReceiveMatcher:
         self.name = pattern.name
         self._limit = None if pattern.count is None or pattern.count < 0 else pattern.count
         self._match = compile_match(pairs(pattern.match))
+        #: where this reaction's condition reports runtime errors (an engine points it at its log)
+        self.faults = FaultSink(pattern.name)
         self._where = (
-            None if pattern.where is None else compile_condition(pattern.where, f"reaction {pattern.name!r}")
+            None
+            if pattern.where is None
+            else compile_condition(pattern.where, f"reaction {pattern.name!r}", self.faults)
         )
         self._env = dict(pairs(pattern.constants))
 

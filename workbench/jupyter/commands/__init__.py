@@ -25,7 +25,18 @@ class ArgParser(argparse.ArgumentParser):
 
 
 def _table() -> dict[str, Callable[[Any, Sequence[str]], Any]]:
-    from workbench.jupyter.commands import explain, feed, late, listing, matches, remove, run, show, timeline
+    from workbench.jupyter.commands import (
+        errors,
+        explain,
+        feed,
+        late,
+        listing,
+        matches,
+        remove,
+        run,
+        show,
+        timeline,
+    )
 
     return {
         "run": run.run,
@@ -36,11 +47,12 @@ def _table() -> dict[str, Callable[[Any, Sequence[str]], Any]]:
         "explain": explain.explain,
         "remove": remove.remove,
         "late": late.late,
+        "errors": errors.errors,
         "timeline": timeline.timeline,
     }
 
 
-SUBCOMMANDS = ("run", "feed", "list", "show", "matches", "explain", "timeline", "late", "remove")
+SUBCOMMANDS = ("run", "feed", "list", "show", "matches", "explain", "timeline", "late", "errors", "remove")
 
 
 def dispatch(magics: Any, argv: Sequence[str]) -> Any:

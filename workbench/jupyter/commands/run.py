@@ -8,7 +8,7 @@ from typing import Any
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.inputs import load_events
 from workbench.jupyter.progress import make_progress
-from workbench.jupyter.session import late_note, to_frame
+from workbench.jupyter.session import errors_note, late_note, to_frame
 from workbench.jupyter.typecheck import field_mismatches, type_mismatches
 
 __all__ = ["replay", "run"]
@@ -27,6 +27,9 @@ def _parser() -> ArgParser:
     p.add_argument(
         "--timeline", action="store_true", help="also show the timeline widget of this run (%%cep timeline)"
     )
+    p.add_argument(
+        "--strict", action="store_true", help="stop at the first condition error (default: record, go on)"
+    )
     return p
 
 
@@ -40,6 +43,7 @@ def replay(
     type_: str | None = None,
     out_of_orderness: float = 0,
     backend: str = "local",
+    strict: bool = False,
 ) -> Any:
     """Load ``source``, run ``names`` over it, and return the detections DataFrame."""
     from workbench.backends import get_backend
@@ -67,6 +71,7 @@ def replay(
                 trace=magics.trace,
                 out_of_orderness=out_of_orderness,
                 backend=backend,
+                strict=strict,
             )
         )
     outcome = session.merge(outcomes)
@@ -76,6 +81,8 @@ def replay(
         print(f"note: {note}")
     if outcome.late:
         print("note: " + late_note(outcome.late, out_of_orderness, "see them with %cep late"))
+    if outcome.errors:
+        print("note: " + errors_note(outcome.errors, "see them with %cep errors"))
     return to_frame(outcome.detections)
 
 
@@ -91,6 +98,7 @@ def run(magics: Any, argv: Sequence[str]) -> Any:
         type_=args.type,
         out_of_orderness=args.out_of_orderness,
         backend=args.backend,
+        strict=args.strict,
     )
     if args.out:
         magics.store(args.out, frame)

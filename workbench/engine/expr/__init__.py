@@ -1,0 +1,141 @@
+"""The expression language every condition, measure and computed value is written in.
+
+Text is parsed **once** into a closed IR (:mod:`.ir`) by :func:`parse_expr`; the tree is compiled
+into closures (:mod:`.evaluate`), printed back (:func:`print_expr`), and read by every other
+consumer. Nothing user-written is ever handed to ``eval``/``exec``: an expression can read event
+fields, the events of stages, named values and constants, and call the built-in functions, the
+allowed string methods and the functions registered by name with :func:`register_function`.
+Sizes, powers and nesting are bounded (:mod:`.limits`). NULL follows SQL (see
+``docs/language.md``).
+
+>>> f = compile_expr("e.price > limit and e.name.startswith('a')")
+>>> from workbench.engine.events import Event
+>>> f({"e": Event("x", 1, None, {"price": 5, "name": "ab"}), "limit": 3})
+True
+>>> f({"e": Event("x", 1, None, {"price": float("nan"), "name": "ab"}), "limit": 3}) is None  # unknown
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.engine.expr import ir
+from workbench.engine.expr.evaluate import EMPTY_FRAME, EVENT_ATTRIBUTES, Frame, MappingFrame, Run, clean
+from workbench.engine.expr.evaluate import compile_tree as _compile_tree
+from workbench.engine.expr.functions import (
+    BUILTIN_NAMES,
+    BUILTINS,
+    DATA_FUNCTIONS,
+    RESERVED_NAMES,
+    register_function,
+    registered_functions,
+    unregister_function,
+)
+from workbench.engine.expr.parse import STRING_METHODS, parse_expr
+from workbench.engine.expr.printer import print_expr
+from workbench.errors import ExpressionError
+
+__all__ = [
+    "BUILTINS",
+    "BUILTIN_NAMES",
+    "EMPTY_FRAME",
+    "EVENT_ATTRIBUTES",
+    "RESERVED_NAMES",
+    "STRING_METHODS",
+    "CompiledExpr",
+    "Frame",
+    "MappingFrame",
+    "Run",
+    "clean",
+    "compile_expr",
+    "compile_tree",
+    "ir",
+    "parse_expr",
+    "print_expr",
+    "register_function",
+    "registered_functions",
+    "stages_of",
+    "unregister_function",
+]
+
+
+@dataclass(frozen=True)
+class CompiledExpr:
+    """A parsed and compiled expression; call it with a mapping of variables (``e``, names...).
+
+    Attributes:
+        source: the text it was parsed from (or its printed form when built from a tree).
+        tree: the IR.
+        names: the free names it reads (``e``, variables, aggregates).
+        stages: the stages whose events it reads.
+    """
+
+    source: str
+    tree: ir.Node
+    names: frozenset[str]
+    stages: frozenset[str]
+    run: Run = field(repr=False, compare=False)
+    functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __call__(self, variables: Mapping[str, Any]) -> Any:
+        return self.run(variables.get("e"), MappingFrame(variables), None)
+
+    def evaluate(self, event: Any, frame: Frame = EMPTY_FRAME) -> Any:
+        """The value for ``event`` with ``frame`` (NULL is ``None``); errors propagate."""
+        return self.run(event, frame, None)
+
+
+def stages_of(tree: ir.Node) -> frozenset[str]:
+    """The stages a tree reads (``matched('a')`` nodes)."""
+    return frozenset(n.stage for n in ir.walk(tree) if isinstance(n, ir.Stage))
+
+
+def compile_tree(
+    tree: ir.Node, functions: Mapping[str, Callable[..., Any]] | None = None, *, source: str | None = None
+) -> CompiledExpr:
+    """Compile an IR tree (see :func:`compile_expr` for ``functions``)."""
+    funcs = dict(BUILTINS)
+    if functions:
+        funcs.update(functions)
+    run = _compile_tree(tree, funcs)
+    text = source if source is not None else print_expr(tree)
+    return CompiledExpr(text, tree, frozenset(ir.free_names(tree)), stages_of(tree), run, funcs)
+
+
+def compile_expr(
+    source: str | ir.Node,
+    functions: Mapping[str, Callable[..., Any]] | None = None,
+    *,
+    data: bool = False,
+) -> CompiledExpr:
+    """Parse (when text) and compile an expression.
+
+    ``functions`` extends (or overrides) the registry for this expression. ``data=True`` also
+    allows ``range``, ``enumerate`` and ``zip`` (bounded): for generating test data, never for
+    conditions. Raises :class:`ExpressionError` with the line and column of what is wrong.
+    """
+    extra = dict(DATA_FUNCTIONS) if data else {}
+    if functions:
+        extra.update(functions)
+    if isinstance(source, ir.Node):
+        return compile_tree(source, extra)
+    tree = parse_expr(source)
+    try:
+        return compile_tree(tree, extra, source=source.strip())
+    except ExpressionError as err:
+        if err.span is not None and err.source is None:
+            raise ExpressionError(_message(err), source=source.strip(), span=err.span) from None
+        raise
+
+
+def _message(err: ExpressionError) -> str:
+    message: str = getattr(err, "message", str(err).split("\n")[0])
+    return message
+
+
+def value_of(value: Any) -> Any:
+    """A raw value as an expression reads it (NULL for NaN and missing); see :func:`clean`."""
+    return clean(value)

@@ -1,0 +1,280 @@
+"""The functions an expression may call by name: the built-ins (NULL-aware) and registered ones.
+
+Built-ins follow SQL's NULL rules: a scalar function of NULL is NULL; an aggregate over a list
+skips NULLs, and over no values ``count`` and ``sum`` are 0 while ``avg``, ``min``, ``max``,
+``first``, ``last``, ``var`` and ``std`` are NULL. :func:`register_function` is the one deliberate
+door to user Python: the function runs as given, by name, and nothing else can be called.
+
+>>> BUILTINS["sum"]([1, None, 2]), BUILTINS["avg"]([]), BUILTINS["count"]([None, 3])
+(3, None, 1)
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import math
+from collections.abc import Callable, Iterable, Sized
+from typing import Any
+
+from workbench.engine.expr.limits import MAX_SIZE
+from workbench.errors import ExpressionError
+
+__all__ = [
+    "BUILTINS",
+    "BUILTIN_NAMES",
+    "DATA_FUNCTIONS",
+    "RESERVED_NAMES",
+    "register_function",
+    "registered_functions",
+    "unregister_function",
+]
+
+
+def _values(arg: Any) -> list[Any]:
+    """The non-NULL values of a list argument (a scalar is a list of one)."""
+    if isinstance(arg, list | tuple):
+        return [v for v in arg if v is not None]
+    if arg is None:
+        return []
+    if isinstance(arg, str):
+        return [arg]
+    if isinstance(arg, Iterable):
+        return [v for v in _bounded_list(arg) if v is not None]
+    return [arg]
+
+
+def _bounded_list(items: Iterable[Any]) -> list[Any]:
+    if isinstance(items, Sized) and len(items) > MAX_SIZE:
+        msg = f"a list of {len(items)} elements; the limit is {MAX_SIZE}"
+        raise ValueError(msg)
+    out = []
+    for v in items:
+        out.append(v)
+        if len(out) > MAX_SIZE:
+            msg = f"a list longer than the limit of {MAX_SIZE} elements"
+            raise ValueError(msg)
+    return out
+
+
+def _scalar(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def run(*args: Any) -> Any:
+        return None if any(a is None for a in args) else fn(*args)
+
+    run.__name__ = getattr(fn, "__name__", "fn")
+    return run
+
+
+def _sum(arg: Any) -> Any:
+    return sum(_values(arg))
+
+
+def _count(arg: Any) -> int:
+    return len(_values(arg))
+
+
+def _avg(arg: Any) -> Any:
+    vals = _values(arg)
+    return sum(vals) / len(vals) if vals else None
+
+
+def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
+    def run(*args: Any) -> Any:
+        vals = _values(args[0]) if len(args) == 1 else [a for a in args if a is not None]
+        return pick(vals) if vals else None
+
+    return run
+
+
+def _first(arg: Any) -> Any:
+    vals = list(arg) if isinstance(arg, list | tuple) else _values(arg)
+    return vals[0] if vals else None
+
+
+def _last(arg: Any) -> Any:
+    vals = list(arg) if isinstance(arg, list | tuple) else _values(arg)
+    return vals[-1] if vals else None
+
+
+def _var(arg: Any) -> Any:
+    vals = _values(arg)
+    if len(vals) < 2:
+        return None
+    mean = sum(vals) / len(vals)
+    return sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)
+
+
+def _std(arg: Any) -> Any:
+    v = _var(arg)
+    return None if v is None else math.sqrt(v)
+
+
+def _len(arg: Any) -> Any:
+    return None if arg is None else len(arg)
+
+
+def _any(arg: Any) -> bool:
+    return any(bool(v) for v in _values(arg))
+
+
+def _all(arg: Any) -> bool:
+    return all(bool(v) for v in _values(arg))
+
+
+def _coalesce(*args: Any) -> Any:
+    return next((a for a in args if a is not None), None)
+
+
+def _isnan(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _sorted(arg: Any) -> list[Any]:
+    return sorted(_values(arg))
+
+
+def _list(arg: Any) -> Any:
+    return None if arg is None else _bounded_list(arg)
+
+
+def _range(*args: Any) -> list[int]:
+    if not args or len(args) > 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        msg = "range() takes one to three integers"
+        raise TypeError(msg)
+    r = range(*args)
+    if len(r) > MAX_SIZE:
+        msg = f"range() of {len(r)} elements; the limit is {MAX_SIZE}"
+        raise ValueError(msg)
+    return list(r)
+
+
+def _enumerate(arg: Any) -> list[tuple[int, Any]]:
+    return list(enumerate(_bounded_list(arg)))
+
+
+def _zip(*args: Any) -> list[tuple[Any, ...]]:
+    return list(zip(*(_bounded_list(a) for a in args), strict=False))
+
+
+def _round(x: Any, ndigits: Any = None) -> Any:
+    if x is None:
+        return None
+    return round(x) if ndigits is None else round(x, ndigits)
+
+
+def _str(x: Any) -> Any:
+    if x is None:
+        return None
+    if isinstance(x, bool | int | float | str):
+        return str(x)
+    msg = f"str() of a {type(x).__name__} is not supported"
+    raise TypeError(msg)
+
+
+BUILTINS: dict[str, Callable[..., Any]] = {
+    # aggregates over a list (a stage's events or values): NULLs skipped
+    "count": _count,
+    "sum": _sum,
+    "avg": _avg,
+    "mean": _avg,
+    "min": _extreme(min),
+    "max": _extreme(max),
+    "first": _first,
+    "last": _last,
+    "prev": _last,
+    "var": _var,
+    "std": _std,
+    "any": _any,
+    "all": _all,
+    "len": _len,
+    "sorted": _sorted,
+    "list": _list,
+    # scalars: NULL in, NULL out
+    "abs": _scalar(abs),
+    "round": _round,
+    "sqrt": _scalar(math.sqrt),
+    "log": _scalar(math.log),
+    "exp": _scalar(math.exp),
+    "floor": _scalar(math.floor),
+    "ceil": _scalar(math.ceil),
+    "int": _scalar(int),
+    "float": _scalar(float),
+    "str": _str,
+    "bool": _scalar(bool),
+    "isnan": _isnan,
+    "coalesce": _coalesce,
+}
+
+#: extra functions for data expressions (generated test events), never for conditions.
+DATA_FUNCTIONS: dict[str, Callable[..., Any]] = {"range": _range, "enumerate": _enumerate, "zip": _zip}
+
+#: the names :data:`BUILTINS` starts with (a registration may replace them, never remove them).
+BUILTIN_NAMES = frozenset(BUILTINS)
+
+#: names a registered function cannot take: condition variables every pattern family binds.
+RESERVED_NAMES = frozenset({"e", "matched", "True", "False", "None"})
+
+_ORIGINAL = dict(BUILTINS)
+
+
+def register_function(name: str, fn: Callable[..., Any], *, replace: bool = False) -> None:
+    """Make ``fn`` callable as ``name(...)`` in every expression compiled from now on.
+
+    >>> register_function("spread", lambda hi, lo: hi - lo, replace=True)
+    >>> from workbench.engine.expr import compile_expr
+    >>> compile_expr("spread(3, 1) == 2")({})
+    True
+    >>> unregister_function("spread")
+
+    Args:
+        name: an identifier, not a keyword, not starting with ``_``, not ``e``/``matched``.
+        fn: any callable; it runs on every evaluation, so it should be fast and side-effect free.
+            It receives NULL as ``None``.
+        replace: allow replacing a function registered under ``name`` (or a built-in one).
+
+    Raises:
+        ExpressionError: for an invalid or reserved name, a non-callable ``fn``, or a name that is
+            taken (without ``replace``).
+    """
+    given: object = name  # checked at run time: callers may pass anything
+    if not isinstance(given, str) or not name.isidentifier() or keyword.iskeyword(name):
+        msg = f"cannot register a condition function named {name!r}: the name must be a Python identifier"
+        raise ExpressionError(msg)
+    if name.startswith("_") or name in RESERVED_NAMES:
+        msg = f"cannot register a condition function named {name!r}: the name is reserved"
+        raise ExpressionError(msg)
+    target: object = fn
+    if not callable(target):
+        msg = f"register_function({name!r}, ...) needs a callable, got {type(target).__name__}"
+        raise ExpressionError(msg)
+    if name in BUILTINS and BUILTINS[name] is not fn and not replace:
+        what = "a built-in" if name in BUILTIN_NAMES else "a"
+        msg = f"{what} condition function named {name!r} exists already; pass replace=True to replace it"
+        raise ExpressionError(msg)
+    BUILTINS[name] = fn
+
+
+def unregister_function(name: str) -> None:
+    """Remove a function registered with :func:`register_function` (built-in ones stay).
+
+    Raises:
+        ExpressionError: when no function called ``name`` was registered (with the nearest name).
+    """
+    registered = sorted(set(BUILTINS) - BUILTIN_NAMES)
+    if name in BUILTIN_NAMES:
+        if BUILTINS[name] is not _ORIGINAL[name]:
+            BUILTINS[name] = _ORIGINAL[name]
+            return
+        msg = f"{name!r} is a built-in condition function and cannot be unregistered"
+        raise ExpressionError(msg)
+    if name not in BUILTINS:
+        close = difflib.get_close_matches(name, registered, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        msg = f"no condition function named {name!r} is registered{hint}"
+        raise ExpressionError(msg)
+    del BUILTINS[name]
+
+
+def registered_functions() -> dict[str, Callable[..., Any]]:
+    """A copy of the table of functions expressions may call (built-in and registered)."""
+    return dict(BUILTINS)

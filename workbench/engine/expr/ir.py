@@ -1,0 +1,294 @@
+"""The expression IR: one small closed tree for every condition, measure and computed value.
+
+Every node is a frozen dataclass; its ``span`` (where it came from, for errors) never takes part in
+equality, so two conditions that mean the same compare equal wherever they were written. Nothing
+in a tree can name Python: functions and methods are *names* resolved against fixed tables when
+the tree is compiled (:mod:`workbench.engine.expr.evaluate`), attributes are event fields.
+
+>>> Binary("+", Literal(1), Literal(2)) == Binary("+", Literal(1), Literal(2), span=SourceSpan(1, 1, 1, 6))
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+from typing import Literal as L
+
+from workbench.errors import SourceSpan
+
+__all__ = [
+    "ARITHMETIC",
+    "COMPARISONS",
+    "Attr",
+    "Binary",
+    "BoolOp",
+    "Call",
+    "Compare",
+    "Comprehension",
+    "Dict",
+    "For",
+    "IfElse",
+    "Index",
+    "IsNull",
+    "Let",
+    "ListOf",
+    "Literal",
+    "Method",
+    "Name",
+    "Node",
+    "Scalar",
+    "Stage",
+    "Target",
+    "Unary",
+    "children",
+    "free_names",
+    "target_names",
+    "walk",
+]
+
+Scalar = None | bool | int | float | str
+ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
+COMPARISONS = ("==", "!=", "<", "<=", ">", ">=", "in", "not in")
+
+#: a comprehension target: a name, or a tuple of targets (``for i, (a, b) in ...``).
+Target = str | tuple["Target", ...]
+
+
+class Node:
+    """Base of every IR node."""
+
+    __slots__ = ()
+    span: SourceSpan | None
+
+
+@dataclass(frozen=True, slots=True)
+class Literal(Node):
+    """A constant: ``None`` (NULL), a bool, an int, a float or a string."""
+
+    value: Scalar
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf(Node):
+    """A list (or tuple) display: ``[e]``, ``('a', 'b')``."""
+
+    items: tuple[Node, ...]
+    tuple_: bool = False
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Dict(Node):
+    """A dict display ``{k: v}`` (data such as generated test events; conditions never need one)."""
+
+    keys: tuple[Node, ...]
+    values: tuple[Node, ...]
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Name(Node):
+    """A name: ``e`` (the current event), a bound variable, an aggregate, a loop or ``let`` name."""
+
+    name: str
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Stage(Node):
+    """The events a stage has taken so far in this partial match (``matched('a')``; never ``e``)."""
+
+    stage: str
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Attr(Node):
+    """``obj.name``: a field of an event (``type``, ``time``, ``key``, ``seq`` are the event's own).
+
+    Over a list of events it is the list of their values (``sum(a.price)``); of NULL it is NULL.
+    """
+
+    obj: Node
+    name: str
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Node):
+    """``obj[index]`` on a list or string; out of range is NULL."""
+
+    obj: Node
+    index: Node
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Unary(Node):
+    """``-x``, ``+x``, ``not x``."""
+
+    op: L["-", "+", "not"]
+    operand: Node
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Binary(Node):
+    """Arithmetic (``+`` also joins lists and strings, ``*`` repeats them, within limits)."""
+
+    op: L["+", "-", "*", "/", "//", "%", "**"]
+    left: Node
+    right: Node
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Node):
+    """One comparison (a chain ``a < b < c`` is the ``and`` of its links)."""
+
+    op: L["==", "!=", "<", "<=", ">", ">=", "in", "not in"]
+    left: Node
+    right: Node
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull(Node):
+    """``x is None`` (``negated``: ``x is not None``)."""
+
+    operand: Node
+    negated: bool = False
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp(Node):
+    """``and`` / ``or`` over two or more operands (three-valued: NULL is unknown)."""
+
+    op: L["and", "or"]
+    items: tuple[Node, ...]
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class IfElse(Node):
+    """``then if test else orelse`` (a test that is not true takes ``orelse``)."""
+
+    test: Node
+    then: Node
+    orelse: Node
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Node):
+    """A call of a built-in or registered function, by name only."""
+
+    func: str
+    args: tuple[Node, ...]
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Method(Node):
+    """``obj.name(args)`` for one of the allowed string methods (``startswith``, ``lower``, ...)."""
+
+    obj: Node
+    name: str
+    args: tuple[Node, ...]
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class For(Node):
+    """One ``for TARGET in SOURCE if COND ...`` clause of a comprehension."""
+
+    target: Target
+    source: Node
+    conditions: tuple[Node, ...] = ()
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Comprehension(Node):
+    """``[element for ...]`` or ``(element for ...)``: a list built from the clauses."""
+
+    element: Node
+    clauses: tuple[For, ...]
+    generator: bool = False
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Let(Node):
+    """``(lambda a, b: body)(x, y)``: names for values, nothing more (a parameter is never called)."""
+
+    params: tuple[str, ...]
+    args: tuple[Node, ...]
+    body: Node
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+
+def children(node: Node) -> Iterator[Node]:
+    """The direct sub-nodes of ``node``, in source order.
+
+    >>> [type(c).__name__ for c in children(Binary("+", Name("x"), Literal(1)))]
+    ['Name', 'Literal']
+    """
+    for f in fields(node):  # type: ignore[arg-type]
+        value = getattr(node, f.name)
+        if isinstance(value, Node):
+            yield value
+        elif isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, Node):
+                    yield item
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """``node`` and all its descendants, depth first, in source order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(children(current))))
+
+
+def target_names(target: Target) -> frozenset[str]:
+    """The names a comprehension target binds (``i, (a, b)`` binds ``i``, ``a`` and ``b``)."""
+    if isinstance(target, str):
+        return frozenset({target})
+    out: frozenset[str] = frozenset()
+    for t in target:
+        out |= target_names(t)
+    return out
+
+
+def free_names(node: Node, bound: frozenset[str] = frozenset()) -> set[str]:
+    """The names ``node`` reads that no comprehension or ``let`` inside it binds.
+
+    >>> sorted(free_names(Comprehension(Name("x"), (For("x", Name("xs")),))))
+    ['xs']
+    """
+    if isinstance(node, Name):
+        return set() if node.name in bound else {node.name}
+    if isinstance(node, Let):
+        out: set[str] = set()
+        for a in node.args:
+            out |= free_names(a, bound)
+        return out | free_names(node.body, bound | frozenset(node.params))
+    if isinstance(node, Comprehension):
+        out = set()
+        inner = bound
+        for clause in node.clauses:
+            out |= free_names(clause.source, inner)
+            inner = inner | target_names(clause.target)
+            for c in clause.conditions:
+                out |= free_names(c, inner)
+        return out | free_names(node.element, inner)
+    out = set()
+    for child in children(node):
+        out |= free_names(child, bound)
+    return out

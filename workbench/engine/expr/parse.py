@@ -1,0 +1,355 @@
+"""Read expression text into the IR, once, with a span on every node.
+
+The text is the dialect shared by the Python API, conformance cases and (after the language
+resolves stage names) ``%%cep`` conditions: Python *syntax*, of which only a closed subset has a
+meaning here. Python's own parser only tokenises and builds a syntax tree (nothing is evaluated);
+:func:`parse_expr` then converts the allowed nodes into :mod:`workbench.engine.expr.ir` and
+rejects everything else, naming the construct, the line and the column.
+
+>>> parse_expr("e.price > matched('a')[-1].price * 1.2")  # doctest: +ELLIPSIS
+Compare(op='>', left=Attr(obj=Name(name='e'), name='price'), right=Binary(op='*', ...))
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from workbench.engine.expr.ir import (
+    Attr,
+    Binary,
+    BoolOp,
+    Call,
+    Compare,
+    Comprehension,
+    Dict,
+    For,
+    IfElse,
+    Index,
+    IsNull,
+    Let,
+    ListOf,
+    Literal,
+    Method,
+    Name,
+    Node,
+    Stage,
+    Target,
+    Unary,
+    target_names,
+)
+from workbench.engine.expr.limits import MAX_DEPTH, MAX_LITERAL, MAX_TEXT
+from workbench.errors import ExpressionError, SourceSpan
+
+__all__ = ["STRING_METHODS", "parse_expr"]
+
+#: methods a condition may call, on strings only (``get`` also reads an event's field).
+STRING_METHODS = frozenset(
+    {
+        "startswith", "endswith", "lower", "upper", "strip", "lstrip", "rstrip", "split", "find",
+        "count", "replace", "isdigit", "isalpha", "isnumeric", "get", "title", "casefold",
+    }
+)  # fmt: skip
+
+_BINARY: dict[type[ast.operator], str] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**",
+}  # fmt: skip
+_COMPARE: dict[type[ast.cmpop], str] = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.In: "in", ast.NotIn: "not in",
+}  # fmt: skip
+_REFUSED: dict[type[ast.AST], str] = {
+    ast.Lambda: "a lambda is only allowed applied at once, as (lambda a: ...)(value)",
+    ast.NamedExpr: "assignment expressions (:=) are not allowed",
+    ast.JoinedStr: "f-strings are not allowed",
+    ast.FormattedValue: "f-strings are not allowed",
+    ast.Starred: "* unpacking is not allowed",
+    ast.SetComp: "set comprehensions are not allowed (use a list)",
+    ast.DictComp: "dict comprehensions are not allowed",
+    ast.Await: "await is not allowed",
+    ast.Yield: "yield is not allowed",
+    ast.YieldFrom: "yield is not allowed",
+    ast.Slice: "slices are not allowed (index one element, e.g. a[0] or a[-1])",
+}
+
+
+def parse_expr(text: str, *, origin: SourceSpan | None = None) -> Node:
+    """Parse ``text`` into an IR tree, or raise :class:`ExpressionError` with line and column.
+
+    ``origin`` is where ``text`` starts in a larger source (a ``%%cep`` cell); spans are then in
+    that source's coordinates.
+    """
+    given: object = text
+    if not isinstance(given, str):
+        msg = f"an expression must be text, got {type(given).__name__}"
+        raise ExpressionError(msg)
+    if len(text) > MAX_TEXT:
+        msg = f"the expression is {len(text)} characters long; the limit is {MAX_TEXT}"
+        raise ExpressionError(msg)
+    stripped = text.strip()
+    lead = len(text) - len(text.lstrip())
+    if not stripped:
+        msg = "empty expression"
+        raise ExpressionError(msg, source=text, span=SourceSpan(1, 1, 1, 2))
+    body = stripped if "\n" not in stripped else "(" + stripped + ")"
+    shift = 0 if body is stripped else -1
+    try:
+        tree = ast.parse(body, mode="eval")
+    except SyntaxError as err:
+        col = max(1, (err.offset or 1) + shift)
+        span = SourceSpan(err.lineno or 1, col, err.lineno or 1, col + 1)
+        msg = f"invalid expression: {err.msg}"
+        raise ExpressionError(msg, source=stripped, span=_place(span, lead, text, origin)) from None
+    except (RecursionError, MemoryError, ValueError) as err:
+        msg = f"the expression cannot be read: {type(err).__name__}" + (
+            f" (nested more than {MAX_DEPTH} deep?)" if not isinstance(err, ValueError) else f": {err}"
+        )
+        raise ExpressionError(msg) from None
+    reader = _Reader(body, stripped, lead, shift, text, origin)
+    return reader.read(tree.body, 0, frozenset())
+
+
+def _place(span: SourceSpan, lead: int, text: str, origin: SourceSpan | None) -> SourceSpan:
+    """Move a span of the stripped text to ``text``'s (or ``origin``'s) coordinates."""
+    if span.line == 1:
+        prefix = text[:lead]
+        line_shift = prefix.count("\n")
+        col_shift = lead - (prefix.rfind("\n") + 1)
+        span = SourceSpan(
+            span.line + line_shift,
+            span.column + col_shift,
+            span.end_line + line_shift,
+            span.end_column + (col_shift if span.end_line == 1 else 0),
+        )
+    if origin is None:
+        return span
+    if span.line == 1:
+        col = origin.column - 1
+        end = span.end_column + (col if span.end_line == 1 else 0)
+        return SourceSpan(origin.line, span.column + col, origin.line + span.end_line - 1, end)
+    return SourceSpan(
+        origin.line + span.line - 1, span.column, origin.line + span.end_line - 1, span.end_column
+    )
+
+
+class _Reader:
+    """Converts one parsed Python expression into IR nodes (a closed, explicit mapping)."""
+
+    def __init__(
+        self, body: str, stripped: str, lead: int, shift: int, text: str, origin: SourceSpan | None
+    ) -> None:
+        self.lines = body.splitlines() or [""]
+        self.stripped = stripped
+        self.lead = lead
+        self.shift = shift
+        self.text = text
+        self.origin = origin
+
+    # ------------------------------------------------------------------ positions and errors
+    def _col(self, line: int, byte_offset: int) -> int:
+        raw = self.lines[line - 1].encode("utf-8") if 0 < line <= len(self.lines) else b""
+        return len(raw[:byte_offset].decode("utf-8", "replace")) + 1
+
+    def span(self, node: ast.AST) -> SourceSpan:
+        line = getattr(node, "lineno", 1)
+        end_line = getattr(node, "end_lineno", line) or line
+        col = self._col(line, getattr(node, "col_offset", 0))
+        end = self._col(end_line, getattr(node, "end_col_offset", 0) or 0)
+        shift = self.shift if line == 1 else 0
+        end_shift = self.shift if end_line == 1 else 0
+        local = SourceSpan(line, max(1, col + shift), end_line, max(col + shift + 1, end + end_shift))
+        return _place(local, self.lead, self.text, self.origin)
+
+    def fail(self, message: str, node: ast.AST) -> ExpressionError:
+        span = self.span(node)
+        source = self.text if self.origin is None else None
+        return ExpressionError(message, source=source, span=span)
+
+    # ------------------------------------------------------------------ conversion
+    def read(self, node: ast.AST, depth: int, bound: frozenset[str]) -> Node:
+        if depth > MAX_DEPTH:
+            msg = f"the expression is nested more than {MAX_DEPTH} deep"
+            raise self.fail(msg, node)
+        refused = _REFUSED.get(type(node))
+        if refused is not None:
+            raise self.fail(refused, node)
+        method = getattr(self, f"_{type(node).__name__}", None)
+        if method is None:
+            msg = f"{type(node).__name__} is not part of the expression language"
+            raise self.fail(msg, node)
+        out: Node = method(node, depth + 1, bound)
+        return out
+
+    def _all(self, nodes: list[ast.expr], depth: int, bound: frozenset[str]) -> tuple[Node, ...]:
+        return tuple(self.read(n, depth, bound) for n in nodes)
+
+    def _Constant(self, node: ast.Constant, depth: int, bound: frozenset[str]) -> Node:
+        value: Any = node.value
+        if value is None or isinstance(value, bool | int | float | str):
+            if isinstance(value, str) and len(value) > MAX_LITERAL:
+                msg = f"a string literal of {len(value)} characters; the limit is {MAX_LITERAL}"
+                raise self.fail(msg, node)
+            return Literal(value, span=self.span(node))
+        msg = f"{type(value).__name__} literals are not allowed"
+        raise self.fail(msg, node)
+
+    def _Name(self, node: ast.Name, depth: int, bound: frozenset[str]) -> Node:
+        if node.id.startswith("_"):
+            msg = f"name {node.id!r} is not allowed (names cannot start with '_')"
+            raise self.fail(msg, node)
+        return Name(node.id, span=self.span(node))
+
+    def _Attribute(self, node: ast.Attribute, depth: int, bound: frozenset[str]) -> Node:
+        if node.attr.startswith("_"):
+            msg = f"attribute {node.attr!r} is not allowed in a condition"
+            raise self.fail(msg, node)
+        return Attr(self.read(node.value, depth, bound), node.attr, span=self.span(node))
+
+    def _Subscript(self, node: ast.Subscript, depth: int, bound: frozenset[str]) -> Node:
+        obj = self.read(node.value, depth, bound)
+        return Index(obj, self.read(node.slice, depth, bound), span=self.span(node))
+
+    def _UnaryOp(self, node: ast.UnaryOp, depth: int, bound: frozenset[str]) -> Node:
+        ops = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not"}
+        op = ops.get(type(node.op))
+        if op is None:
+            msg = "the ~ operator is not allowed"
+            raise self.fail(msg, node)
+        operand = self.read(node.operand, depth, bound)
+        if op == "-" and isinstance(operand, Literal) and type(operand.value) in (int, float):
+            return Literal(-operand.value, span=self.span(node))  # type: ignore[operator]
+        return Unary(op, operand, span=self.span(node))  # type: ignore[arg-type]
+
+    def _BinOp(self, node: ast.BinOp, depth: int, bound: frozenset[str]) -> Node:
+        op = _BINARY.get(type(node.op))
+        if op is None:
+            msg = f"the {type(node.op).__name__} operator is not allowed (use and/or/not for logic)"
+            raise self.fail(msg, node)
+        left, right = self.read(node.left, depth, bound), self.read(node.right, depth, bound)
+        return Binary(op, left, right, span=self.span(node))  # type: ignore[arg-type]
+
+    def _BoolOp(self, node: ast.BoolOp, depth: int, bound: frozenset[str]) -> Node:
+        items = self._all(node.values, depth, bound)
+        if isinstance(node.op, ast.And):
+            return BoolOp("and", items, span=self.span(node))
+        return BoolOp("or", items, span=self.span(node))
+
+    def _Compare(self, node: ast.Compare, depth: int, bound: frozenset[str]) -> Node:
+        operands = [node.left, *node.comparators]
+        links: list[Node] = []
+        read = [self.read(n, depth, bound) for n in operands]
+        for i, op in enumerate(node.ops):
+            left, right = read[i], read[i + 1]
+            if isinstance(op, ast.Is | ast.IsNot):
+                if not (isinstance(right, Literal) and right.value is None):
+                    msg = "'is' only compares with None (x is None, x is not None)"
+                    raise self.fail(msg, node)
+                links.append(IsNull(left, isinstance(op, ast.IsNot), span=self.span(node)))
+                continue
+            name = _COMPARE[type(op)]
+            links.append(Compare(name, left, right, span=self.span(node)))  # type: ignore[arg-type]
+        if len(links) == 1:
+            return links[0]
+        return BoolOp("and", tuple(links), span=self.span(node))
+
+    def _IfExp(self, node: ast.IfExp, depth: int, bound: frozenset[str]) -> Node:
+        return IfElse(
+            self.read(node.test, depth, bound),
+            self.read(node.body, depth, bound),
+            self.read(node.orelse, depth, bound),
+            span=self.span(node),
+        )
+
+    def _List(self, node: ast.List, depth: int, bound: frozenset[str]) -> Node:
+        return ListOf(self._all(node.elts, depth, bound), span=self.span(node))
+
+    def _Tuple(self, node: ast.Tuple, depth: int, bound: frozenset[str]) -> Node:
+        return ListOf(self._all(node.elts, depth, bound), tuple_=True, span=self.span(node))
+
+    def _Set(self, node: ast.Set, depth: int, bound: frozenset[str]) -> Node:
+        return ListOf(self._all(node.elts, depth, bound), span=self.span(node))
+
+    def _Dict(self, node: ast.Dict, depth: int, bound: frozenset[str]) -> Node:
+        if any(k is None for k in node.keys):
+            msg = "** unpacking is not allowed"
+            raise self.fail(msg, node)
+        keys = tuple(self.read(k, depth, bound) for k in node.keys if k is not None)
+        return Dict(keys, self._all(node.values, depth, bound), span=self.span(node))
+
+    def _target(self, node: ast.expr) -> Target:
+        if isinstance(node, ast.Name) and not node.id.startswith("_"):
+            return node.id
+        if isinstance(node, ast.Tuple | ast.List):
+            return tuple(self._target(t) for t in node.elts)
+        msg = "a comprehension binds names only (for x in ..., for i, x in ...)"
+        raise self.fail(msg, node)
+
+    def _comprehension(
+        self, node: ast.ListComp | ast.GeneratorExp, depth: int, bound: frozenset[str], generator: bool
+    ) -> Node:
+        clauses: list[For] = []
+        inner = bound
+        for gen in node.generators:
+            if gen.is_async:
+                msg = "async comprehensions are not allowed"
+                raise self.fail(msg, node)
+            target = self._target(gen.target)
+            source = self.read(gen.iter, depth, inner)
+            inner = inner | target_names(target)
+            conds = self._all(gen.ifs, depth, inner)
+            clauses.append(For(target, source, conds, span=self.span(gen.target)))
+        element = self.read(node.elt, depth, inner)
+        return Comprehension(element, tuple(clauses), generator, span=self.span(node))
+
+    def _ListComp(self, node: ast.ListComp, depth: int, bound: frozenset[str]) -> Node:
+        return self._comprehension(node, depth, bound, False)
+
+    def _GeneratorExp(self, node: ast.GeneratorExp, depth: int, bound: frozenset[str]) -> Node:
+        return self._comprehension(node, depth, bound, True)
+
+    def _Call(self, node: ast.Call, depth: int, bound: frozenset[str]) -> Node:
+        if node.keywords:
+            msg = "keyword arguments are not allowed"
+            raise self.fail(msg, node.keywords[0])
+        fn = node.func
+        if isinstance(fn, ast.Lambda):
+            return self._let(node, fn, depth, bound)
+        args = self._all(node.args, depth, bound)
+        if isinstance(fn, ast.Attribute):
+            if fn.attr not in STRING_METHODS:
+                allowed = ", ".join(sorted(STRING_METHODS))
+                msg = f"method {fn.attr!r} is not allowed; allowed: {allowed}"
+                raise self.fail(msg, fn)
+            return Method(self.read(fn.value, depth, bound), fn.attr, args, span=self.span(node))
+        if not isinstance(fn, ast.Name):
+            msg = "only functions named directly can be called (no calling of values)"
+            raise self.fail(msg, fn)
+        if fn.id in bound:
+            msg = f"{fn.id!r} is a value bound in this expression and cannot be called"
+            raise self.fail(msg, fn)
+        if fn.id.startswith("_"):
+            msg = f"name {fn.id!r} is not allowed (names cannot start with '_')"
+            raise self.fail(msg, fn)
+        if fn.id == "matched":
+            if len(args) != 1 or not (isinstance(args[0], Literal) and isinstance(args[0].value, str)):
+                msg = "matched() takes one stage name as a string, e.g. matched('a')"
+                raise self.fail(msg, node)
+            return Stage(args[0].value, span=self.span(node))
+        return Call(fn.id, args, span=self.span(node))
+
+    def _let(self, node: ast.Call, fn: ast.Lambda, depth: int, bound: frozenset[str]) -> Node:
+        a = fn.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
+            msg = "an applied lambda takes plain parameters only: (lambda a, b: ...)(x, y)"
+            raise self.fail(msg, fn)
+        params = tuple(p.arg for p in a.args)
+        if any(p.startswith("_") for p in params) or len(set(params)) != len(params):
+            msg = "lambda parameters must be distinct names that do not start with '_'"
+            raise self.fail(msg, fn)
+        if len(params) != len(node.args):
+            msg = f"the lambda takes {len(params)} value(s) but is given {len(node.args)}"
+            raise self.fail(msg, node)
+        args = self._all(node.args, depth, bound)
+        body = self.read(fn.body, depth, bound | frozenset(params))
+        return Let(params, args, body, span=self.span(node))

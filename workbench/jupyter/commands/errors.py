@@ -1,0 +1,30 @@
+"""``%cep errors [-o VAR]``: the runtime errors of conditions in the last replay."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.jupyter.commands import ArgParser
+
+__all__ = ["errors"]
+
+
+def errors(magics: Any, argv: Sequence[str]) -> Any:
+    """Return (or store with ``-o``) the condition errors of the last ``%cep run`` as a DataFrame.
+
+    A condition that fails on an event (a string compared with a number, a registered function
+    that raises, a limit reached) does not stop the run: that event does not match. Each distinct
+    error is one row, with how many events it happened on and the first of them (``first_seq`` is
+    its position in the input). ``%cep run --strict`` stops at the first error instead.
+    """
+    from workbench.results import errors_to_frame
+
+    p = ArgParser(prog="%cep errors", description="Condition errors of the last replay (runs go on).")
+    p.add_argument("-o", "--out", help="store the DataFrame in this variable")
+    args = p.parse_args(list(argv))
+    frame = errors_to_frame(magics.session.errors)
+    if args.out:
+        magics.store(args.out, frame)
+        return None
+    return frame

@@ -195,3 +195,53 @@ def test_patterns_partitioned_differently(tmp_path: Path) -> None:
         (p, k, tuple(e)) for p, k, e in zip(frame["pattern"], frame["key"], frame["events"], strict=True)
     )
     assert got == [("by_ip", "ip1", (0, 1)), ("by_user", "u1", (0, 2))]
+
+
+NULLS_CEP = """sequence dip
+    partition by symbol
+    begin low: tick where e.price < 10
+    next high: tick where e.price > last(low).price and e.volume is not None
+"""
+
+
+def _nan_ticks(tmp_path: Path) -> Path:
+    """Ticks with empty (NaN) cells: a NULL price matches nothing, a NULL volume fails 'is not None'."""
+    frame = pd.DataFrame(
+        {
+            "type": ["tick"] * 6,
+            "time": [0, 1, 2, 3, 4, 5],
+            "symbol": ["A"] * 6,
+            "price": [5.0, float("nan"), 8.0, 12.0, 4.0, 9.0],
+            "volume": [1.0, 1.0, 1.0, 1.0, 1.0, float("nan")],
+        }
+    )
+    path = tmp_path / "ticks.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_nan_cells_replay_as_nulls_with_correct_detections(tmp_path: Path) -> None:
+    patterns = tmp_path / "dip.cep"
+    patterns.write_text(NULLS_CEP, encoding="utf-8")
+    out = tmp_path / "hits.csv"
+    result = cli("run", str(patterns), str(_nan_ticks(tmp_path)), "-o", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    hits = pd.read_csv(out)
+    # 5 -> NaN breaks strict contiguity (NULL price is not > 5); 8 -> 12 matches; 4 -> 9 has no volume
+    assert [(r.first_time, r.last_time) for r in hits.itertuples()] == [(2, 3)]
+
+
+def test_condition_errors_are_reported_and_set_exit_status_3(tmp_path: Path) -> None:
+    patterns = tmp_path / "bad.cep"
+    patterns.write_text("sequence s begin a: tick where e.price > 'x' or e.price > 7\n", encoding="utf-8")
+    errors = tmp_path / "errors.csv"
+    result = cli("run", str(patterns), str(_nan_ticks(tmp_path)), "--errors", str(errors))
+    assert result.returncode == 3, result.stderr
+    assert "error in condition: pattern 's', stage 'a' where" in result.stderr
+    assert "TypeError" in result.stderr
+    assert "condition error(s) on 5 event(s)" in result.stderr  # the NaN price is NULL, not an error
+    table = pd.read_csv(errors)
+    assert table[["pattern", "kind", "count", "first_seq"]].values.tolist() == [["s", "TypeError", 5, 0]]
+    strict = cli("run", str(patterns), str(_nan_ticks(tmp_path)), "--strict")
+    assert strict.returncode == 1
+    assert "CepRuntimeError" in strict.stderr

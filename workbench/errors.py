@@ -76,8 +76,12 @@ class PatternError(CepError, ValueError):
         self.element = element
 
 
-class ExpressionError(CepError, ValueError):
-    """A condition expression is invalid (syntax or a construct outside the allowed subset)."""
+class ExpressionError(PatternError):
+    """A condition expression is invalid (syntax or a construct outside the allowed subset).
+
+    A :class:`PatternError` (a pattern with a bad condition is malformed) that carries the
+    ``span`` (line and column) of what is wrong in ``source``.
+    """
 
     def __init__(self, message: str, *, source: str | None = None, span: SourceSpan | None = None) -> None:
         text = message
@@ -87,8 +91,10 @@ class ExpressionError(CepError, ValueError):
             lines = source.splitlines()
             line = lines[span.line - 1] if 0 < span.line <= len(lines) else ""
             text = f"{text}\n  {line}\n  {' ' * (span.column - 1)}^"
-        super().__init__(text)
+        CepError.__init__(self, text)
         self.message = message
+        self.pattern: str | None = None
+        self.element: str | None = None
         self.source = source
         self.span = span
 

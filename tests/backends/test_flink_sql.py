@@ -30,7 +30,7 @@ def test_which_benchmark_patterns_are_expressible() -> None:
 def test_strict_pattern_query() -> None:
     query = match_recognize(api_patterns()["P1"], "ev", FIELDS)
     assert "PATTERN (V0 V1) WITHIN INTERVAL '10' SECOND" in query
-    assert "V1 AS V1.`type` IN ('trade') AND ((V1.`f_price` > 110.0))" in query
+    assert "V1 AS V1.`type` IN ('trade') AND (V1.`f_price` > 110.0)" in query
     assert "AFTER MATCH SKIP TO NEXT ROW" in query
     assert "ORDER BY rt, seq" in query
 
@@ -38,7 +38,7 @@ def test_strict_pattern_query() -> None:
 def test_relaxed_and_negated_gaps_exclude_the_next_stage() -> None:
     query = match_recognize(api_patterns()["P4"], "ev", FIELDS)
     assert "PATTERN (V0 G1*? V1)" in query
-    gap = "G1 AS NOT (G1.`type` IN ('trade') AND ((G1.`f_price` > 110.0))) AND NOT (G1.`type` IN ('logout'))"
+    gap = "G1 AS NOT (G1.`type` IN ('trade') AND (G1.`f_price` > 110.0)) AND NOT (G1.`type` IN ('logout'))"
     assert gap in query
     p2 = match_recognize(api_patterns()["P2"], "ev", FIELDS)
     assert "PATTERN (V0 G1*? V1 G3*? V2)" in p2
@@ -56,7 +56,7 @@ def test_conditions_translate_or_say_why_not() -> None:
         skip=SkipStrategy("skip_to_first", "b"),
     )
     query = match_recognize(ok, "ev", FIELDS)
-    a = "V0 AS (((V0.`f_price` >= 1)) AND (NOT (((V0.`f_ip` = 'x')) OR (((-V0.`f_price`) < (2 * 3))))))"
+    a = "V0 AS ((V0.`f_price` >= 1) AND (NOT ((V0.`f_ip` = 'x') OR ((-V0.`f_price`) < (2 * 3)))))"
     assert a in query
     assert "V1 AS ((1 < V1.`f_price`) AND (V1.`f_price` <= 5))" in query
     assert "AFTER MATCH SKIP TO FIRST V1" in query

@@ -213,3 +213,24 @@ def test_patterns_partitioned_differently_run_each_by_its_own_key(ip: Any) -> No
     )
     # each pattern keyed by its own field; 'global' is not keyed: its login takes the first logout
     assert got == [("by_ip", "ip1", (0, 1)), ("by_user", "u1", (0, 2)), ("global", None, (0, 1))]
+
+
+def test_a_dataframe_with_nan_cells_replays_with_correct_detections(ip: Any) -> None:
+    ip.run_cell_magic(
+        "cep",
+        "-q",
+        "sequence dip\n  partition by symbol\n  begin low: tick where e.price < 10\n"
+        "  next high: tick where e.price > last(low).price and e.volume is not None",
+    )
+    ip.user_ns["ticks"] = pd.DataFrame(
+        {
+            "type": ["tick"] * 6,
+            "time": [0, 1, 2, 3, 4, 5],
+            "symbol": ["A"] * 6,
+            "price": [5.0, float("nan"), 8.0, 12.0, 4.0, 9.0],
+            "volume": [1.0, 1.0, 1.0, 1.0, 1.0, float("nan")],
+        }
+    )
+    hits = ip.run_line_magic("cep", "run dip --on ticks")
+    assert [tuple(e) for e in hits["events"]] == [(2, 3)]
+    assert ip.run_line_magic("cep", "errors").empty

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from workbench.engine import run
+from workbench.engine.expr import parse_expr, print_expr
 from workbench.engine.nfa.pattern import (
     AggregateSpec,
     AllOf,
@@ -91,7 +92,7 @@ def test_contiguity_keywords() -> None:
         ("a", R, False), ("b", S, False), ("c", R, False), ("d", N, False), ("f", S, True),
         ("g", R, False), ("h", R, True), ("i", R, False),
     ]  # fmt: skip
-    assert p.stages[0].where == "e.x == 1"
+    assert p.stages[0].where == parse_expr("e.x == 1")
     assert p.stages[1].where is None
 
 
@@ -132,7 +133,7 @@ def test_windows_skip_until_types() -> None:
     assert SkipStrategy("skip_to_first", "b", True) == p.skip
     assert p.stages[0].types == ("login", "logout")
     assert p.stages[0].within_ms == 5000
-    assert p.stages[1].until == "e.stop == True"
+    assert p.stages[1].until == parse_expr("e.stop == True")
     assert p.stages[2].within_prev_ms == 2000
 
 
@@ -153,9 +154,10 @@ def test_skip_strategies(clause: str, skip: SkipStrategy) -> None:
 
 def test_where_chain_is_flinks_where_and_or() -> None:
     p = seq1("sequence s begin a where e.x > 1 where e.y > 2 or where e.z == 3")
-    assert AnyOf((AllOf(("e.x > 1", "e.y > 2")), "e.z == 3")) == p.stages[0].where
+    expected = AnyOf((AllOf((parse_expr("e.x > 1"), parse_expr("e.y > 2"))), parse_expr("e.z == 3")))
+    assert expected == p.stages[0].where
     p = seq1("sequence s begin a where e.price == 2.0 or where e.price == 5.0")
-    assert AnyOf(("e.price == 2.0", "e.price == 5.0")) == p.stages[0].where
+    assert AnyOf((parse_expr("e.price == 2.0"), parse_expr("e.price == 5.0"))) == p.stages[0].where
 
 
 def test_group_stage() -> None:
@@ -226,24 +228,28 @@ def test_stage_names_and_navigation_shorthands() -> None:
             next c where c.p > a.p and c.q == b.q
         """
     )
-    # rewritten text is printed by ast.unparse (which parenthesises some operands)
-    assert p.stages[1].where == (
-        "e.p > matched('a')[-1].p and e.p < matched('a')[0].p and (len(matched('a')) > 1) "
-        "and (matched('a')[-1].p != 0)"
+    # a stage name is the stage's events; last/first/prev/len are functions over them (printed as written)
+    assert print_expr(p.stages[1].where, stages="names") == (
+        "e.p > last(a).p and e.p < first(a).p and len(a) > 1 and prev(a).p != 0"
+    )
+    assert p.stages[1].where == parse_expr(
+        "e.p > last(matched('a')).p and e.p < first(matched('a')).p and len(matched('a')) > 1 "
+        "and prev(matched('a')).p != 0"
     )
     # MATCH_RECOGNIZE: c.p is the event being tested, a.p the last event a took
-    assert p.stages[2].where == "e.p > matched('a')[-1].p and e.q == matched('b')[-1].q"
+    assert p.stages[2].where == parse_expr("e.p > matched('a')[-1].p and e.q == matched('b')[-1].q")
 
 
 def test_comprehension_variables_shadow_stage_names() -> None:
     text = "sum(x.price for x in matched('middle')) + e.price < 5.0"
     p = seq1(f"sequence s begin x followed by middle one or more where {text}")
-    assert text == p.stages[1].where
+    assert text == print_expr(p.stages[1].where)
 
 
 def test_conditions_are_kept_verbatim() -> None:
     cond = "(lambda a, cur: cur.price == a[0].price and len(a) > 3)(matched('DOWN') + [e], e)"
-    assert cond == seq1(f"sequence s begin DOWN one or more next UP where {cond}").stages[1].where
+    where = seq1(f"sequence s begin DOWN one or more next UP where {cond}").stages[1].where
+    assert cond == print_expr(where)
 
 
 def test_aggregates_inline_and_declared() -> None:
@@ -260,7 +266,7 @@ def test_aggregates_inline_and_declared() -> None:
         AggregateSpec("avg_a_price", "avg", "a", "price"),
         AggregateSpec("count_a", "count", "a", None),
     ) == p.aggregates
-    assert p.stages[1].where == "e.price > avg_a_price and count_a >= 2"
+    assert p.stages[1].where == parse_expr("e.price > avg_a_price and count_a >= 2")
 
 
 def test_sequence_options() -> None:
@@ -275,7 +281,7 @@ def test_registered_functions_are_callable() -> None:
 
     register_function("spread_test", lambda a, b: a - b, replace=True)
     p = seq1("sequence s begin a where spread_test(e.hi, e.lo) > 2")
-    assert p.stages[0].where == "spread_test(e.hi, e.lo) > 2"
+    assert p.stages[0].where == parse_expr("spread_test(e.hi, e.lo) > 2")
 
 
 def test_comments_and_whitespace() -> None:
@@ -366,7 +372,7 @@ def test_every_channel_annotation() -> None:
     assert ch["id2"].paused
     assert ch["id2"].optional
     assert ch["x"].after == ("id1",)
-    assert ch["x"].collect == (("Basket", "e.id"),)
+    assert ch["x"].collect == (("Basket", parse_expr("e.id")),)
     assert ch["x"].match == (("id", Var("Id")),)
     assert Exit(3, 1) == g.exit
     assert g.timeout_channel
@@ -391,7 +397,7 @@ def test_vars_and_group_where() -> None:
             }
         """
     )
-    assert g.where == "IP1 != IP2 or N1 < N2"
+    assert g.where == parse_expr("IP1 != IP2 or N1 < N2")
     assert (Instance("q1", 0),) == g.instances
     login = g.channels[0]
     assert isinstance(login, Channel)
@@ -477,3 +483,13 @@ def test_python_api_equality() -> None:
         "sequence p within 10ms skip past last event "
         "begin a where e.name == 'a' next b where e.name == 'b' times 2..3"
     )
+
+
+def test_flinks_iterative_condition_holds_on_the_first_event() -> None:
+    # Flink's docs: "sum of the previous prices plus the current < 5"; with no event yet the sum is 0
+    p = seq1("sequence s begin a one or more consecutive where sum(a.v) + e.v < 5 next b: stop")
+    events = [{"type": "x", "time": t, "v": v} for t, v in enumerate([1, 2, 3, 1])]
+    events.append({"type": "stop", "time": 4})
+    result = run(p, events)
+    assert sorted(d.seqs for d in result.detections) == [(2, 3, 4), (3, 4)]  # 3+1 < 5; 1 < 5
+    assert result.errors == []

@@ -28,7 +28,6 @@ SQL does not expose).
 
 from __future__ import annotations
 
-import ast
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -36,8 +35,10 @@ from typing import Any
 from workbench.backends.base import BackendError, Input
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, make_event
+from workbench.engine.expr import ir, parse_expr, print_expr
 from workbench.engine.nfa import AllOf, AnyOf, Contiguity, SequencePattern, Stage
 from workbench.engine.runtime import RunResult
+from workbench.errors import ExpressionError
 
 __all__ = ["FlinkSqlBackend", "SqlUnsupported", "match_recognize", "run_sql", "sql_reasons"]
 
@@ -46,8 +47,8 @@ class SqlUnsupported(BackendError):
     """The pattern cannot be written as ``MATCH_RECOGNIZE``; the message lists why."""
 
 
-_COMPARE = {ast.Eq: "=", ast.NotEq: "<>", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-_ARITH = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
+_COMPARE = {"==": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_ARITH = {"+": "+", "-": "-", "*": "*"}
 _SKIPS = {
     "no_skip": "SKIP TO NEXT ROW",
     "skip_to_next": "SKIP TO NEXT ROW",
@@ -60,41 +61,41 @@ def _quote(name: str) -> str:
 
 
 class _Expr:
-    """Translate one condition string (a Python expression over ``e``) to SQL over a variable."""
+    """Translate one condition (an expression IR tree over ``e``) to SQL over a pattern variable.
+
+    SQL's NULL rules are the expression language's, so a field read, a comparison and and/or/not
+    keep their meaning.
+    """
 
     def __init__(self, var: str, fields: Mapping[str, str]) -> None:
         self.var = var
         self.fields = fields
 
-    def __call__(self, node: ast.AST) -> str:
-        if isinstance(node, ast.Expression):
-            return self(node.body)
-        if isinstance(node, ast.BoolOp):
-            op = " AND " if isinstance(node.op, ast.And) else " OR "
-            return "(" + op.join(self(v) for v in node.values) + ")"
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+    def __call__(self, node: ir.Node) -> str:
+        if isinstance(node, ir.BoolOp):
+            op = " AND " if node.op == "and" else " OR "
+            return "(" + op.join(self(v) for v in node.items) + ")"
+        if isinstance(node, ir.Unary) and node.op == "not":
             return f"(NOT {self(node.operand)})"
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        if isinstance(node, ir.Unary) and node.op == "-":
             return f"(-{self(node.operand)})"
-        if isinstance(node, ast.Compare):
-            parts, left = [], node.left
-            for cmp, right in zip(node.ops, node.comparators, strict=True):
-                sql_op = _COMPARE.get(type(cmp))
-                if sql_op is None:
-                    msg = f"operator {type(cmp).__name__} has no SQL form here"
-                    raise SqlUnsupported(msg)
-                parts.append(f"({self(left)} {sql_op} {self(right)})")
-                left = right
-            return "(" + " AND ".join(parts) + ")"
-        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-            return f"({self(node.left)} {_ARITH[type(node.op)]} {self(node.right)})"
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "e":
-            column = self.fields.get(node.attr)
+        if isinstance(node, ir.Compare):
+            sql_op = _COMPARE.get(node.op)
+            if sql_op is None:
+                msg = f"operator {node.op!r} has no SQL form here"
+                raise SqlUnsupported(msg)
+            return f"({self(node.left)} {sql_op} {self(node.right)})"
+        if isinstance(node, ir.IsNull):
+            return f"({self(node.operand)} IS {'NOT ' if node.negated else ''}NULL)"
+        if isinstance(node, ir.Binary) and node.op in _ARITH:
+            return f"({self(node.left)} {_ARITH[node.op]} {self(node.right)})"
+        if isinstance(node, ir.Attr) and node.obj == ir.Name("e"):
+            column = self.fields.get(node.name)
             if column is None:
-                msg = f"field {node.attr!r} is not a column of the events"
+                msg = f"field {node.name!r} is not a column of the events"
                 raise SqlUnsupported(msg)
             return f"{self.var}.{_quote(column)}"
-        if isinstance(node, ast.Constant):
+        if isinstance(node, ir.Literal):
             value = node.value
             if isinstance(value, bool):
                 return "TRUE" if value else "FALSE"
@@ -102,16 +103,19 @@ class _Expr:
                 return repr(value)
             if isinstance(value, str):
                 return "'" + value.replace("'", "''") + "'"
+            if value is None:
+                return "NULL"
         msg = (
-            f"{ast.unparse(node)!r} has no SQL form here (only fields of e, literals, "
-            "comparisons, and/or/not, + - *)"
+            f"{print_expr(node)!r} has no SQL form here (only fields of e, literals, "
+            "comparisons, is None, and/or/not, + - *)"
         )
         raise SqlUnsupported(msg)
 
 
 def _condition(condition: Any, var: str, fields: Mapping[str, str]) -> str:
-    if isinstance(condition, str):
-        return _Expr(var, fields)(ast.parse(condition, mode="eval"))
+    if isinstance(condition, str | ir.Node):
+        tree = parse_expr(condition) if isinstance(condition, str) else condition
+        return _Expr(var, fields)(tree)
     if isinstance(condition, AllOf | AnyOf):
         op = " AND " if isinstance(condition, AllOf) else " OR "
         return "(" + op.join(_condition(c, var, fields) for c in condition.parts) + ")"
@@ -159,12 +163,12 @@ def sql_reasons(pattern: SequencePattern) -> list[str]:
                 reasons.append(f"stage {stage.name!r}: negation before a non-relaxed stage")
             elif stages[i - 1].negated if isinstance(stages[i - 1], Stage) else False:
                 reasons.append(f"stage {stage.name!r}: two negations in a row")
-        if isinstance(stage.where, str):
+        if isinstance(stage.where, str | ir.Node):
             try:
                 _condition(stage.where, "X", _AnyFields())
             except SqlUnsupported as err:
                 reasons.append(f"stage {stage.name!r}: {err}")
-            except SyntaxError as err:
+            except ExpressionError as err:
                 reasons.append(f"stage {stage.name!r}: condition does not parse: {err}")
         elif stage.where is not None and not isinstance(stage.where, AllOf | AnyOf):
             reasons.append(f"stage {stage.name!r}: a Python callable condition")

@@ -22,10 +22,13 @@ two conventions for "is the current event included?" are served at the same O(1)
 Either way the value is read without recomputing anything from the matched events; Flink
 recomputes it from the shared buffer on every evaluation (O(run length)).
 
-Nulls follow SQL: ``count``, ``sum``, ``avg``, ``min``, ``max``, ``var`` and ``std`` ignore ``None``;
-an aggregate over no (non-null) value is ``None``, except ``count`` which is ``0``. ``first`` and
-``last`` are navigation, so they keep ``None`` values. Per-instance state is plain picklable data
-(numbers, deques, dicts, and the name/parameters of sub-aggregates, never a callable).
+Nulls follow the expression language (``docs/language.md``): ``count``, ``sum``, ``avg``, ``min``,
+``max``, ``var`` and ``std`` ignore ``None``; an aggregate over no (non-null) value is ``None``, except
+``count`` and ``sum``, which are ``0`` (so Flink's ``sum(a.v) + e.v < 5`` holds on the first event).
+``first`` and ``last`` are navigation, so they keep ``None`` values. An aggregate reads an event's
+field as conditions do (:func:`input_of`): a missing field, ``None`` and NaN are ``None``.
+Per-instance state is plain picklable data (numbers, deques, dicts, and the name/parameters of
+sub-aggregates, never a callable).
 
 Revert and the non-invertible aggregates. ``min``, ``max``, ``first`` and ``last`` cannot undo an
 update from O(1) state, so they take ``revert=``:
@@ -77,6 +80,8 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Literal, Protocol, Self, cast, runtime_checkable
 
+from workbench.engine.events import Event
+from workbench.engine.expr import clean
 from workbench.errors import CepError, PatternError
 
 __all__ = [
@@ -98,6 +103,7 @@ __all__ = [
     "TopN",
     "Var",
     "aggregate_names",
+    "input_of",
     "make_aggregate",
     "register_aggregate",
     "value_with",
@@ -126,6 +132,16 @@ class Aggregate(Protocol):
     def copy(self) -> Self:
         """An independent copy of the state."""
         ...
+
+
+def input_of(event: Event, field: str | None) -> Any:
+    """What an aggregate over ``field`` (``None``: the events themselves) takes from ``event``.
+
+    >>> from workbench.engine.events import Event
+    >>> input_of(Event("a", 1, None, {"p": float("nan")}), "p") is None, input_of(Event("a", 1), "q")
+    (True, None)
+    """
+    return event if field is None else clean(event.fields.get(field))
 
 
 def value_with(agg: Aggregate, x: Any) -> Any:
@@ -261,7 +277,7 @@ class Sum(_Base):
             self.total = self.total - x if self.n else 0
 
     def get(self) -> Any:
-        return self.total if self.n else None
+        return self.total if self.n else 0
 
     def get_with(self, x: Any) -> Any:
         if x is None:
@@ -921,8 +937,8 @@ def register_aggregate(name: str, factory: object, /, *, replace: bool = False) 
     (notebook cells are re-run).
 
     >>> register_aggregate("sum_doc", Sum)
-    >>> make_aggregate("sum_doc").get() is None
-    True
+    >>> make_aggregate("sum_doc").get()
+    0
     """
     if not str(name).isidentifier():
         msg = f"aggregate name must be an identifier, got {name!r}"

@@ -11,7 +11,7 @@ from typing import Any
 
 from workbench.engine.nfa import pattern as seq
 from workbench.engine.reactions import patterns as grp
-from workbench.language.printer import format_duration
+from workbench.language.printer import condition_text, format_duration
 
 __all__ = ["outline"]
 
@@ -70,11 +70,11 @@ def _sequence(p: seq.SequencePattern) -> list[str]:
             if isinstance(s, seq.GroupStage):
                 cond = "(group)"
             else:
-                cond = str(s.where) if s.where is not None else "any event"
+                cond = condition_text(s.where) if s.where is not None else "any event"
                 if s.types:
                     cond = f"{' | '.join(s.types)}: {cond}"
             if s.until is not None:
-                cond += f"  [until {s.until}]"
+                cond += f"  [until {condition_text(s.until)}]"
             if s.within_ms is not None:
                 cond += f"  [within {format_duration(s.within_ms)}]"
             if isinstance(s, seq.Stage) and s.within_prev_ms is not None:
@@ -117,7 +117,7 @@ def _channel(c: grp.Channel) -> str:
         flags.append(f"@timeout({format_duration(c.timeout_ms)})")
     if c.vars:
         flags.append(f"@vars({', '.join(v for v, _ in grp.pairs(c.vars))})")
-    where = f" where {c.where}" if c.where is not None else ""
+    where = f" where {condition_text(c.where)}" if c.where is not None else ""
     items = [f"{f} = {v.name if isinstance(v, grp.Var) else repr(v)}" for f, v in grp.pairs(c.match)]
     items += [f"{f} as {v}" for v, f in (*grp.pairs(c.binds), *grp.pairs(c.vars))]
     head = f"{c.type or 'any'}({', '.join(items)})" if items else (c.type or "any")

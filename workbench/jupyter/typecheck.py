@@ -14,10 +14,12 @@ carry events no pattern cares about).
 
 from __future__ import annotations
 
-import ast
 import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from workbench.engine.expr import ir, parse_expr
+from workbench.errors import ExpressionError
 
 __all__ = ["field_mismatches", "pattern_fields", "pattern_types", "type_mismatches"]
 
@@ -64,17 +66,14 @@ def type_mismatches(patterns: Sequence[Any], input_types: Iterable[str]) -> list
 
 
 def _condition_fields(condition: Any) -> set[str]:
-    """The ``e.FIELD`` names a condition (a string, or an ``AllOf``/``AnyOf`` of them) reads."""
+    """The ``e.FIELD`` names a condition (an expression, or an ``AllOf``/``AnyOf`` of them) reads."""
     if isinstance(condition, str):
         try:
-            tree = ast.parse(condition.strip(), mode="eval")
-        except SyntaxError:
+            condition = parse_expr(condition)
+        except ExpressionError:
             return set()
-        return {
-            n.attr
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "e"
-        }
+    if isinstance(condition, ir.Node):
+        return {n.name for n in ir.walk(condition) if isinstance(n, ir.Attr) and n.obj == ir.Name("e")}
     out: set[str] = set()
     for part in getattr(condition, "parts", ()):
         out |= _condition_fields(part)

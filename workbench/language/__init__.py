@@ -13,7 +13,7 @@ the Python API builds); :func:`format_pattern` prints a pattern object as text, 
 sequence rise
     within 10s
     begin low where e.price < 10
-    next high where e.price > matched('low')[-1].price
+    next high where e.price > last(low).price
 """
 
 from __future__ import annotations

@@ -7,9 +7,12 @@ built by hand. Everything is checked here, at definition time: unknown stages, c
 annotations and (where an ``event`` declaration gives the schema) fields are reported with their
 position, a caret and the nearest known name.
 
+Conditions become expression trees (:mod:`workbench.engine.expr`), stage names resolved:
+
+>>> from workbench.engine.expr import print_expr
 >>> p = compile_pattern("sequence s begin a where e.x > 1 followed by b where e.x < last(a).x")
->>> [st.name for st in p.stages], p.stages[1].where
-(['a', 'b'], "e.x < matched('a')[-1].x")
+>>> [st.name for st in p.stages], print_expr(p.stages[1].where)
+(['a', 'b'], "e.x < last(matched('a')).x")
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.engine.aggregates import aggregate_names
+from workbench.engine.expr import ir
 from workbench.engine.nfa import pattern as seq
 from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
@@ -479,8 +483,9 @@ class _Sequence:
         auto = f"{fn}_{stage}" + (f"_{fld}" if fld else "")
         return seq.AggregateSpec(name or auto, fn, stage, fld, params, include_current)
 
-    def _condition(self, expr: ast.Expr, types: Sequence[str], what: str, current: str | None = None) -> str:
-        text = self._aggregate_sugar(expr)
+    def _condition(
+        self, expr: ast.Expr, types: Sequence[str], what: str, current: str | None = None
+    ) -> ir.Node:
         scope = Scope(
             variables=frozenset(a.name for a in self.aggregates),
             stages=frozenset(self.stage_names),
@@ -489,54 +494,49 @@ class _Sequence:
             functions=self.ctx.functions,
             current=current,
         )
-        return check_condition(text, scope, self.ctx.source, what=what)
+        return check_condition(expr, scope, self.ctx.source, what=what, rewrite=self._aggregate_sugar)
 
-    def _aggregate_sugar(self, expr: ast.Expr) -> ast.Expr:
-        """Replace ``avg(A.price)``-style calls by the name of an aggregate declared for them."""
-        try:
-            tree = pyast.parse(expr.text.strip(), mode="eval")
-        except (SyntaxError, RecursionError, MemoryError):
-            return expr
-        edits: list[tuple[int, int, str]] = []
-        text = expr.text.strip()
-        if "\n" in text:
-            return expr
-        for node in _unshadowed(tree, self.stage_names):
+    def _aggregate_sugar(self, tree: ir.Node) -> tuple[ir.Node, frozenset[str]]:
+        """Replace ``avg(A.price)``-style calls by the name of an incremental aggregate declared for them.
+
+        Returns the new tree and the names of the aggregates it reads.
+        """
+        stages = set(self.stage_names)
+        used: set[str] = set()
+
+        def visit(node: ir.Node) -> ir.Node:
+            if isinstance(node, ir.Let) and stages & set(node.params):
+                return node  # a stage name rebound by the let: not the stage
+            if isinstance(node, ir.Comprehension) and any(
+                stages & ir.target_names(c.target) for c in node.clauses
+            ):
+                return node
             if (
-                isinstance(node, pyast.Call)
-                and isinstance(node.func, pyast.Name)
-                and node.func.id in SEQUENCE_AGGREGATES
-                and node.func.id not in self.ctx.functions
+                isinstance(node, ir.Call)
+                and node.func in SEQUENCE_AGGREGATES
+                and node.func not in self.ctx.functions
                 and len(node.args) == 1
-                and not node.keywords
             ):
                 arg = node.args[0]
-                base = arg.value if isinstance(arg, pyast.Attribute) else arg
-                if not (isinstance(base, pyast.Name) and base.id in self.stage_names):
-                    continue
-                seg = pyast.get_source_segment(text, node)
-                if seg is None:
-                    continue
-                spec = self._aggregate_call(seg, expr.span, None, False)
-                if spec is None:
-                    continue
-                existing = next(
-                    (a for a in self.aggregates if (a.function, a.stage, a.field, a.include_current)
-                     == (spec.function, spec.stage, spec.field, False)),
-                    None,
-                )  # fmt: skip
-                if existing is None:
-                    self.aggregates.append(spec)
-                    existing = spec
-                edits.append((node.col_offset, node.end_col_offset or node.col_offset, existing.name))
-        if not edits:
-            return expr
-        raw = text.encode("utf-8")
-        for start, end, name in sorted(edits, reverse=True):
-            if any(s < start and end < e for s, e, _ in edits):
-                continue
-            raw = raw[:start] + name.encode("utf-8") + raw[end:]
-        return ast.Expr(raw.decode("utf-8"), expr.span)
+                base = arg.obj if isinstance(arg, ir.Attr) else arg
+                if isinstance(base, ir.Name) and base.name in stages:
+                    fld = arg.name if isinstance(arg, ir.Attr) else None
+                    name = self._declare(node.func, base.name, fld)
+                    used.add(name)
+                    return ir.Name(name, span=node.span)
+            return ir.map_children(node, visit)
+
+        return visit(tree), frozenset(used)
+
+    def _declare(self, function: str, stage: str, fld: str | None) -> str:
+        """The name of the aggregate ``function(stage.fld)`` (declared now if it is new)."""
+        for a in self.aggregates:
+            if (a.function, a.stage, a.field, a.include_current) == (function, stage, fld, False):
+                return a.name
+        name = f"{function}_{stage}" + (f"_{fld}" if fld else "")
+        spec = seq.AggregateSpec(name, function, stage, fld, {}, False)
+        self.aggregates.append(spec)
+        return spec.name
 
     def _where(self, stage: ast.Stage, types: Sequence[str]) -> seq.Condition | None:
         cond: seq.Condition | None = None
@@ -935,7 +935,7 @@ class _Group:
 
         pieces = _call_arguments(text)
 
-        def sub(i: int) -> str:
+        def sub(i: int) -> ir.Node:
             seg, offset = pieces[i]
             col = arg.span.column + offset
             span = SourceSpan(arg.span.line, col, arg.span.line, col + len(seg))

@@ -1,28 +1,27 @@
-"""Check and rewrite the condition expressions of ``%%cep`` text.
+"""Read the condition expressions of ``%%cep`` text into the expression IR, resolving stage names.
 
-A condition is a restricted Python expression (what :func:`workbench.engine.expr.compile_expr`
-accepts). Within a sequence, a stage's name stands for the events that stage has taken so far
-(``DOWN`` is ``matched('DOWN')``); as in SQL's MATCH_RECOGNIZE, ``DOWN.price`` is the price of the
-last event ``DOWN`` took, and inside ``DOWN``'s own condition the price of the event being tested.
-Navigation helpers read the stages: ``first(DOWN)``, ``last(DOWN)`` (also ``prev(DOWN)``),
-``count(DOWN)``; aggregates (``avg(DOWN.price)``) are handled by the compiler. The
-result is a plain condition string for the engine, so the pattern compares equal to one built in
-Python. Text without any of these shorthands is kept verbatim.
+A condition is an expression of :mod:`workbench.engine.expr`, parsed once into its IR with spans in
+the cell's coordinates. Within a sequence, a stage's name stands for the events that stage has taken
+so far (``DOWN`` is ``matched('DOWN')``); as in SQL's MATCH_RECOGNIZE, ``DOWN.price`` is the price of
+the last event ``DOWN`` took (``DOWN[-1].price``), inside ``DOWN``'s own condition the price of the
+event being tested (``e.price``), and inside a function call the list of every ``DOWN`` price
+(``first(DOWN.price)``). ``first``, ``last``, ``prev``, ``count`` and the aggregates are built-in
+functions over such lists; ``avg(DOWN.price)``-style aggregates become incremental aggregates (the
+compiler's ``rewrite``).
 
-Every name is checked at definition time: unknown variables, stages and (where an ``event``
-declaration gives the schema) fields are reported with the position and the nearest known name.
+Every name is checked at definition time: unknown variables, stages, functions and (where an
+``event`` declaration gives the schema) fields are reported with the position and the nearest
+known name, as are constants whose type clashes with a declared field type.
 """
 
 from __future__ import annotations
 
-import ast as pyast
 import difflib
-import itertools
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from workbench.engine.expr import BUILTINS, compile_expr
+from workbench.engine.expr import BUILTINS, compile_tree, ir, parse_expr
 from workbench.errors import ExpressionError, SourceSpan
 from workbench.language import ast
 from workbench.language.errors import CepCompileError
@@ -32,10 +31,8 @@ __all__ = ["EVENT_ATTRIBUTES", "HELPERS", "Scope", "check_condition", "nearest"]
 #: attributes every event has besides its fields.
 EVENT_ATTRIBUTES = frozenset({"type", "time", "t", "key", "seq", "fields", "get"})
 
-#: the shorthand functions rewritten by the compiler.
+#: the functions over a stage's events that a stage name is most often given to.
 HELPERS = frozenset({"first", "last", "prev", "count", "avg"})
-
-_AVG = "(lambda _v: sum(_v) / len(_v) if _v else None)"
 
 
 def nearest(word: str, candidates: Collection[str]) -> str:
@@ -53,11 +50,13 @@ class Scope:
     """What a condition may refer to.
 
     Attributes:
-        variables: bound variables (initiator bindings, ``@vars`` of the group).
+        variables: bound variables (initiator bindings, ``@vars`` of the group, aggregates).
         stages: the names of the stages of the sequence (empty for groups).
         fields: the fields ``e`` may have, when a schema is known (``None``: unchecked).
         functions: functions registered by name from Python, callable in conditions.
         event_name: the name of the current event (``e``).
+        current: the stage whose condition this is (``None``: none).
+        field_types: declared field types, when known.
     """
 
     variables: frozenset[str] = frozenset()
@@ -69,200 +68,115 @@ class Scope:
     field_types: Mapping[str, str] | None = None
 
 
-def _bound(node: pyast.AST) -> set[str]:
-    out: set[str] = set()
-    if isinstance(node, pyast.Lambda):
-        out.update(a.arg for a in node.args.args)
-    else:
-        for gen in getattr(node, "generators", []):
-            for t in pyast.walk(gen.target):
-                if isinstance(t, pyast.Name):
-                    out.add(t.id)
-    return out
+Rewrite = Callable[[ir.Node], tuple[ir.Node, frozenset[str]]]
+"""A tree rewrite run before names are resolved; it returns the new tree and the names it added."""
 
 
-class _Sugar(pyast.NodeTransformer):
-    """Expands stage names and the helper functions; records whether anything changed."""
+def check_condition(
+    expr: ast.Expr, scope: Scope, source: str, *, what: str = "condition", rewrite: Rewrite | None = None
+) -> ir.Node:
+    """Parse ``expr`` into the IR, resolve stage names, check every name; return the tree.
 
-    def __init__(self, scope: Scope) -> None:
-        self.scope = scope
-        self.shadow: list[set[str]] = []
-        self.changed = False
-
-    def _is_stage(self, node: pyast.AST) -> bool:
-        return (
-            isinstance(node, pyast.Name)
-            and isinstance(node.ctx, pyast.Load)
-            and node.id in self.scope.stages
-            and not any(node.id in s for s in self.shadow)
-        )
-
-    def _scoped(self, node: pyast.AST) -> pyast.AST:
-        self.shadow.append(_bound(node))
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.shadow.pop()
-
-    visit_Lambda = _scoped
-    visit_ListComp = _scoped
-    visit_SetComp = _scoped
-    visit_GeneratorExp = _scoped
-    visit_DictComp = _scoped
-
-    def visit_Name(self, node: pyast.Name) -> pyast.AST:
-        if self._is_stage(node):
-            self.changed = True
-            return pyast.Call(pyast.Name("matched", pyast.Load()), [pyast.Constant(node.id)], [])
-        return node
-
-    def visit_Attribute(self, node: pyast.Attribute) -> pyast.AST:
-        if self._is_stage(node.value):
-            # MATCH_RECOGNIZE: in B's own condition B.x is the event being tested; A.x elsewhere is
-            # the field of the last event A took.
-            assert isinstance(node.value, pyast.Name)
-            self.changed = True
-            if node.value.id == self.scope.current:
-                return pyast.Attribute(
-                    pyast.Name(self.scope.event_name, pyast.Load()), node.attr, pyast.Load()
-                )
-            src = pyast.Call(pyast.Name("matched", pyast.Load()), [pyast.Constant(node.value.id)], [])
-            last = pyast.Subscript(src, pyast.UnaryOp(pyast.USub(), pyast.Constant(1)), pyast.Load())
-            return pyast.Attribute(last, node.attr, pyast.Load())
-        return self.generic_visit(node)
-
-    def visit_Call(self, node: pyast.Call) -> pyast.AST:
-        if isinstance(node.func, pyast.Name):  # a called name is a function, never a stage
-            node.args = [self.visit(a) for a in node.args]
-            node.keywords = [self.visit(k) for k in node.keywords]
-        else:
-            self.generic_visit(node)
-        fn = node.func
-        if (
-            isinstance(fn, pyast.Name)
-            and fn.id in HELPERS
-            and fn.id not in self.scope.functions
-            and len(node.args) == 1
-            and not node.keywords
-            and not any(fn.id in s for s in self.shadow)
-        ):
-            self.changed = True
-            arg = node.args[0]
-            if fn.id == "first":
-                return pyast.Subscript(arg, pyast.Constant(0), pyast.Load())
-            if fn.id in ("last", "prev"):
-                return pyast.Subscript(arg, pyast.UnaryOp(pyast.USub(), pyast.Constant(1)), pyast.Load())
-            if fn.id == "count":
-                return pyast.Call(pyast.Name("len", pyast.Load()), [arg], [])
-            avg = pyast.parse(_AVG, mode="eval").body
-            return pyast.Call(avg, [pyast.Call(pyast.Name("list", pyast.Load()), [arg], [])], [])
-        return node
-
-
-def _col_span(expr: ast.Expr, text: str, node: pyast.AST | _FakeNode) -> SourceSpan:
-    """The span of a Python-ast node of ``text`` in the caller's coordinates (single-line text)."""
-    col = getattr(node, "col_offset", 0)
-    end = getattr(node, "end_col_offset", col + 1) or col + 1
-    prefix = len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
-    width = len(text.encode("utf-8")[col:end].decode("utf-8", "replace"))
-    line = expr.span.line
-    start = expr.span.column + prefix
-    return SourceSpan(line, start, line, start + max(width, 1))
-
-
-def check_condition(expr: ast.Expr, scope: Scope, source: str, *, what: str = "condition") -> str:
-    """Check ``expr`` against ``scope`` and return the engine's condition string.
-
-    ``source`` is the whole text in the caller's coordinates (for the caret excerpt). Raises
-    :class:`CepCompileError` (a :class:`~workbench.errors.PatternError`) naming the position.
+    ``source`` is the whole text in the caller's coordinates (for the caret excerpt); ``rewrite``
+    runs on the parsed tree before stage names are resolved. Raises :class:`CepCompileError` (a
+    :class:`~workbench.errors.PatternError`) naming the position.
     """
-    text = expr.text if "\n" not in expr.text else " ".join(p.strip() for p in expr.text.split("\n"))
     try:
-        tree = pyast.parse(text, mode="eval")
-    except SyntaxError as err:
-        msg = f"invalid {what}: {err.msg}"
-        raise CepCompileError(msg, expr.span, source) from None
-    except (RecursionError, MemoryError):
-        msg = f"the {what} is nested too deeply"
-        raise CepCompileError(msg, expr.span, source) from None
-    sugar = _Sugar(scope)
-    new_tree = sugar.visit(tree)
-    out = text
-    if sugar.changed:
-        pyast.fix_missing_locations(new_tree)
-        out = pyast.unparse(new_tree)
-    try:
-        compiled = compile_expr(out, scope.functions)
-    except (RecursionError, MemoryError):
-        msg = f"the {what} is nested too deeply"
-        raise CepCompileError(msg, expr.span, source) from None
+        tree = parse_expr(expr.text, origin=expr.span)
     except ExpressionError as err:
-        span = expr.span
-        if err.span is not None and not sugar.changed:
-            span = _col_span(expr, text, _FakeNode(err.span.column - 1, err.span.end_column - 1))
-        first = getattr(err, "message", str(err).split("\n")[0])
-        raise CepCompileError(first, span, source) from None
-    known = {"matched", scope.event_name, *scope.variables, *scope.functions, *BUILTINS}
-    nodes = list(pyast.walk(tree))
-    bound: set[str] = set()
-    for node in nodes:
-        if isinstance(
-            node, pyast.Lambda | pyast.ListComp | pyast.SetComp | pyast.GeneratorExp | pyast.DictComp
-        ):
-            bound |= _bound(node)
-    for name in sorted(compiled.names - known - bound - scope.stages):
-        where = next((n for n in nodes if isinstance(n, pyast.Name) and n.id == name), None)
-        span = _col_span(expr, text, where) if where is not None else expr.span
-        pool = sorted(known | scope.stages - set(BUILTINS) - {"matched"})
-        called = any(
-            isinstance(n, pyast.Call) and isinstance(n.func, pyast.Name) and n.func.id == name for n in nodes
-        )
-        if name in HELPERS:
-            msg = f"{name}() takes one argument (a stage, e.g. {name}(A))"
-        elif called:
-            functions = sorted({*BUILTINS, *scope.functions})
-            msg = (
-                f"unknown function {name!r}{nearest(name, functions)}; a condition calls built-in "
-                "functions and those registered from Python with "
-                f"workbench.engine.expr.register_function({name!r}, fn)"
-            )
-        else:
-            kinds = "variable or stage" if scope.stages else "variable"
-            msg = f"unknown {kinds} {name!r}{nearest(name, pool)}"
-        raise CepCompileError(msg, span, source)
-    for node in nodes:
-        if (
-            isinstance(node, pyast.Call)
-            and isinstance(node.func, pyast.Name)
-            and node.func.id == "matched"
-            and node.args
-            and isinstance(node.args[0], pyast.Constant)
-            and isinstance(node.args[0].value, str)
-            and node.args[0].value not in scope.stages
-        ):
-            stage = node.args[0].value
-            msg = f"unknown stage {stage!r}{nearest(stage, scope.stages)}"
-            raise CepCompileError(msg, _col_span(expr, text, node.args[0]), source)
-        if (
-            scope.fields is not None
-            and isinstance(node, pyast.Attribute)
-            and isinstance(node.value, pyast.Name)
-            and node.value.id == scope.event_name
-            and node.attr not in scope.fields
-            and node.attr not in EVENT_ATTRIBUTES
-        ):
-            hint = nearest(node.attr, scope.fields)
-            msg = f"unknown field {node.attr!r}{hint}; fields: {', '.join(sorted(scope.fields))}"
-            span = _col_span(expr, text, node)
-            width = len(node.attr)
-            span = SourceSpan(span.line, span.end_column - width, span.line, span.end_column)
-            raise CepCompileError(msg, span, source)
+        span = err.span or expr.span
+        message = getattr(err, "message", str(err)).replace("expression", what, 1)
+        raise CepCompileError(message, span, source) from None
+    if rewrite is not None:
+        tree, added = rewrite(tree)
+        scope = replace(scope, variables=scope.variables | added)
+    tree = _Resolver(scope).node(tree, frozenset(), in_call=False)
+    _check_names(tree, scope, source, expr.span)
+    try:
+        compile_tree(tree, scope.functions)
+    except ExpressionError as err:
+        raise CepCompileError(getattr(err, "message", str(err)), err.span or expr.span, source) from None
     if scope.field_types:
         clash = _type_clash(tree, scope)
         if clash is not None:
             node, msg = clash
-            raise CepCompileError(msg, _col_span(expr, text, node), source)
-    return out
+            raise CepCompileError(msg, node.span or expr.span, source)
+    return tree
+
+
+class _Resolver:
+    """Turns stage names into :class:`~workbench.engine.expr.ir.Stage` reads (outside shadowing scopes)."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+
+    def _stage(self, node: ir.Node, bound: frozenset[str]) -> str | None:
+        if isinstance(node, ir.Name) and node.name in self.scope.stages and node.name not in bound:
+            return node.name
+        return None
+
+    def node(self, node: ir.Node, bound: frozenset[str], *, in_call: bool) -> ir.Node:
+        stage = self._stage(node, bound)
+        if stage is not None:
+            return ir.Stage(stage, span=node.span)
+        if isinstance(node, ir.Attr):
+            stage = self._stage(node.obj, bound)
+            if stage is not None:
+                if stage == self.scope.current:  # MATCH_RECOGNIZE: B.x in B's own condition
+                    current = ir.Name(self.scope.event_name, span=node.obj.span)
+                    return ir.Attr(current, node.name, span=node.span)
+                base: ir.Node = ir.Stage(stage, span=node.obj.span)
+                if not in_call:  # the last event's field; as an argument, every event's
+                    base = ir.Index(base, ir.Literal(-1), span=node.obj.span)
+                return ir.Attr(base, node.name, span=node.span)
+        if isinstance(node, ir.Let):
+            args = tuple(self.node(a, bound, in_call=False) for a in node.args)
+            body = self.node(node.body, bound | frozenset(node.params), in_call=False)
+            return replace(node, args=args, body=body)
+        if isinstance(node, ir.Comprehension):
+            inner = bound
+            clauses = []
+            for c in node.clauses:  # a stage's field is iterated as a list: for p in A.price
+                source = self.node(c.source, inner, in_call=True)
+                inner = inner | ir.target_names(c.target)
+                conds = tuple(self.node(x, inner, in_call=False) for x in c.conditions)
+                clauses.append(replace(c, source=source, conditions=conds))
+            element = self.node(node.element, inner, in_call=False)
+            return replace(node, element=element, clauses=tuple(clauses))
+        if isinstance(node, ir.Call):  # an argument reads a stage's whole list: sum(A.price)
+            return replace(node, args=tuple(self.node(a, bound, in_call=True) for a in node.args))
+        return ir.map_children(node, lambda child: self.node(child, bound, in_call=False))
+
+
+def _check_names(tree: ir.Node, scope: Scope, source: str, fallback: SourceSpan) -> None:
+    known = {scope.event_name, *scope.variables}
+    for name in sorted(ir.free_names(tree) - known):
+        where = next((n for n in ir.walk(tree) if isinstance(n, ir.Name) and n.name == name), None)
+        span = where.span if where is not None and where.span is not None else fallback
+        pool = sorted(known | scope.stages)
+        if name in HELPERS or name in BUILTINS or name in scope.functions:
+            msg = f"{name!r} is a function: call it, e.g. {name}(A)"
+        else:
+            kinds = "variable or stage" if scope.stages else "variable"
+            msg = f"unknown {kinds} {name!r}{nearest(name, pool)}"
+        raise CepCompileError(msg, span, source)
+    for node in ir.walk(tree):
+        if isinstance(node, ir.Stage) and node.stage not in scope.stages:
+            msg = f"unknown stage {node.stage!r}{nearest(node.stage, scope.stages)}"
+            raise CepCompileError(msg, node.span or fallback, source)
+        if (
+            scope.fields is not None
+            and isinstance(node, ir.Attr)
+            and node.obj == ir.Name(scope.event_name)
+            and node.name not in scope.fields
+            and node.name not in EVENT_ATTRIBUTES
+        ):
+            hint = nearest(node.name, scope.fields)
+            msg = f"unknown field {node.name!r}{hint}; fields: {', '.join(sorted(scope.fields))}"
+            span = node.span or fallback
+            width = len(node.name)
+            span = SourceSpan(span.end_line, max(1, span.end_column - width), span.end_line, span.end_column)
+            raise CepCompileError(msg, span, source)
 
 
 #: the Python types a declared field type accepts.
@@ -285,77 +199,50 @@ def accepts(field_type: str, value: Any) -> bool:
     return isinstance(value, allowed)
 
 
-def _type_clash(tree: pyast.AST, scope: Scope) -> tuple[pyast.AST, str] | None:
+def _type_clash(tree: ir.Node, scope: Scope) -> tuple[ir.Node, str] | None:
     """The first comparison or arithmetic that mixes a typed field with a constant of another type."""
     types = scope.field_types or {}
 
-    def field_of(n: pyast.AST) -> str | None:
-        if (
-            isinstance(n, pyast.Attribute)
-            and isinstance(n.value, pyast.Name)
-            and n.value.id == scope.event_name
-            and n.attr in types
-        ):
-            return n.attr
+    def field_of(n: ir.Node) -> str | None:
+        if isinstance(n, ir.Attr) and n.obj == ir.Name(scope.event_name) and n.name in types:
+            return n.name
         return None
 
-    def constants(n: pyast.AST) -> list[Any] | None:
-        if isinstance(n, pyast.Constant):
+    def constants(n: ir.Node) -> list[Any] | None:
+        if isinstance(n, ir.Literal):
             return [n.value]
-        if isinstance(n, pyast.List | pyast.Tuple | pyast.Set) and all(
-            isinstance(x, pyast.Constant) for x in n.elts
-        ):
-            return [x.value for x in n.elts if isinstance(x, pyast.Constant)]
+        if isinstance(n, ir.ListOf) and all(isinstance(x, ir.Literal) for x in n.items):
+            return [x.value for x in n.items if isinstance(x, ir.Literal)]
         return None
 
-    def clash(f: str, value: Any) -> str:
-        return (
-            f"type clash: field {f!r} is declared {types[f]}, compared with {type(value).__name__} {value!r}"
-        )
-
-    for node in pyast.walk(tree):
-        if isinstance(node, pyast.Compare):
-            items = [node.left, *node.comparators]
-            for (left, right), op in zip(itertools.pairwise(items), node.ops, strict=True):
-                for a, b, reverse in ((left, right, False), (right, left, True)):
-                    f = field_of(a)
-                    if f is None:
+    for node in ir.walk(tree):
+        if isinstance(node, ir.Compare):
+            for a, b, reverse in ((node.left, node.right, False), (node.right, node.left, True)):
+                f = field_of(a)
+                values = None if f is None else constants(b)
+                if f is None or values is None:
+                    continue
+                if node.op in ("in", "not in"):
+                    if not reverse and isinstance(b, ir.Literal):
+                        continue  # e.f in 'abc': substring test on a string constant
+                    if reverse:  # 'x' in e.f: needs a string (or container) field
+                        if types[f] != "str":
+                            return a, f"type clash: {values[0]!r} in e.{f}, but {f!r} is declared {types[f]}"
                         continue
-                    values = constants(b)
-                    if values is None:
-                        continue
-                    if isinstance(op, pyast.In | pyast.NotIn):
-                        if not reverse and isinstance(b, pyast.Constant):
-                            continue  # e.f in 'abc': substring test on a string constant
-                        if reverse:  # 'x' in e.f: needs a string (or container) field
-                            if types[f] != "str":
-                                declared = types[f]
-                                return (
-                                    a,
-                                    f"type clash: {values[0]!r} in e.{f}, but {f!r} is declared {declared}",
-                                )
-                            continue
-                    for v in values:
-                        if not accepts(types[f], v):
-                            return a, clash(f, v)
-        if isinstance(node, pyast.BinOp):
+                for v in values:
+                    if not accepts(types[f], v):
+                        return a, (
+                            f"type clash: field {f!r} is declared {types[f]}, "
+                            f"compared with {type(v).__name__} {v!r}"
+                        )
+        if isinstance(node, ir.Binary):
             for a, b in ((node.left, node.right), (node.right, node.left)):
                 f = field_of(a)
-                if f is None or not isinstance(b, pyast.Constant) or b.value is None:
+                if f is None or not isinstance(b, ir.Literal) or b.value is None:
                     continue
                 numeric = types[f] in ("int", "float", "number")
                 if numeric and isinstance(b.value, str):
                     return a, f"type clash: field {f!r} is declared {types[f]}, combined with str {b.value!r}"
-                if (
-                    types[f] == "str"
-                    and isinstance(b.value, int | float)
-                    and not isinstance(node.op, pyast.Mult | pyast.Mod)
-                ):
+                if types[f] == "str" and isinstance(b.value, int | float) and node.op not in ("*", "%"):
                     return a, f"type clash: field {f!r} is declared str, combined with a number"
     return None
-
-
-@dataclass(frozen=True)
-class _FakeNode:
-    col_offset: int
-    end_col_offset: int

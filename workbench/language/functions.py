@@ -7,11 +7,11 @@ condition strings with :func:`workbench.engine.expr.compile_expr`, so a register
 callable from sequences, reaction groups and receives alike; a condition that calls an unknown
 function is reported when the pattern is defined.
 
->>> register_function("spread", lambda hi, lo: hi - lo, replace=True)
+>>> register_function("spread_doc", lambda hi, lo: hi - lo, replace=True)
 >>> from workbench.engine.expr import compile_expr
->>> compile_expr("spread(3, 1) == 2")({})
+>>> compile_expr("spread_doc(3, 1) == 2")({})
 True
->>> unregister_function("spread")
+>>> unregister_function("spread_doc")
 """
 
 from __future__ import annotations

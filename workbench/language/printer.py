@@ -18,13 +18,14 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from workbench.engine.expr import ir, print_expr
 from workbench.engine.nfa import pattern as seq
 from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
 from workbench.errors import PatternError
 from workbench.language.parser import DURATION_UNITS, keywords
 
-__all__ = ["format_duration", "format_name", "format_pattern"]
+__all__ = ["condition_text", "format_duration", "format_name", "format_pattern"]
 
 _INDENT = "    "
 _DEFAULT_MAX_PARTIAL = seq.SequencePattern.__dataclass_fields__["max_partial_matches"].default
@@ -81,7 +82,35 @@ def _literal(value: Any) -> str:
     return text
 
 
+def condition_text(cond: Any) -> str:
+    """A condition for people to read: the expression as ``%%cep`` writes it, ``where``/``or where``
+    chains as ``and``/``or``, a callable by its name.
+
+    >>> from workbench.engine.expr import parse_expr
+    >>> condition_text(seq.AnyOf((parse_expr("e.x > 1"), parse_expr("e.y < 2 or e.z"))))
+    'e.x > 1 or (e.y < 2 or e.z)'
+    """
+    if isinstance(cond, ir.Node):
+        return print_expr(cond, stages="names")
+    if isinstance(cond, seq.AllOf | seq.AnyOf):
+        word = " and " if isinstance(cond, seq.AllOf) else " or "
+        parts = [condition_text(p) for p in cond.parts]
+        return word.join(
+            p if len(cond.parts) == 1 or _atomic(q) else f"({p})"
+            for p, q in zip(parts, cond.parts, strict=True)
+        )
+    if isinstance(cond, str):
+        return cond
+    return getattr(cond, "__name__", repr(cond))
+
+
+def _atomic(cond: Any) -> bool:
+    return isinstance(cond, ir.Node) and not isinstance(cond, ir.BoolOp | ir.IfElse)
+
+
 def _cond(c: Any, what: str) -> str:
+    if isinstance(c, ir.Node):
+        return print_expr(c, stages="names")
     if isinstance(c, str):
         if "\n" in c:
             return " ".join(part.strip() for part in c.split("\n"))

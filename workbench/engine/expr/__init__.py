@@ -34,6 +34,7 @@ from workbench.engine.expr.functions import (
     registered_functions,
     unregister_function,
 )
+from workbench.engine.expr.limits import MAX_ITERATIONS, MAX_SIZE
 from workbench.engine.expr.parse import STRING_METHODS, parse_expr
 from workbench.engine.expr.printer import print_expr
 from workbench.errors import ExpressionError
@@ -49,6 +50,7 @@ __all__ = [
     "Frame",
     "MappingFrame",
     "Run",
+    "as_tree",
     "clean",
     "compile_expr",
     "compile_tree",
@@ -94,13 +96,17 @@ def stages_of(tree: ir.Node) -> frozenset[str]:
 
 
 def compile_tree(
-    tree: ir.Node, functions: Mapping[str, Callable[..., Any]] | None = None, *, source: str | None = None
+    tree: ir.Node,
+    functions: Mapping[str, Callable[..., Any]] | None = None,
+    *,
+    source: str | None = None,
+    iterations: int = MAX_ITERATIONS,
 ) -> CompiledExpr:
     """Compile an IR tree (see :func:`compile_expr` for ``functions``)."""
     funcs = dict(BUILTINS)
     if functions:
         funcs.update(functions)
-    run = _compile_tree(tree, funcs)
+    run = _compile_tree(tree, funcs, iterations=iterations)
     text = source if source is not None else print_expr(tree)
     return CompiledExpr(text, tree, frozenset(ir.free_names(tree)), stages_of(tree), run, funcs)
 
@@ -120,15 +126,34 @@ def compile_expr(
     extra = dict(DATA_FUNCTIONS) if data else {}
     if functions:
         extra.update(functions)
+    iterations = MAX_SIZE if data else MAX_ITERATIONS
     if isinstance(source, ir.Node):
-        return compile_tree(source, extra)
+        return compile_tree(source, extra, iterations=iterations)
     tree = parse_expr(source)
     try:
-        return compile_tree(tree, extra, source=source.strip())
+        return compile_tree(tree, extra, source=source.strip(), iterations=iterations)
     except ExpressionError as err:
         if err.span is not None and err.source is None:
             raise ExpressionError(_message(err), source=source.strip(), span=err.span) from None
         raise
+
+
+def as_tree(value: Any, element: str) -> Any:
+    """``value`` with text parsed into the IR (what pattern definitions store); others unchanged.
+
+    ``element`` names where the text sits (``"channel 'c'"``) in the error, which carries the line
+    and column of what is wrong.
+
+    >>> as_tree("e.x > 1", "stage 'a'")
+    Compare(op='>', left=Attr(obj=Name(name='e'), name='x'), right=Literal(value=1))
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        return parse_expr(value)
+    except ExpressionError as err:
+        msg = f"{element}: {_message(err)}"
+        raise ExpressionError(msg, source=value.strip(), span=err.span) from None
 
 
 def _message(err: ExpressionError) -> str:

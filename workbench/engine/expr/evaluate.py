@@ -49,7 +49,7 @@ from workbench.engine.expr.ir import (
     Unary,
     target_names,
 )
-from workbench.engine.expr.limits import MAX_EXPONENT_BITS, MAX_SIZE
+from workbench.engine.expr.limits import MAX_EXPONENT_BITS, MAX_ITERATIONS, MAX_SIZE
 from workbench.engine.expr.parse import STRING_METHODS
 from workbench.errors import ExpressionError
 
@@ -285,17 +285,21 @@ def compile_tree(
     node: Node,
     functions: Mapping[str, Callable[..., Any]] | None = None,
     bound: frozenset[str] = frozenset(),
+    *,
+    iterations: int = MAX_ITERATIONS,
 ) -> Run:
     """The closure that evaluates ``node``; ``functions`` defaults to the current registry.
 
-    Raises :class:`ExpressionError` (with the node's span) for a call of an unknown function.
+    ``iterations`` bounds the comprehension iterations of one evaluation. Raises
+    :class:`ExpressionError` (with the node's span) for a call of an unknown function.
     """
-    return _Compiler(BUILTINS if functions is None else functions).build(node, bound)
+    return _Compiler(BUILTINS if functions is None else functions, iterations).build(node, bound)
 
 
 class _Compiler:
-    def __init__(self, functions: Mapping[str, Callable[..., Any]]) -> None:
+    def __init__(self, functions: Mapping[str, Callable[..., Any]], iterations: int) -> None:
         self.functions = functions
+        self.iterations = iterations
 
     def build(self, node: Node, bound: frozenset[str]) -> Run:
         method: Callable[[Any, frozenset[str]], Run] = getattr(self, f"_{type(node).__name__}")
@@ -345,6 +349,8 @@ class _Compiler:
 
             def field_of_e(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
                 # Why the inline checks: this is the hot read; only odd values take clean()'s path.
+                if e.__class__ is not Event:  # no current event (data expressions): NULL
+                    return _field(e, name)
                 v = e.fields.get(name)
                 t = v.__class__
                 if t is float:
@@ -506,9 +512,11 @@ class _Compiler:
             clauses.append((clause.target, source, conds))
         element = self.build(node.element, inner)
         depth = len(clauses)
+        budget = self.iterations
 
         def comprehension(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
             out: list[Any] = []
+            steps = [0]  # iterations so far: a filter that rejects everything must not loop forever
 
             def level(i: int, scope: dict[str, Any] | None) -> None:
                 if i == depth:
@@ -521,8 +529,12 @@ class _Compiler:
                 values = source(e, f, scope)
                 if values is None:  # Why: a NULL list contributes no elements
                     return
+                local = dict(scope) if scope else {}  # one frame per level: bindings are overwritten
                 for value in _items(values):
-                    local = dict(scope) if scope else {}
+                    steps[0] += 1
+                    if steps[0] > budget:
+                        msg = f"a comprehension of more than {budget} iterations (the limit)"
+                        raise ValueError(msg)
                     _bind(target, value, local)
                     if all(_truth(c(e, f, local)) for c in conds):
                         level(i + 1, local)

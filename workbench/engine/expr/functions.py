@@ -1,8 +1,9 @@
 """The functions an expression may call by name: the built-ins (NULL-aware) and registered ones.
 
 Built-ins follow SQL's NULL rules: a scalar function of NULL is NULL; an aggregate over a list
-skips NULLs, and over no values ``count`` and ``sum`` are 0 while ``avg``, ``min``, ``max``,
-``first``, ``last``, ``var`` and ``std`` are NULL. :func:`register_function` is the one deliberate
+(``count sum avg min max var std any all``) skips NULLs, and over no values ``count`` and ``sum``
+are 0 while the others are NULL. ``first`` and ``last`` are navigation: the first and last element
+as they are (NULL too), and NULL for an empty list. :func:`register_function` is the one deliberate
 door to user Python: the function runs as given, by name, and nothing else can be called.
 
 >>> BUILTINS["sum"]([1, None, 2]), BUILTINS["avg"]([]), BUILTINS["count"]([None, 3])
@@ -32,16 +33,10 @@ __all__ = [
 
 
 def _values(arg: Any) -> list[Any]:
-    """The non-NULL values of a list argument (a scalar is a list of one)."""
-    if isinstance(arg, list | tuple):
+    """The non-NULL values of a list argument (any other value, an event too, is a list of one)."""
+    if isinstance(arg, list | tuple | set | frozenset):
         return [v for v in arg if v is not None]
-    if arg is None:
-        return []
-    if isinstance(arg, str):
-        return [arg]
-    if isinstance(arg, Iterable):
-        return [v for v in _bounded_list(arg) if v is not None]
-    return [arg]
+    return [] if arg is None else [arg]
 
 
 def _bounded_list(items: Iterable[Any]) -> list[Any]:
@@ -87,6 +82,7 @@ def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _first(arg: Any) -> Any:
+    # Why no NULL skipping: first/last are navigation (the first event's value, NULL or not)
     vals = list(arg) if isinstance(arg, list | tuple) else _values(arg)
     return vals[0] if vals else None
 
@@ -156,10 +152,11 @@ def _zip(*args: Any) -> list[tuple[Any, ...]]:
     return list(zip(*(_bounded_list(a) for a in args), strict=False))
 
 
-def _round(x: Any, ndigits: Any = None) -> Any:
-    if x is None:
-        return None
-    return round(x) if ndigits is None else round(x, ndigits)
+def _round(*args: Any) -> Any:
+    if not 1 <= len(args) <= 2:
+        msg = "round() takes a number and an optional number of digits"
+        raise TypeError(msg)
+    return None if any(a is None for a in args) else round(*args)
 
 
 def _str(x: Any) -> Any:
@@ -220,11 +217,11 @@ _ORIGINAL = dict(BUILTINS)
 def register_function(name: str, fn: Callable[..., Any], *, replace: bool = False) -> None:
     """Make ``fn`` callable as ``name(...)`` in every expression compiled from now on.
 
-    >>> register_function("spread", lambda hi, lo: hi - lo, replace=True)
+    >>> register_function("spread_doc", lambda hi, lo: hi - lo, replace=True)
     >>> from workbench.engine.expr import compile_expr
-    >>> compile_expr("spread(3, 1) == 2")({})
+    >>> compile_expr("spread_doc(3, 1) == 2")({})
     True
-    >>> unregister_function("spread")
+    >>> unregister_function("spread_doc")
 
     Args:
         name: an identifier, not a keyword, not starting with ``_``, not ``e``/``matched``.

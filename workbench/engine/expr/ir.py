@@ -11,8 +11,8 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields, replace
 from typing import Literal as L
 
 from workbench.errors import SourceSpan
@@ -43,6 +43,7 @@ __all__ = [
     "Unary",
     "children",
     "free_names",
+    "map_children",
     "target_names",
     "walk",
 ]
@@ -64,10 +65,17 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class Literal(Node):
-    """A constant: ``None`` (NULL), a bool, an int, a float or a string."""
+    """A constant: ``None`` (NULL), a bool, an int, a float or a string.
+
+    Equality includes the type, so ``0``, ``0.0`` and ``False`` are three different literals.
+    """
 
     value: Scalar
+    kind: str = field(init=False, repr=False)
     span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", type(self.value).__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +253,26 @@ def children(node: Node) -> Iterator[Node]:
             for item in value:
                 if isinstance(item, Node):
                     yield item
+
+
+def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
+    """``node`` with every direct sub-node replaced by ``fn(sub-node)`` (the same object if none changed).
+
+    >>> map_children(Binary("+", Name("x"), Literal(1)), lambda n: Literal(2) if n == Name("x") else n)
+    Binary(op='+', left=Literal(value=2), right=Literal(value=1))
+    """
+    changes: dict[str, object] = {}
+    for f in fields(node):  # type: ignore[arg-type]
+        value = getattr(node, f.name)
+        if isinstance(value, Node):
+            new = fn(value)
+            if new is not value:
+                changes[f.name] = new
+        elif isinstance(value, tuple) and any(isinstance(v, Node) for v in value):
+            items = tuple(fn(v) if isinstance(v, Node) else v for v in value)
+            if any(a is not b for a, b in zip(items, value, strict=True)):
+                changes[f.name] = items
+    return replace(node, **changes) if changes else node  # type: ignore[type-var]
 
 
 def walk(node: Node) -> Iterator[Node]:

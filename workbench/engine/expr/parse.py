@@ -86,7 +86,7 @@ def parse_expr(text: str, *, origin: SourceSpan | None = None) -> Node:
         raise ExpressionError(msg)
     if len(text) > MAX_TEXT:
         msg = f"the expression is {len(text)} characters long; the limit is {MAX_TEXT}"
-        raise ExpressionError(msg)
+        raise ExpressionError(msg, span=_place(SourceSpan(1, MAX_TEXT, 1, MAX_TEXT + 1), 0, text, origin))
     stripped = text.strip()
     lead = len(text) - len(text.lstrip())
     if not stripped:
@@ -105,7 +105,8 @@ def parse_expr(text: str, *, origin: SourceSpan | None = None) -> Node:
         msg = f"the expression cannot be read: {type(err).__name__}" + (
             f" (nested more than {MAX_DEPTH} deep?)" if not isinstance(err, ValueError) else f": {err}"
         )
-        raise ExpressionError(msg) from None
+        span = _place(SourceSpan(1, 1, 1, 2), lead, text, origin)
+        raise ExpressionError(msg, source=stripped[:200] if origin is None else None, span=span) from None
     reader = _Reader(body, stripped, lead, shift, text, origin)
     return reader.read(tree.body, 0, frozenset())
 
@@ -335,7 +336,7 @@ class _Reader:
             if len(args) != 1 or not (isinstance(args[0], Literal) and isinstance(args[0].value, str)):
                 msg = "matched() takes one stage name as a string, e.g. matched('a')"
                 raise self.fail(msg, node)
-            return Stage(args[0].value, span=self.span(node))
+            return Stage(args[0].value, span=self.span(node.args[0]))  # errors point at the name
         return Call(fn.id, args, span=self.span(node))
 
     def _let(self, node: ast.Call, fn: ast.Lambda, depth: int, bound: frozenset[str]) -> Node:

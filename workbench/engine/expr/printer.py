@@ -11,6 +11,7 @@ Parentheses appear only where precedence needs them.
 
 from __future__ import annotations
 
+import keyword
 from typing import Literal as L
 
 from workbench.engine.expr.ir import (
@@ -33,6 +34,7 @@ from workbench.engine.expr.ir import (
     Stage,
     Target,
     Unary,
+    target_names,
 )
 
 __all__ = ["print_expr"]
@@ -50,6 +52,17 @@ def print_expr(node: Node, *, stages: L["matched", "names"] = "matched") -> str:
 class _Printer:
     def __init__(self, stages: str) -> None:
         self.stages = stages
+        self.bound: list[frozenset[str]] = []  # names bound by enclosing lets and comprehensions
+
+    def _bare(self, stage: str) -> bool:
+        """Whether a stage can be written as its bare name (an identifier nothing rebinds here)."""
+        return (
+            self.stages == "names"
+            and stage.isidentifier()
+            and stage.isascii()
+            and not keyword.iskeyword(stage)
+            and not any(stage in b for b in self.bound)
+        )
 
     def text(self, node: Node, need: int) -> str:
         body, level = self._node(node)
@@ -66,7 +79,7 @@ class _Printer:
         if isinstance(node, Name):
             return node.name, _ATOM
         if isinstance(node, Stage):
-            if self.stages == "names" and node.stage.isidentifier():
+            if self._bare(node.stage):
                 return node.stage, _ATOM
             return f"matched({node.stage!r})", _PRIMARY
         if isinstance(node, ListOf):
@@ -110,15 +123,20 @@ class _Printer:
             return f"{then} if {self.text(node.test, _OR)} else {self.text(node.orelse, _IF)}", _IF
         if isinstance(node, Let):
             params = ", ".join(node.params)
+            self.bound.append(frozenset(node.params))
             body = self.text(node.body, _IF)
+            self.bound.pop()
             return f"(lambda {params}: {body})({self._args(node.args)})", _PRIMARY
         if isinstance(node, Comprehension):
             clauses = []
+            depth = len(self.bound)
             for clause in node.clauses:
                 part = f"for {_target(clause.target, top=True)} in {self.text(clause.source, _OR)}"
+                self.bound.append(target_names(clause.target))
                 part += "".join(f" if {self.text(c, _OR)}" for c in clause.conditions)
                 clauses.append(part)
             inner = f"{self.text(node.element, _IF)} {' '.join(clauses)}"
+            del self.bound[depth:]
             return (f"({inner})" if node.generator else f"[{inner}]"), _ATOM
         msg = f"cannot print a {type(node).__name__}"
         raise TypeError(msg)

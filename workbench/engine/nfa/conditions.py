@@ -254,10 +254,12 @@ def _compile_expression(
     unknown = expr.names - {"e"} - aggregate_names
     if unknown:
         msg = (
-            f"condition {expr.source!r} of stage {stage!r} uses unknown name(s) {sorted(unknown)}; "
+            f"condition of stage {stage!r} uses unknown name(s) {sorted(unknown)}; "
             f"available: e, matched('stage'), {', '.join(sorted(aggregate_names)) or '(no aggregates)'}"
         )
-        raise PatternError(msg, element=stage)
+        first = next(n for n in ir.walk(expr.tree) if isinstance(n, ir.Name) and n.name in unknown)
+        text = expr.source if isinstance(source, str) else None
+        raise ExpressionError(msg, source=text, span=first.span)
     run = expr.run
     types = tree_types(expr.tree)
     if not expr.stages and not (expr.names & aggregate_names):

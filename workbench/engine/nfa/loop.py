@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from workbench.engine.aggregates import make_aggregate, value_with
+from workbench.engine.aggregates import input_of, make_aggregate, value_with
 from workbench.engine.detection import Detection, TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
@@ -81,7 +81,7 @@ class LoopContext(ConditionContext):
         agg = aggs[i] if aggs else make_aggregate(spec.function, **dict(spec.params))
         if spec.include_current and self.stage == spec.stage:
             event = self._event
-            return value_with(agg, event if spec.field is None else event[spec.field])
+            return value_with(agg, input_of(event, spec.field))
         return agg.get()
 
     def __getitem__(self, name: str) -> Any:
@@ -238,7 +238,7 @@ class LoopPlan:
         for i in touched:
             spec = specs[i]
             agg = aggs[i].copy()
-            agg.update(event if spec.field is None else event[spec.field])
+            agg.update(input_of(event, spec.field))
             out[i] = agg
         return tuple(out)
 
@@ -252,7 +252,7 @@ class LoopPlan:
         specs = self.specs
         for i in self.agg_of[1]:
             field = specs[i].field
-            aggs[i].update(event if field is None else event[field])
+            aggs[i].update(input_of(event, field))
         return aggs
 
     def _events(self, run: list[Any], event: Event) -> tuple[Event, ...]:

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
-from workbench.engine.aggregates import make_aggregate, value_with
+from workbench.engine.aggregates import input_of, make_aggregate, value_with
 from workbench.engine.detection import Detection, TraceKind
 from workbench.engine.events import Event
 from workbench.engine.faults import FaultSink
@@ -553,7 +553,7 @@ class NFAMatcher:
             spec = specs[i]
             agg = run.aggs[i] if run.aggs else make_aggregate(spec.function, **dict(spec.params))
             if spec.include_current and stage == spec.stage:
-                return value_with(agg, event if spec.field is None else event[spec.field])
+                return value_with(agg, input_of(event, spec.field))
             return agg.get()
 
         return read
@@ -570,7 +570,7 @@ class NFAMatcher:
         for spec, agg in zip(specs, aggs, strict=True):
             if spec.stage == stage:
                 agg = agg.copy()
-                agg.update(event if spec.field is None else event[spec.field])
+                agg.update(input_of(event, spec.field))
             out.append(agg)
         return tuple(out)
 

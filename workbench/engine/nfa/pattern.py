@@ -11,11 +11,13 @@ how it follows the previous stage (:class:`Contiguity`: Flink's ``next`` / ``fol
 
 Conditions (:data:`Condition`) are either
 
-* a **string** in Python syntax, checked and compiled by :func:`workbench.engine.expr.compile_expr`
-  when the pattern is compiled (never in the dataclass, so patterns built from text compare equal
-  structurally). Variables: ``e`` (the event being tested; ``e.price`` reads a field, ``e.type`` and
-  ``e.t`` the type and time), ``matched(stage)`` (list of events this partial match has already
-  taken for ``stage``, in order, **never including** ``e``), and every declared aggregate by name;
+* an **expression** (:mod:`workbench.engine.expr`): text is parsed into the expression IR when
+  the stage is defined (an invalid one raises :class:`~workbench.errors.ExpressionError` with its
+  line and column), so a pattern built from ``%%cep`` text and one built in Python compare equal.
+  It reads ``e`` (the event being tested; ``e.price`` reads a field, ``e.type`` and ``e.t`` the
+  type and time; a missing field is NULL), ``matched('stage')`` (the events this partial match
+  has already taken for ``stage``, in order, **never including** ``e``), and every declared
+  aggregate by name;
 * a **callable** ``fn(e)`` or ``fn(e, ctx)`` returning a truthy value, where ``ctx`` is a
   :class:`~workbench.engine.nfa.conditions.ConditionContext` with ``ctx.matched(stage)``,
   ``ctx.aggregate(name)`` (also ``ctx[name]``) and ``ctx.timestamp``;
@@ -33,6 +35,7 @@ from dataclasses import field as _field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, Union
 
+from workbench.engine.expr import as_tree, ir
 from workbench.errors import PatternError
 
 if TYPE_CHECKING:
@@ -82,7 +85,20 @@ class AnyOf:
     parts: tuple[Condition, ...]
 
 
-Condition = Union[str, Callable[..., Any], AllOf, AnyOf]  # noqa: UP007 - runtime alias
+Condition = Union[str, ir.Node, Callable[..., Any], AllOf, AnyOf]  # noqa: UP007 - runtime alias
+
+
+def as_condition(cond: Condition | None, element: str) -> Condition | None:
+    """``cond`` with its text parsed into the expression IR (once, when the pattern is defined).
+
+    Raises :class:`~workbench.errors.ExpressionError` with the line and column of what is wrong.
+    """
+    if isinstance(cond, str):
+        return as_tree(cond, f"condition of stage {element!r}")  # type: ignore[no-any-return]
+    if isinstance(cond, AllOf | AnyOf):
+        parts = tuple(as_condition(p, element) for p in cond.parts)
+        return type(cond)(parts)  # type: ignore[arg-type]
+    return cond
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +190,8 @@ class Stage:
     within_prev_ms: int | float | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "where", as_condition(self.where, self.name))
+        object.__setattr__(self, "until", as_condition(self.until, self.name))
         types: object = self.types
         if isinstance(types, str):
             object.__setattr__(self, "types", (types,))
@@ -204,6 +222,7 @@ class GroupStage:
     within_ms: int | float | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "until", as_condition(self.until, self.name))
         stages: object = self.stages
         if not isinstance(stages, tuple):
             object.__setattr__(self, "stages", tuple(self.stages))

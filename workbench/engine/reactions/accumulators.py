@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from workbench.engine.events import Event
+from workbench.engine.expr import as_tree, ir
+from workbench.engine.faults import FaultSink
 
 __all__ = ["Accumulator", "MapCounter", "SortedAccumulator", "new_value", "snapshot", "total", "update"]
 
-Expression: TypeAlias = str | Callable[[Event, Mapping[str, Any]], Any]
+Expression: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, Any]], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,9 @@ class MapCounter:
     """
 
     key: Expression
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", as_tree(self.key, "MapCounter key"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +53,28 @@ class SortedAccumulator:
     value: Expression
     top: int | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", as_tree(self.key, "SortedAccumulator key"))
+        object.__setattr__(self, "value", as_tree(self.value, "SortedAccumulator value"))
+
 
 Accumulator: TypeAlias = MapCounter | SortedAccumulator
 
 
-def _evaluate(expr: Expression, event: Event, env: Mapping[str, Any]) -> Any:
+def _evaluate(expr: Expression, event: Event, env: Mapping[str, Any], faults: FaultSink | None) -> Any:
     from workbench.engine.reactions.conditions import compile_condition
 
-    return compile_condition(expr)(event, env)
+    # Why compile here: compiled expressions are cached; a failing one reports to ``faults`` (NULL)
+    return compile_condition(expr, "accumulator", faults)(event, env)
+
+
+def check(spec: Accumulator) -> None:
+    """Compile the accumulator's expressions now (unknown functions fail at definition time)."""
+    from workbench.engine.reactions.conditions import compile_condition
+
+    compile_condition(spec.key, f"{type(spec).__name__} key")
+    if isinstance(spec, SortedAccumulator):
+        compile_condition(spec.value, f"{type(spec).__name__} value")
 
 
 def new_value(spec: Accumulator) -> dict[Any, Any]:
@@ -63,13 +82,19 @@ def new_value(spec: Accumulator) -> dict[Any, Any]:
     return {}
 
 
-def update(spec: Accumulator, value: dict[Any, Any], event: Event, env: Mapping[str, Any]) -> None:
-    """Add one event to the running value."""
-    key = _evaluate(spec.key, event, env)
+def update(
+    spec: Accumulator,
+    value: dict[Any, Any],
+    event: Event,
+    env: Mapping[str, Any],
+    faults: FaultSink | None = None,
+) -> None:
+    """Add one event to the running value (an expression that fails counts as NULL, see ``faults``)."""
+    key = _evaluate(spec.key, event, env, faults)
     if isinstance(spec, MapCounter):
         value[key] = value.get(key, 0) + 1
     else:
-        value.setdefault(key, []).append(_evaluate(spec.value, event, env))
+        value.setdefault(key, []).append(_evaluate(spec.value, event, env, faults))
 
 
 def snapshot(spec: Accumulator, value: Mapping[Any, Any]) -> dict[Any, Any]:

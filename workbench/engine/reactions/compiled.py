@@ -8,6 +8,7 @@ from typing import Any
 
 from workbench.engine.events import Event
 from workbench.engine.faults import FaultSink
+from workbench.engine.reactions import accumulators as accs
 from workbench.engine.reactions.conditions import Compiled, compile_condition
 from workbench.engine.reactions.patterns import AND, OR, Channel, Initiator, Pairs, ReactionGroup, Var, pairs
 from workbench.errors import PatternError
@@ -232,6 +233,9 @@ def compile_group(
         where = None
         if m.where is not None:
             where = compile_condition(m.where, f"group {group.name!r}, channel {m.id!r}", faults)
+        for acc in (m.size.accumulator if m.size else None, m.timer.accumulator if m.timer else None):
+            if acc is not None:
+                accs.check(acc)
         collect = tuple(
             (var, compile_condition(expr, f"group {group.name!r}, channel {m.id!r}, collect {var!r}", faults))
             for var, expr in pairs(m.collect)

@@ -575,7 +575,7 @@ class GroupMatcher(Lifecycle):
             ch.seen += 1
             acc_spec = spec.size.accumulator
             if acc_spec is not None and ch.acc is not None:
-                accs.update(acc_spec, ch.acc, event, env)
+                accs.update(acc_spec, ch.acc, event, env, self.faults)
             if ch.seen < ch.target or spec.size.n < 0:
                 self._react(root, cc, event, "accepted", ctx)
                 if ctx.tracing:
@@ -592,7 +592,7 @@ class GroupMatcher(Lifecycle):
             self._remove(inst, ch)
         elif spec.timer is not None:
             if spec.timer.accumulator is not None and ch.acc is not None:
-                accs.update(spec.timer.accumulator, ch.acc, event, env)
+                accs.update(spec.timer.accumulator, ch.acc, event, env, self.faults)
             self._react(root, cc, event, "accepted", ctx)
             if ctx.tracing:
                 ctx.trace(TraceKind.ACCEPTED, root.id, cc.id, event.seq)

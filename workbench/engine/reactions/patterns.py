@@ -10,10 +10,11 @@ Conditions
 ----------
 Every condition (``where`` of a channel or initiator, the group's ``where``) is either
 
-* a **string** in Python syntax, compiled lazily by :func:`workbench.engine.expr.compile_expr`; its
-  variables are ``e`` (the event: ``e.ip``, ``e.type``, ``e.t``) plus every variable bound so far by
-  name (the initiator's ``bind``, ``state``, the group's ``constants``, earlier channels' ``binds``
-  and, in a group ``where``, the ``@vars`` bindings); or
+* an **expression** (:mod:`workbench.engine.expr`): text is parsed into the expression IR when
+  the pattern is defined (an invalid one raises :class:`~workbench.errors.ExpressionError` with its
+  line and column); it reads ``e`` (the event: ``e.ip``, ``e.type``, ``e.t``; a missing field is
+  NULL) plus every variable bound so far by name (the initiator's ``bind``, ``state``, the group's
+  ``constants``, earlier channels' ``binds`` and, in a group ``where``, the ``@vars`` bindings); or
 * a **callable** ``cond(e, env) -> bool`` where ``e`` is the :class:`~workbench.engine.events.Event`
   and ``env`` a read-only mapping of the same variables (``lambda e, env: e.ip != env["IP"]``).
   A group ``where`` callable receives ``e`` = the current event.
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from workbench.engine.events import Event
+from workbench.engine.expr import as_tree, ir
 from workbench.engine.reactions.accumulators import Accumulator, MapCounter, SortedAccumulator
 
 if TYPE_CHECKING:
@@ -67,7 +69,7 @@ AND = "and"
 OR = "or"
 
 #: A condition: a Python-syntax string, or ``cond(e, env) -> bool``.
-Condition: TypeAlias = str | Callable[[Event, Mapping[str, Any]], Any]
+Condition: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, Any]], Any]
 
 Pairs: TypeAlias = tuple[tuple[str, Any], ...]
 #: A name -> value table: given as a mapping, stored as a tuple of pairs (see :func:`pairs`).
@@ -218,6 +220,10 @@ class Channel:
     def __post_init__(self) -> None:
         for name in ("match", "vars", "binds", "collect"):
             object.__setattr__(self, name, _pairs(getattr(self, name)))
+        where = f"channel {self.id!r}"
+        object.__setattr__(self, "where", as_tree(self.where, where))
+        collect = tuple((v, as_tree(x, f"{where}, collect {v!r}")) for v, x in pairs(self.collect))
+        object.__setattr__(self, "collect", collect)
         for name in ("stop_ids", "pause_ids", "resume_ids", "after"):
             object.__setattr__(self, name, _ids(getattr(self, name)))
 
@@ -255,6 +261,7 @@ class Initiator:
     def __post_init__(self) -> None:
         for name in ("match", "bind", "state"):
             object.__setattr__(self, name, _pairs(getattr(self, name)))
+        object.__setattr__(self, "where", as_tree(self.where, "initiator"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,6 +319,7 @@ class ReactionGroup:
         object.__setattr__(self, "channels", tuple(self.channels))
         object.__setattr__(self, "instances", tuple(self.instances))
         object.__setattr__(self, "constants", _pairs(self.constants))
+        object.__setattr__(self, "where", as_tree(self.where, f"group {self.name!r}, @where"))
 
     def compile(self) -> GroupMatcher:
         """Validate and compile (raises :class:`~workbench.errors.PatternError`)."""
@@ -341,6 +349,7 @@ class Receive:
     def __post_init__(self) -> None:
         object.__setattr__(self, "match", _pairs(self.match))
         object.__setattr__(self, "constants", _pairs(self.constants))
+        object.__setattr__(self, "where", as_tree(self.where, f"reaction {self.name!r}"))
 
     def compile(self) -> ReceiveMatcher:
         """Validate and compile."""

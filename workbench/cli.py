@@ -74,8 +74,8 @@ def _read(path: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from workbench.jupyter.session import describe
     from workbench.language import compile_text
+    from workbench.session.session import describe
 
     defs = compile_text(_read(args.patterns))
     for d in defs:
@@ -100,10 +100,10 @@ def _write(frame: Any, out: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from workbench.jupyter.inputs import load_events
-    from workbench.jupyter.progress import TextProgress
-    from workbench.jupyter.session import CepSession, late_note, to_frame
-    from workbench.jupyter.typecheck import field_mismatches, type_mismatches
+    from workbench.session.inputs import load_events
+    from workbench.session.progress import TextProgress
+    from workbench.session.session import CepSession, late_note, to_frame
+    from workbench.session.typecheck import field_mismatches, type_mismatches
 
     source = args.on or args.events
     if source is None:
@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
     if not names:
         msg = f"{args.patterns} defines no pattern"
         raise CepError(msg)
-    from workbench.jupyter.inputs import read_frame
+    from workbench.session.inputs import read_frame
 
     data = read_frame(source)
     outcomes = []

@@ -82,7 +82,7 @@ print("detections:", len(hits))
 tl"""
 # Live mode: a second timeline, empty when shown, fed by an asyncio task replaying the same events.
 LIVE_CELL = """from workbench.engine import Engine
-from workbench.jupyter.inputs import load_events
+from workbench.session.inputs import load_events
 
 session = get_ipython().find_line_magic("cep").__self__.session
 live_engine = Engine([session.get("login_watch").pattern], trace=True)
@@ -255,8 +255,8 @@ def _expected_bands() -> list[tuple[Any, ...]]:
     """The bands the figure must hold at the last step: the same run, drawn in this process."""
     import pandas as pd
 
-    from workbench.jupyter.inputs import load_events
-    from workbench.jupyter.session import CepSession
+    from workbench.session.inputs import load_events
+    from workbench.session.session import CepSession
     from workbench.widgets import Timeline
 
     namespace: dict[str, Any] = {"pd": pd}

@@ -431,6 +431,36 @@ SHAPES: st.SearchStrategy[Node] = st.recursive(
     max_leaves=12,
 )
 
+
+@st.composite
+def operators(draw: Draw, depth: int = 4) -> Node:
+    """Operators densely nested (mostly arithmetic): where the printer's parentheses matter."""
+    if depth == 0 or not draw(st.integers(0, 4)):
+        leaf: Node = draw(
+            st.one_of(st.builds(Literal, SHAPE_LITERALS), st.builds(Name, st.sampled_from(SHAPE_NAMES)))
+        )
+        return leaf
+
+    def sub() -> Node:
+        out: Node = draw(operators(depth - 1))
+        return out
+
+    options: list[Callable[[], Node]] = [
+        *[lambda: Binary(draw(st.sampled_from(ARITHMETIC)), sub(), sub())] * 6,
+        lambda: _negated(sub()),
+        lambda: Unary(draw(st.sampled_from(("+", "not"))), sub()),
+        lambda: Compare(draw(st.sampled_from((*ORDER, "in", "not in"))), sub(), sub()),
+        lambda: IsNull(sub(), draw(st.booleans())),
+        lambda: BoolOp(
+            draw(st.sampled_from(("and", "or"))), tuple(sub() for _ in range(draw(st.integers(2, 3))))
+        ),
+        lambda: IfElse(sub(), sub(), sub()),
+        lambda: Attr(sub(), draw(st.sampled_from(SHAPE_ATTRS))),
+        lambda: Index(sub(), sub()),
+    ]
+    return options[draw(st.integers(0, len(options) - 1))]()
+
+
 # ---------------------------------------------------------------------------------------------
 # Random events and frames
 # ---------------------------------------------------------------------------------------------
@@ -818,8 +848,8 @@ def test_the_evaluator_agrees_with_the_reference(
     assert _agree(got, expected), f"engine {got!r}, reference {expected!r}"
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.one_of(nodes(), SHAPES))
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(nodes(), SHAPES, operators()))
 def test_printing_then_parsing_gives_the_tree_back(tree: Node) -> None:
     text = print_expr(tree)
     note(f"printed: {text}")
@@ -1022,3 +1052,15 @@ def test_a_cached_condition_tree_is_not_taken_for_an_equal_one() -> None:
     e = ev()
     assert compile_condition(parse_expr("str(1) == '1'"))(e, {}) is True
     assert compile_condition(parse_expr("str(True) == '1'"))(e, {}) is False
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Literal(-0.0) == Literal(0.0) (same kind, equal values), though str(-0.0) is '-0.0': "
+    "reactions.conditions' lru_cache then hands one tree the other's closure",
+)
+def test_minus_zero_is_not_taken_for_zero() -> None:
+    e = ev()
+    assert _eval("str(-0.0)") == "-0.0"
+    assert compile_condition(parse_expr("str(0.0) == '0.0'"))(e, {}) is True
+    assert compile_condition(parse_expr("str(-0.0) == '0.0'"))(e, {}) is False  # the engine: True

@@ -10,8 +10,8 @@ import pytest
 from workbench.engine.detection import TraceKind, TraceRecord
 from workbench.engine.nfa import Contiguity, NFAMatcher, Quantifier, SequencePattern, SkipStrategy, Stage
 from workbench.engine.runtime import Engine
-from workbench.jupyter.explain import explain
 from workbench.language import compile_pattern
+from workbench.session.explain import explain
 from workbench.widgets.model import TimelineModel
 
 STRICT, ANY = Contiguity.STRICT, Contiguity.NONDETERMINISTIC_RELAXED

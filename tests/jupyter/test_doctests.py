@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["workbench.jupyter.explain", "workbench.jupyter.typecheck"]
+MODULES = ["workbench.session.explain", "workbench.session.typecheck"]
 
 
 @pytest.mark.parametrize("name", MODULES)

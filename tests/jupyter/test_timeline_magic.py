@@ -10,6 +10,7 @@ from IPython.core.error import UsageError
 from tests.jupyter.test_magics import BLOG, ip  # noqa: F401  (the ip fixture)
 from workbench.errors import CepError
 from workbench.jupyter import current_session
+from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.widgets import Timeline
 
 
@@ -31,7 +32,7 @@ def test_timeline_subcommand_filters_keys_and_names_unrun_patterns(ip: Any) -> N
     assert widget.keys == ["user1"]
     ip.run_cell_magic("cep", "", BLOG)  # redefining forgets the runs
     with pytest.raises(CepError, match="has not run yet"):
-        current_session(ip).timeline(["or_paused"])
+        build_timeline(current_session(ip), ["or_paused"])
     with pytest.raises(UsageError):
         ip.run_line_magic("cep", "timeline")
 

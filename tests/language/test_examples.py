@@ -9,8 +9,8 @@ import pytest
 
 from workbench.conformance.runner import compare_detections, detection_to_expected
 from workbench.engine import run
-from workbench.jupyter.inputs import load_events
 from workbench.language import compile_text
+from workbench.session.inputs import load_events
 
 DATA = Path(__file__).parent.parent / "data"
 BLOG = {d.pattern.name: d.pattern for d in compile_text((DATA / "language" / "prova_blog.cep").read_text())}

@@ -26,7 +26,7 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 def current_session(shell: Any = None) -> Any:
-    """The :class:`~workbench.jupyter.session.CepSession` of the running kernel's ``%cep`` magics.
+    """The :class:`~workbench.session.session.CepSession` of the running kernel's ``%cep`` magics.
 
     It holds the defined patterns and, per pattern, the detections and trace of its last run:
     ``current_session().runs["name"].trace``. Raises a :class:`~workbench.errors.CepError` when the

@@ -42,8 +42,8 @@ from traitlets import Bool, Int
 from workbench.errors import CepError
 from workbench.jupyter import commands
 from workbench.jupyter.commands.define import define as define_cell
-from workbench.jupyter.session import CepSession
 from workbench.language.conditions import nearest
+from workbench.session.session import CepSession
 
 __all__ = ["CepCellError", "CepMagics"]
 

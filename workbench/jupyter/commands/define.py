@@ -7,7 +7,7 @@ from typing import Any
 
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.run import replay
-from workbench.jupyter.session import describe
+from workbench.session.session import describe
 
 __all__ = ["define"]
 

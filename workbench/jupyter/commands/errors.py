@@ -1,4 +1,4 @@
-"""``%cep errors [-o VAR]``: the runtime errors of conditions in the last replay."""
+"""``%cep errors [-o VAR]``: the runtime errors of conditions in the last replay and the live feed."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ __all__ = ["errors"]
 
 
 def errors(magics: Any, argv: Sequence[str]) -> Any:
-    """Return (or store with ``-o``) the condition errors of the last ``%cep run`` as a DataFrame.
+    """Return (or store with ``-o``) the condition errors of the last ``%cep run`` (and of the live
+    ``%cep feed``, if one runs) as a DataFrame.
 
     A condition that fails on an event (a string compared with a number, a registered function
     that raises, a limit reached) does not stop the run: that event does not match. Each distinct
@@ -23,7 +24,9 @@ def errors(magics: Any, argv: Sequence[str]) -> Any:
     p = ArgParser(prog="%cep errors", description="Condition errors of the last replay (runs go on).")
     p.add_argument("-o", "--out", help="store the DataFrame in this variable")
     args = p.parse_args(list(argv))
-    frame = errors_to_frame(magics.session.errors)
+    session = magics.session
+    live = session.live.errors if session.live is not None else []
+    frame = errors_to_frame([*session.errors, *live])
     if args.out:
         magics.store(args.out, frame)
         return None

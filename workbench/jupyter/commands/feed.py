@@ -13,7 +13,7 @@ from typing import Any
 
 from workbench.errors import CepError
 from workbench.jupyter.commands import ArgParser
-from workbench.jupyter.session import to_frame
+from workbench.session.session import to_frame
 
 __all__ = ["feed"]
 

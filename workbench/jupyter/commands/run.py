@@ -6,10 +6,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from workbench.jupyter.commands import ArgParser
-from workbench.jupyter.inputs import load_events
+from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
-from workbench.jupyter.session import errors_note, late_note, to_frame
-from workbench.jupyter.typecheck import field_mismatches, type_mismatches
+from workbench.session.inputs import load_events
+from workbench.session.session import errors_note, late_note, to_frame
+from workbench.session.typecheck import field_mismatches, type_mismatches
 
 __all__ = ["replay", "run"]
 
@@ -52,7 +53,7 @@ def replay(
     get_backend(backend)  # an unknown or uninstalled backend fails before the events are loaded
     data = magics.resolve(source)
     if isinstance(data, str):
-        from workbench.jupyter.inputs import read_frame
+        from workbench.session.inputs import read_frame
 
         data = read_frame(data)
     elif isinstance(data, Iterator):
@@ -102,12 +103,12 @@ def run(magics: Any, argv: Sequence[str]) -> Any:
     )
     if args.out:
         magics.store(args.out, frame)
-        return magics.session.timeline(args.names) if args.timeline else None
+        return build_timeline(magics.session, args.names) if args.timeline else None
     if args.timeline:
         from IPython.display import display
 
         display(frame)
-        return magics.session.timeline(args.names)
+        return build_timeline(magics.session, args.names)
     return frame
 
 

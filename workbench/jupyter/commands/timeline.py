@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from workbench.jupyter.commands import ArgParser
 
-__all__ = ["timeline"]
+__all__ = ["build", "timeline"]
 
 
 def _parser() -> ArgParser:
@@ -18,10 +18,18 @@ def _parser() -> ArgParser:
     return p
 
 
+def build(session: Any, names: Sequence[str], keys: Sequence[Hashable] | None = None) -> Any:
+    """The :class:`~workbench.widgets.Timeline` of the last run (or live feed) of ``names``."""
+    from workbench.widgets import Timeline
+
+    trace, detections = session.records(names)
+    return Timeline(trace, detections, keys=list(keys) if keys else None, title=", ".join(names))
+
+
 def timeline(magics: Any, argv: Sequence[str]) -> Any:
     """Build the timeline; return it (Jupyter displays it) or store it with ``-o``."""
     args = _parser().parse_args(list(argv))
-    widget = magics.session.timeline(args.names, keys=args.key)
+    widget = build(magics.session, args.names, args.key)
     if args.out:
         magics.store(args.out, widget)
         return None

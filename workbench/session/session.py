@@ -320,13 +320,13 @@ class CepSession:
 
     def show(self, name: str) -> str:
         """The compiled structure of ``name``: its canonical text and an outline."""
-        from workbench.jupyter.outline import outline
+        from workbench.session.outline import outline
 
         d = self.get(name)
         return f"{self.sources[name]}\n\n{outline(d.pattern)}"
 
-    def timeline(self, names: Sequence[str], *, keys: Sequence[Hashable] | None = None) -> Any:
-        """The :class:`~workbench.widgets.Timeline` of the last run (or live feed) of ``names``."""
+    def records(self, names: Sequence[str]) -> tuple[list[TraceRecord], list[Detection]]:
+        """The trace and detections of the last run (or live feed) of ``names``, in time order."""
         trace: list[TraceRecord] = []
         detections: list[Detection] = []
         for name in names:
@@ -339,17 +339,15 @@ class CepSession:
             detections.extend(run.detections)
         trace.sort(key=lambda r: r.time)  # stable: per-pattern order is kept at equal times
         detections.sort(key=lambda d: d.time)
-        from workbench.widgets import Timeline
-
-        return Timeline(trace, detections, keys=list(keys) if keys else None, title=", ".join(names))
+        return trace, detections
 
     def explain(self, name: str, *, key: Hashable | None = None, instance: int | None = None) -> str:
         """Why instances of ``name`` did or did not fire, from the trace of the last run."""
-        from workbench.jupyter.explain import explain
+        from workbench.session.explain import explain
 
         self.detections(name)
         run = self.runs[name]
-        from workbench.jupyter.explain import datetime_time, plain_time
+        from workbench.session.explain import datetime_time, plain_time
 
         return explain(
             self.get(name).pattern,

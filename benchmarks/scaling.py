@@ -29,6 +29,7 @@ from benchmarks.patterns import api_patterns
 from benchmarks.workload import WorkloadSpec, iter_rows
 from workbench.engine.aggregates import Avg, value_with
 from workbench.engine.events import Event
+from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Context, Matcher
 from workbench.engine.nfa import Contiguity, NFAMatcher, Quantifier, SequencePattern, Stage
 from workbench.engine.nfa.conditions import ConditionContext
@@ -77,7 +78,7 @@ def _matcher(pattern: SequencePattern, path: str) -> Matcher:
     """The default matcher, or the general NFA path (``NFAMatcher(specialise=False)``)."""
     if path == "general":
         return NFAMatcher(pattern, specialise=False)
-    return pattern.compile()
+    return compile_matcher(pattern)
 
 
 def bench_partial(sizes: Sequence[int], probe: int) -> None:

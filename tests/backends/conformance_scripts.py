@@ -27,6 +27,7 @@ from typing import Any
 from workbench.backends.base import AdvanceTime, Input
 from workbench.conformance import groups, sequences
 from workbench.engine.events import make_event
+from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher
 from workbench.errors import CepError
 
@@ -48,7 +49,7 @@ class CaseRun:
 def _group_run(case: Mapping[str, Any], path: Path) -> CaseRun | None:
     if case["pattern"].get("kind") == "not_applicable" or case["pattern"].get("environment"):
         return None
-    matcher = groups.build_pattern(case).compile()
+    matcher = compile_matcher(groups.build_pattern(case))
     inputs: list[Input] = [
         {"type": raw["type"], "time": raw["t"], "key": raw.get("key"), "fields": raw.get("fields") or {}}
         for raw in groups.case_events(case)
@@ -59,7 +60,9 @@ def _group_run(case: Mapping[str, Any], path: Path) -> CaseRun | None:
 def _sequence_run(case: Mapping[str, Any], path: Path) -> CaseRun | None:
     prova = str(case.get("id", "")).startswith("prova/")
     try:
-        matcher = sequences.build_pattern(case["pattern"], "sequence", emit_timeouts=not prova).compile()
+        matcher = compile_matcher(
+            sequences.build_pattern(case["pattern"], "sequence", emit_timeouts=not prova)
+        )
     except CepError:
         return None  # the case expects the pattern to be rejected
     events = [make_event(raw, i).with_seq(i) for i, raw in enumerate(case.get("events", []))]

@@ -1054,11 +1054,6 @@ def test_a_cached_condition_tree_is_not_taken_for_an_equal_one() -> None:
     assert compile_condition(parse_expr("str(True) == '1'"))(e, {}) is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Literal(-0.0) == Literal(0.0) (same kind, equal values), though str(-0.0) is '-0.0': "
-    "reactions.conditions' lru_cache then hands one tree the other's closure",
-)
 def test_minus_zero_is_not_taken_for_zero() -> None:
     e = ev()
     assert _eval("str(-0.0)") == "-0.0"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.oracle import feed, is_type, seqs
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import AggregateSpec, Quantifier, SequencePattern, Stage
 from workbench.errors import PatternError
 
@@ -67,8 +68,10 @@ def test_callable_conditions_read_aggregates_from_the_context() -> None:
 
 def test_unknown_names_and_functions_are_rejected() -> None:
     with pytest.raises(PatternError, match="unknown name"):
-        SequencePattern("p", (Stage("a", "missing > 1"),)).compile()
+        compile_matcher(SequencePattern("p", (Stage("a", "missing > 1"),)))
     with pytest.raises(PatternError, match="unknown aggregate"):
-        SequencePattern("p", (Stage("a"),), aggregates=(AggregateSpec("x", "nope", "a"),)).compile()
+        compile_matcher(SequencePattern("p", (Stage("a"),), aggregates=(AggregateSpec("x", "nope", "a"),)))
     with pytest.raises(PatternError, match="unknown stage"):
-        SequencePattern("p", (Stage("a"),), aggregates=(AggregateSpec("x", "sum", "q", "v"),)).compile()
+        compile_matcher(
+            SequencePattern("p", (Stage("a"),), aggregates=(AggregateSpec("x", "sum", "q", "v"),))
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.oracle import feed, is_type, seqs
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import GroupStage, Quantifier, SequencePattern, Stage, begin
 from workbench.errors import PatternError
 
@@ -54,12 +55,12 @@ def test_group_until() -> None:
     assert stopped == [(0, 1, 2, 5), (0, 1, 5)]
     single = GroupStage("g", (Stage("a", is_type("a")),), until="e.type == 'u'")
     with pytest.raises(PatternError, match="looping"):
-        SequencePattern("p", (Stage("s", is_type("s")), single)).compile()
+        compile_matcher(SequencePattern("p", (Stage("s", is_type("s")), single)))
 
 
 def test_group_names_are_unique_and_groups_not_greedy() -> None:
     dup = SequencePattern("p", (Stage("a"), GroupStage("g", (Stage("a"),))))
     with pytest.raises(PatternError, match="duplicate"):
-        dup.compile()
+        compile_matcher(dup)
     with pytest.raises(PatternError, match="group"):
-        begin("s").followed_by(ab()).one_or_more().greedy().build("p").compile()  # type: ignore[arg-type]
+        compile_matcher(begin("s").followed_by(ab()).one_or_more().greedy().build("p"))  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from tests.engine.oracle import feed, is_type, seqs
 from workbench.engine.events import Event
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, Stage, begin
 from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
@@ -26,11 +27,11 @@ class Counter:
 
 
 def test_wakes_sets() -> None:
-    m = begin("a").where(is_type("a")).followed_by("b").where(is_type("b")).build("p").compile()
+    m = compile_matcher(begin("a").where(is_type("a")).followed_by("b").where(is_type("b")).build("p"))
     assert m.wakes("b") == frozenset({"b"})
-    strict = begin("a").where(is_type("a")).next("b").where(is_type("b")).build("p").compile()
+    strict = compile_matcher(begin("a").where(is_type("a")).next("b").where(is_type("b")).build("p"))
     assert strict.wakes("b") is None  # any other event kills the run: must be visited
-    opaque = begin("a").where(is_type("a")).followed_by("b").where("e.price > 3").build("p").compile()
+    opaque = compile_matcher(begin("a").where(is_type("a")).followed_by("b").where("e.price > 3").build("p"))
     assert opaque.wakes("b") is None  # unknown condition: fall back to visiting
 
 
@@ -86,10 +87,10 @@ def test_cap_on_partial_matches_warns_and_counts() -> None:
 
 def test_engine_routes_only_relevant_types_and_windows_still_expire() -> None:
     p = begin("a").where(is_type("a")).followed_by("b").where(is_type("b")).within(10).build("p")
-    m = p.compile()
+    m = compile_matcher(p)
     assert m.event_types() == frozenset({"a", "b"})
     assert (
-        begin("a").where(is_type("a")).next("b").where(is_type("b")).build("q").compile().event_types()
+        compile_matcher(begin("a").where(is_type("a")).next("b").where(is_type("b")).build("q")).event_types()
         is None
     )
     engine = Engine([m])
@@ -132,7 +133,7 @@ def rich_patterns(draw: st.DrawFn) -> SequencePattern:
 @given(rich_patterns(), st.lists(st.sampled_from("abcdx"), min_size=1, max_size=12))
 def test_indexed_and_full_scan_agree_on_rich_patterns(pattern: SequencePattern, types: list[str]) -> None:
     try:
-        pattern.compile()
+        compile_matcher(pattern)
     except PatternError:
         assume(False)
 

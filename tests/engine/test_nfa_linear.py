@@ -16,6 +16,9 @@ from tests.engine.test_nfa_index import rich_patterns
 from tests.engine.test_nfa_oracle import build, scenarios
 from workbench.conformance import sequences
 from workbench.conformance.runner import RunOptions
+from workbench.engine import runtime
+from workbench.engine.families import compile_matcher
+from workbench.engine.matcher import Matcher
 from workbench.engine.nfa import (
     Contiguity,
     GroupStage,
@@ -160,7 +163,13 @@ CASES = sorted((DATA / "flink").glob("*.json")) + [
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_conformance_case_passes_on_the_general_nfa_too(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The corpus runs on the fast path by default; here every case runs with it switched off."""
-    monkeypatch.setattr(SequencePattern, "compile", lambda self: NFAMatcher(self, specialise=False))
+    def general(pattern: object) -> Matcher:
+        if isinstance(pattern, SequencePattern):
+            return NFAMatcher(pattern, specialise=False)
+        return compile_matcher(pattern)
+
+    for module in (sequences, runtime):  # every place the case's pattern is compiled
+        monkeypatch.setattr(module, "compile_matcher", general)
     case = json.loads(path.read_text(encoding="utf-8"))
     assert sequences.run_case(case, RunOptions()) == []
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.oracle import feed, is_type, seqs
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import begin
 from workbench.engine.runtime import run
 from workbench.errors import PatternError
@@ -58,7 +59,7 @@ def test_not_followed_by_at_the_end_waits_for_the_window() -> None:
 def test_not_followed_by_at_the_end_needs_a_window() -> None:
     p = begin("a").where(is_type("a")).not_followed_by("x").where(is_type("x")).build("p")
     with pytest.raises(PatternError, match=r"'x'.*window"):
-        p.compile()
+        compile_matcher(p)
 
 
 @pytest.mark.parametrize(
@@ -77,4 +78,4 @@ def test_quantified_negations_are_rejected(builder: object) -> None:
 def test_optional_before_a_negation_is_rejected() -> None:
     p = begin("a").followed_by("b").optional().not_next("x").followed_by("c").build("p")
     with pytest.raises(PatternError, match=r"'b'.*optional"):
-        p.compile()
+        compile_matcher(p)

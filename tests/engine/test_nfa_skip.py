@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.oracle import feed, is_type, seqs
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import SkipStrategy, begin
 from workbench.errors import PatternError, SkipStrategyError
 
@@ -68,7 +69,7 @@ def test_throw_on_miss() -> None:
 def test_skip_target_must_exist() -> None:
     p = begin("a", "skip_to_last:nope").followed_by("b").build("p")
     with pytest.raises(PatternError, match="'nope'"):
-        p.compile()
+        compile_matcher(p)
     with pytest.raises(PatternError, match="target"):
         SkipStrategy("skip_to_first")
     with pytest.raises(PatternError, match="unknown skip"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.engine.oracle import feed, is_type, seqs
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import SequencePattern, Stage, begin
 from workbench.engine.runtime import Engine, run
 from workbench.errors import PatternError
@@ -60,7 +61,7 @@ def test_previous_and_current_window() -> None:
 def test_previous_window_larger_than_whole_window_is_rejected() -> None:
     p = begin("a").followed_by("b").within_prev(10).within(5).build("p")
     with pytest.raises(PatternError, match="window length"):
-        p.compile()
+        compile_matcher(p)
 
 
 def test_times_window_limits_gaps_between_occurrences() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from workbench.engine.detection import TraceKind
+from workbench.engine.families import compile_matcher
 from workbench.engine.reactions import Channel, Count, Initiator, ReactionGroup, Size, Var
 from workbench.engine.runtime import Engine, run
 from workbench.errors import PatternError
@@ -179,7 +180,7 @@ def test_state_is_released_after_completion() -> None:
 )
 def test_malformed_patterns_raise_pattern_error(build: Any, message: str) -> None:
     with pytest.raises(PatternError, match=message):
-        build().compile()
+        compile_matcher(build())
 
 
 def test_count_of_follows_prova_conventions() -> None:

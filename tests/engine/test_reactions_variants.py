@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from workbench.engine.families import compile_matcher
 from workbench.engine.reactions import (
     Channel,
     Count,
@@ -68,19 +69,19 @@ def test_malformed_and_groups_are_pattern_errors_naming_the_channel(
     channels: tuple[Channel, ...], needle: str
 ) -> None:
     with pytest.raises(PatternError) as err:
-        group("and", *channels).compile()
+        compile_matcher(group("and", *channels))
     assert needle in str(err.value)
 
 
 def test_malformed_or_groups_are_pattern_errors() -> None:
     with pytest.raises(PatternError, match="@size and @timer"):
-        group("or", Channel("a", "a", size=Size(2), timer=Timer(10))).compile()
+        compile_matcher(group("or", Channel("a", "a", size=Size(2), timer=Timer(10))))
     with pytest.raises(PatternError, match="reset must be >= 1"):
-        group("or", Channel("a", "a", size=Size(2, 0))).compile()
+        compile_matcher(group("or", Channel("a", "a", size=Size(2, 0))))
     with pytest.raises(PatternError, match="exit must be >= 1"):
-        group("or", Channel("a", "a"), exit=Exit(count=0)).compile()
+        compile_matcher(group("or", Channel("a", "a"), exit=Exit(count=0)))
     with pytest.raises(PatternError, match="@not and @timer"):
-        group("or", Channel("a", "a", negated=True, timer=Timer(10))).compile()
+        compile_matcher(group("or", Channel("a", "a", negated=True, timer=Timer(10))))
 
 
 # ---------------------------------------------------------------- OR with several @not (4.4, 4.3)

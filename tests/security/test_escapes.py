@@ -43,6 +43,7 @@ from workbench.cli import main as cli_main
 from workbench.conformance.runner import RunOptions
 from workbench.conformance.runner import run_case as run_conformance_case
 from workbench.engine.events import Event
+from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher
 from workbench.engine.nfa import Quantifier, SequencePattern, Stage
 from workbench.engine.reactions import (
@@ -490,7 +491,7 @@ class Ctx:
 def _run_python(define: Callable[[], SequencePattern | ReactionGroup], ctx: Ctx) -> Outcome:
     """Define the pattern (build the objects, compile them), then run it over the events."""
     try:
-        matcher: Matcher = define().compile()
+        matcher: Matcher = compile_matcher(define())
     except CepError as err:
         return _rejected(err)
     return _ran(run(matcher, ctx.events))

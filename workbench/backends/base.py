@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from workbench.engine.events import Event
+from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.runtime import RunResult
 from workbench.errors import CepError
@@ -81,4 +82,4 @@ def compile_all(patterns: Sequence[PatternLike]) -> list[Matcher]:
     >>> compile_all([])
     []
     """
-    return [p if isinstance(p, Matcher) else p.compile() for p in patterns]
+    return [compile_matcher(p) for p in patterns]

@@ -33,9 +33,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from workbench.backends.base import BackendError, Input
+from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection
-from workbench.engine.events import Event, make_event
+from workbench.engine.events import Event
 from workbench.engine.expr import ir, parse_expr, print_expr
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import AllOf, AnyOf, Contiguity, SequencePattern, Stage
 from workbench.engine.runtime import RunResult
 from workbench.errors import ExpressionError
@@ -282,9 +284,8 @@ def run_sql(pattern: SequencePattern, inputs: Iterable[Input], *, parallelism: i
         if not isinstance(item, Mapping | Event):
             msg = "flink-sql takes events only (no AdvanceTime marks)"
             raise SqlUnsupported(msg)
-        event = make_event(item, position)
-        events.append(event if event.seq >= 0 else event.with_seq(position))
-    types = pattern.compile().event_types()
+        events.append(stamp(item, position))
+    types = compile_matcher(pattern).event_types()
     used = [e for e in events if types is None or e.type in types]
     for a, b in itertools.pairwise(used):
         if b.time < a.time:

@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from workbench.backends.base import AdvanceTime, Input
-from workbench.engine.events import Event, make_event
+from workbench.engine.clock import is_late, stamp
+from workbench.engine.events import Event
 from workbench.errors import CepError
 
 __all__ = ["Bound", "ReplayPlan", "plan_replay"]
@@ -44,8 +45,8 @@ class Bound:
         return t < self.time or (self.closed and t == self.time)
 
     def makes_late(self, t: int | float) -> bool:
-        """Whether an event at ``t`` arriving now is late."""
-        return t < self.time or (self.closed and t == self.time)
+        """Whether an event at ``t`` arriving now is late (:func:`~workbench.engine.clock.is_late`)."""
+        return is_late((self.time, self.closed), t)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +95,7 @@ def plan_replay(
         if isinstance(item, AdvanceTime):
             wm = max(wm, Bound(item.watermark, True))
             continue
-        event = make_event(item, position)
-        if event.seq < 0:
-            event = event.with_seq(position)
+        event = stamp(item, position)
         position += 1
         late = wm.makes_late(event.time)
         if not late:

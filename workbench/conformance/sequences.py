@@ -33,6 +33,7 @@ from workbench.conformance.runner import RunOptions, compare_detections, through
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, make_event
 from workbench.engine.expr import compile_expr
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import (
     AnyOf,
     Condition,
@@ -112,7 +113,7 @@ def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
         pattern = through_language(
             build_pattern(case["pattern"], _name(case), emit_timeouts=not prova), options
         )
-        matcher = pattern.compile()
+        matcher = compile_matcher(pattern)
     except CepError as err:
         if expect_error:
             return []

@@ -1,6 +1,7 @@
 """The contract between the keyed runtime and a compiled pattern.
 
-A pattern object (a frozen dataclass: a reaction group, a sequence) compiles to a :class:`Matcher`.
+A pattern object (a frozen dataclass: a reaction group, a sequence) compiles to a :class:`Matcher`
+with :func:`~workbench.engine.families.compile_matcher`.
 The matcher is immutable and shared by every key; everything that changes lives in a per-key state
 object it creates with ``new_state`` and that the runtime stores, routes and snapshots. Per-key
 state must be plain, picklable data (no callables, no references to the matcher), so that a host
@@ -101,13 +102,10 @@ class Matcher(Protocol):
 
 @runtime_checkable
 class Pattern(Protocol):
-    """A declarative pattern: a frozen dataclass with a name that compiles to a matcher."""
+    """A declarative pattern: a frozen dataclass with a name (compiled by
+    :func:`~workbench.engine.families.compile_matcher`)."""
 
     @property
     def name(self) -> str:
         """The pattern's name (unique within one engine)."""
-        ...
-
-    def compile(self) -> Matcher:
-        """Validate and compile; raises :class:`~workbench.errors.PatternError` if malformed."""
         ...

@@ -38,8 +38,10 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from workbench.engine.clock import is_late, stamp
 from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
-from workbench.engine.events import Event, _fast_check, make_event
+from workbench.engine.events import Event
+from workbench.engine.families import compile_matcher
 from workbench.engine.faults import ConditionFault
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import Outputs
@@ -211,7 +213,7 @@ class Engine(Outputs):
     # ------------------------------------------------------------------ set-up
     def add(self, pattern: Pattern | Matcher) -> Matcher:
         """Add a pattern (compiling it) and return its matcher. Names must be unique."""
-        matcher: Matcher = pattern if isinstance(pattern, Matcher) else pattern.compile()
+        matcher: Matcher = compile_matcher(pattern)
         if any(m.name == matcher.name for m in self.matchers):
             msg = "a pattern with this name is already in the engine"
             raise PatternError(msg, pattern=matcher.name)
@@ -272,9 +274,7 @@ class Engine(Outputs):
         self._out = out
         position = self._next_seq
         self._next_seq = position + 1  # a rejected event still occupies its input position
-        event = make_event(raw, position)
-        if event.seq < 0:
-            event = event.with_seq(position)
+        event = stamp(raw, position)
         if self._processing:
             now = max(self.clock(), self._max_seen)
             event = event.with_time(now)
@@ -283,8 +283,8 @@ class Engine(Outputs):
             self._dispatch(event)
             return out
         t = event.time
-        wm, closed = self._wm
-        if t < wm or (closed and t == wm):
+        wm = self._wm[0]
+        if is_late(self._wm, t):
             self._late(event)
             return out
         if not self._buffer and not self.out_of_orderness and t >= self._max_seen:
@@ -324,12 +324,10 @@ class Engine(Outputs):
                 continue
             position = self._next_seq
             self._next_seq = position + 1
-            event = _fast_check(raw, position)
-            if event.seq < 0:
-                event = event.with_seq(position)
+            event = stamp(raw, position)
             t = event.time
-            wm, closed = self._wm
-            if t < self._max_seen or t < wm or (closed and t == wm):
+            wm = self._wm[0]
+            if t < self._max_seen or is_late(self._wm, t):
                 self._next_seq = position  # let process() handle lateness/sorting with the same position
                 out.extend(self.process(event))
                 self._out = out
@@ -414,10 +412,6 @@ class Engine(Outputs):
         self._instance_counters = snap.instance_counters
 
     # ------------------------------------------------------------------ internals
-    def _is_late(self, t: int | float) -> bool:
-        wm, closed = self._wm
-        return t < wm or (closed and t == wm)
-
     def _late(self, event: Event) -> None:
         self.late_count += 1
         self.late.append(event)

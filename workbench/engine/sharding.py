@@ -36,8 +36,10 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
+from workbench.engine.clock import EventClock, stamp
 from workbench.engine.detection import Detection, Reaction, TraceRecord
-from workbench.engine.events import Event, make_event
+from workbench.engine.events import Event
+from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import Outputs
 from workbench.engine.runtime import Engine
@@ -101,37 +103,6 @@ def _check_shards(shards: object) -> None:
         raise CepError(msg)
 
 
-class _GlobalClock:
-    """The splitter's copy of a single engine's event-time lateness rule (see ``runtime``)."""
-
-    __slots__ = ("max_seen", "out_of_orderness", "wm")
-
-    def __init__(self, out_of_orderness: int | float) -> None:
-        if out_of_orderness < 0:
-            msg = f"out_of_orderness must be >= 0, got {out_of_orderness!r}"
-            raise CepError(msg)
-        self.out_of_orderness = out_of_orderness
-        self.wm: tuple[float, bool] = (-INF, False)
-        self.max_seen = -INF
-
-    def accept(self, t: int | float) -> bool:
-        """False for a late event; otherwise advance the clock by it."""
-        wm, closed = self.wm
-        if t < wm or (closed and t == wm):
-            return False
-        if t > self.max_seen:
-            self.max_seen = t
-        candidate = (self.max_seen - self.out_of_orderness, False)
-        if candidate > self.wm:
-            self.wm = candidate
-        return True
-
-    def close(self, watermark: int | float) -> None:
-        candidate = (watermark, True)
-        if candidate > self.wm:
-            self.wm = candidate
-
-
 class ShardedEngine(Outputs):
     """One stream over ``shards`` engines, split by a stable hash of the key.
 
@@ -163,9 +134,9 @@ class ShardedEngine(Outputs):
         strict: bool = False,
     ) -> None:
         _check_shards(shards)
-        self.matchers: list[Matcher] = [p if isinstance(p, Matcher) else p.compile() for p in patterns]
+        self.matchers: list[Matcher] = [compile_matcher(p) for p in patterns]
         self.shards = shards
-        self._clock = _GlobalClock(out_of_orderness)
+        self._clock = EventClock(out_of_orderness)
         super().__init__(
             on_detection=on_detection,
             on_reaction=on_reaction,
@@ -206,9 +177,7 @@ class ShardedEngine(Outputs):
         self._out = out
         position = self._next_seq
         self._next_seq = position + 1
-        event = make_event(raw, position)
-        if event.seq < 0:
-            event = event.with_seq(position)
+        event = stamp(raw, position)
         if not self._clock.accept(event.time):
             self.late_count += 1
             self.late.append(event)
@@ -265,14 +234,12 @@ def partition(
     [0, 1, 2]
     """
     _check_shards(shards)
-    clock = _GlobalClock(out_of_orderness)
+    clock = EventClock(out_of_orderness)
     out: list[list[Event]] = [[] for _ in range(shards)]
     late: list[Event] = []
     cache: dict[Hashable, int] = {}
     for position, raw in enumerate(events):
-        event = make_event(raw, position)
-        if event.seq < 0:
-            event = event.with_seq(position)
+        event = stamp(raw, position)
         if not clock.accept(event.time):
             late.append(event)
             continue

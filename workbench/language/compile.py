@@ -28,6 +28,7 @@ from typing import Any
 
 from workbench.engine.aggregates import aggregate_names
 from workbench.engine.expr import ir
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import pattern as seq
 from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
@@ -202,7 +203,7 @@ def compile_script(
             spans = grp_builder.scope.channel_ids
         if validate:
             try:
-                pattern.compile()
+                compile_matcher(pattern)
             except CepCompileError:
                 raise
             except CepError as err:

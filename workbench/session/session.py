@@ -13,6 +13,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
@@ -392,10 +393,7 @@ def _reporting(events: Sequence[Event], progress: Progress | None) -> Iterator[E
 
 def _stamped(events: Sequence[Event]) -> list[Event]:
     """The events as the engine numbered them (arrival positions 0..n-1)."""
-    out = []
-    for i, e in enumerate(events):
-        out.append(e if e.seq >= 0 else e.with_seq(i))
-    return out
+    return [stamp(e, i) for i, e in enumerate(events)]
 
 
 TRACE_ENDINGS = frozenset(

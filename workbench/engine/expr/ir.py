@@ -67,7 +67,8 @@ class Node:
 class Literal(Node):
     """A constant: ``None`` (NULL), a bool, an int, a float or a string.
 
-    Equality includes the type, so ``0``, ``0.0`` and ``False`` are three different literals.
+    Equality includes the type (and the sign of a zero), so ``0``, ``0.0``, ``-0.0`` and ``False``
+    are four different literals.
     """
 
     value: Scalar
@@ -75,7 +76,10 @@ class Literal(Node):
     span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", type(self.value).__name__)
+        kind = type(self.value).__name__
+        if isinstance(self.value, float) and self.value == 0 and str(self.value).startswith("-"):
+            kind = "-float"  # -0.0 == 0.0 in Python, but str(-0.0) is '-0.0'
+        object.__setattr__(self, "kind", kind)
 
 
 @dataclass(frozen=True, slots=True)

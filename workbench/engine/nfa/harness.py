@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
+from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, Reaction, TraceKind
-from workbench.engine.events import Event, make_event
+from workbench.engine.events import Event
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.state import NFAState
@@ -68,7 +69,7 @@ class NFAHarness:
     """
 
     def __init__(self, pattern: SequencePattern | NFAMatcher) -> None:
-        self.matcher = pattern if isinstance(pattern, NFAMatcher) else pattern.compile()
+        self.matcher = pattern if isinstance(pattern, NFAMatcher) else NFAMatcher(pattern)
         self.states: dict[Hashable, NFAState] = {}
         self.detections: list[Detection] = []
         self._ctx = _HarnessCtx()
@@ -76,9 +77,7 @@ class NFAHarness:
 
     def feed(self, raw: Event | Mapping[str, Any]) -> list[Detection]:
         """Advance the event's key to its time, then process it; return what was emitted."""
-        event = make_event(raw, self._seq)
-        if event.seq < 0:
-            event = event.with_seq(self._seq)
+        event = stamp(raw, self._seq)
         self._seq += 1
         ctx = self._ctx
         ctx.out = []

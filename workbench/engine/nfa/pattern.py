@@ -33,13 +33,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as _field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import Any, Literal, Union
 
 from workbench.engine.expr import as_tree, ir
 from workbench.errors import PatternError
-
-if TYPE_CHECKING:
-    from workbench.engine.nfa.matcher import NFAMatcher
 
 __all__ = [
     "AggregateSpec",
@@ -338,9 +335,3 @@ class SequencePattern:
         if self.max_partial_matches is not None and self.max_partial_matches < 1:
             msg = f"max_partial_matches must be >= 1 or None, got {self.max_partial_matches!r}"
             raise PatternError(msg, pattern=self.name)
-
-    def compile(self) -> NFAMatcher:
-        """Validate and compile to an immutable NFA matcher (raises PatternError if malformed)."""
-        from workbench.engine.nfa.matcher import NFAMatcher
-
-        return NFAMatcher(self)

@@ -27,7 +27,8 @@ same ``%%cep`` text compare equal; :meth:`ReactionGroup.compile` validates and c
 ...     Channel("c_login", "login", match={"user": Var("User")}, where="e.ip != IP"),
 ...     Channel("c_logout", "logout", match={"user": Var("User"), "ip": Var("IP")}),
 ... ), initiator=Initiator("login", bind={"User": "user", "IP": "ip"}), timeout_ms=1000)
->>> g.compile().name
+>>> from workbench.engine.families import compile_matcher
+>>> compile_matcher(g).name
 'suspicious'
 """
 
@@ -35,15 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from workbench.engine.events import Event
 from workbench.engine.expr import as_tree, ir
 from workbench.engine.reactions.accumulators import Accumulator, MapCounter, SortedAccumulator
-
-if TYPE_CHECKING:
-    from workbench.engine.reactions.matcher import GroupMatcher
-    from workbench.engine.reactions.receive import ReceiveMatcher
 
 __all__ = [
     "AND",
@@ -321,12 +318,6 @@ class ReactionGroup:
         object.__setattr__(self, "constants", _pairs(self.constants))
         object.__setattr__(self, "where", as_tree(self.where, f"group {self.name!r}, @where"))
 
-    def compile(self) -> GroupMatcher:
-        """Validate and compile (raises :class:`~workbench.errors.PatternError`)."""
-        from workbench.engine.reactions.matcher import GroupMatcher
-
-        return GroupMatcher(self)
-
 
 Member: TypeAlias = Channel | ReactionGroup
 
@@ -350,9 +341,3 @@ class Receive:
         object.__setattr__(self, "match", _pairs(self.match))
         object.__setattr__(self, "constants", _pairs(self.constants))
         object.__setattr__(self, "where", as_tree(self.where, f"reaction {self.name!r}"))
-
-    def compile(self) -> ReceiveMatcher:
-        """Validate and compile."""
-        from workbench.engine.reactions.receive import ReceiveMatcher
-
-        return ReceiveMatcher(self)

@@ -47,6 +47,7 @@ from workbench.engine.expr.ir import (
     Stage,
     Target,
     Unary,
+    walk,
 )
 from workbench.engine.expr.limits import MAX_EXPONENT_BITS, MAX_SIZE
 from workbench.engine.expr.parse import parse_expr
@@ -635,6 +636,9 @@ class Reference:
         self.variables = frame
 
     def __call__(self, node: Node) -> Any:
+        for sub in walk(node):  # rejected when defined, whether or not that part would run
+            if isinstance(sub, Comprehension) and not all(_iterable_source(c.source) for c in sub.clauses):
+                raise ValueError("a condition's comprehension iterates over event data only")
         return self.value(node, {})
 
     def call(self, func: str, args: list[Any]) -> Any:
@@ -825,6 +829,15 @@ def _outcome(thunk: Callable[[], Any]) -> tuple[bool, Any]:
         return True, thunk()
     except Exception as err:
         return False, type(err).__name__
+
+
+def _iterable_source(node: Node) -> bool:
+    """The documented rule: a comprehension iterates over stage lists, fields and names only."""
+    if isinstance(node, Stage | ListOf | Name | Attr | Comprehension):
+        return True
+    if isinstance(node, Binary) and node.op == "+":
+        return _iterable_source(node.left) and _iterable_source(node.right)
+    return False
 
 
 def _agree(got: tuple[bool, Any], expected: tuple[bool, Any]) -> bool:

@@ -163,6 +163,7 @@ CASES = sorted((DATA / "flink").glob("*.json")) + [
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_conformance_case_passes_on_the_general_nfa_too(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The corpus runs on the fast path by default; here every case runs with it switched off."""
+
     def general(pattern: object) -> Matcher:
         if isinstance(pattern, SequencePattern):
             return NFAMatcher(pattern, specialise=False)

@@ -100,13 +100,14 @@ def compile_tree(
     functions: Mapping[str, Callable[..., Any]] | None = None,
     *,
     source: str | None = None,
-    iterations: int = MAX_ITERATIONS,
+    data: bool = False,
 ) -> CompiledExpr:
-    """Compile an IR tree (see :func:`compile_expr` for ``functions``)."""
+    """Compile an IR tree (see :func:`compile_expr` for ``functions`` and ``data``)."""
     funcs = dict(BUILTINS)
     if functions:
         funcs.update(functions)
-    run = _compile_tree(tree, funcs, iterations=iterations)
+    iterations = MAX_SIZE if data else MAX_ITERATIONS
+    run = _compile_tree(tree, funcs, iterations=iterations, data=data)
     text = source if source is not None else print_expr(tree)
     return CompiledExpr(text, tree, frozenset(ir.free_names(tree)), stages_of(tree), run, funcs)
 
@@ -120,18 +121,18 @@ def compile_expr(
     """Parse (when text) and compile an expression.
 
     ``functions`` extends (or overrides) the registry for this expression. ``data=True`` also
-    allows ``range``, ``enumerate`` and ``zip`` (bounded): for generating test data, never for
-    conditions. Raises :class:`ExpressionError` with the line and column of what is wrong.
+    allows ``range``, ``enumerate`` and ``zip`` and comprehensions over any list (bounded): for
+    generating test data, never for conditions, whose comprehensions iterate over a stage's
+    events. Raises :class:`ExpressionError` with the line and column of what is wrong.
     """
     extra = dict(DATA_FUNCTIONS) if data else {}
     if functions:
         extra.update(functions)
-    iterations = MAX_SIZE if data else MAX_ITERATIONS
     if isinstance(source, ir.Node):
-        return compile_tree(source, extra, iterations=iterations)
+        return compile_tree(source, extra, data=data)
     tree = parse_expr(source)
     try:
-        return compile_tree(tree, extra, source=source.strip(), iterations=iterations)
+        return compile_tree(tree, extra, source=source.strip(), data=data)
     except ExpressionError as err:
         if err.span is not None and err.source is None:
             raise ExpressionError(_message(err), source=source.strip(), span=err.span) from None

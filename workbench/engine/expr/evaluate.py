@@ -287,19 +287,42 @@ def compile_tree(
     bound: frozenset[str] = frozenset(),
     *,
     iterations: int = MAX_ITERATIONS,
+    data: bool = False,
 ) -> Run:
     """The closure that evaluates ``node``; ``functions`` defaults to the current registry.
 
-    ``iterations`` bounds the comprehension iterations of one evaluation. Raises
-    :class:`ExpressionError` (with the node's span) for a call of an unknown function.
+    ``iterations`` bounds the comprehension iterations of one evaluation. A condition's
+    comprehensions iterate over data the events carry only (:func:`iterable_source`);
+    ``data=True`` lifts that for data expressions (generated test events). Raises
+    :class:`ExpressionError` (with the node's span) for a call of an unknown function or another
+    comprehension source.
     """
-    return _Compiler(BUILTINS if functions is None else functions, iterations).build(node, bound)
+    functions = BUILTINS if functions is None else functions
+    return _Compiler(functions, iterations, data).build(node, bound)
+
+
+def iterable_source(node: Node) -> bool:
+    """Whether a condition's comprehension may iterate over ``node``: data the events carry, never
+    a computed sequence. That is a stage's events (``matched('a')``, ``[e]``, a ``+`` of such
+    lists), a field (``e.tags``, ``a.price`` over a stage) or a named value; not a literal, a call
+    or arithmetic (``'x' * 999999`` and ``range(...)`` are what an attacker iterates).
+
+    >>> from workbench.engine.expr.parse import parse_expr
+    >>> [iterable_source(parse_expr(t)) for t in ("matched('a') + [e]", "e.tags", "'x' * 9", "'abc'")]
+    [True, True, False, False]
+    """
+    if isinstance(node, Stage | ListOf | Name | Attr | Comprehension):
+        return True
+    if isinstance(node, Binary) and node.op == "+":
+        return iterable_source(node.left) and iterable_source(node.right)
+    return False
 
 
 class _Compiler:
-    def __init__(self, functions: Mapping[str, Callable[..., Any]], iterations: int) -> None:
+    def __init__(self, functions: Mapping[str, Callable[..., Any]], iterations: int, data: bool) -> None:
         self.functions = functions
         self.iterations = iterations
+        self.data = data
 
     def build(self, node: Node, bound: frozenset[str]) -> Run:
         method: Callable[[Any, frozenset[str]], Run] = getattr(self, f"_{type(node).__name__}")
@@ -506,6 +529,12 @@ class _Compiler:
         clauses: list[tuple[Target, Run, list[Run]]] = []
         inner = bound
         for clause in node.clauses:
+            if not self.data and not iterable_source(clause.source):
+                msg = (
+                    "a comprehension in a condition iterates over data the events carry: a stage's "
+                    "events (matched('a'), a stage name, [e], a + of those) or a field (e.tags)"
+                )
+                raise ExpressionError(msg, span=clause.source.span)
             source = self.build(clause.source, inner)
             inner = inner | target_names(clause.target)
             conds = [self.build(c, inner) for c in clause.conditions]

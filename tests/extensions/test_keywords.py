@@ -68,8 +68,8 @@ def test_annotations_the_grammar_spells_out_are_highlighted(
 
 
 def test_annotations_match_compiler(grammar: Grammar, lexicon: dict[str, list[str] | str]) -> None:
-    tables = python_string_tables(LANGUAGE / "compile.py", "_ANNOTATIONS")
-    assert tables, "workbench/language/compile.py has no *_ANNOTATIONS tables any more"
+    tables = python_string_tables(LANGUAGE / "arguments.py", "_ANNOTATIONS")
+    assert tables, "workbench/language/arguments.py has no *_ANNOTATIONS tables any more"
     known = set(grammar.annotations).union(*tables.values())
     ours = set(_strings(lexicon["ANNOTATIONS"]))
     missing, stale = sorted(known - ours), sorted(ours - known)

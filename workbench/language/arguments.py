@@ -1,0 +1,181 @@
+"""Reading annotation arguments and clause values of ``%%cep`` text (numbers, durations, names)."""
+
+from __future__ import annotations
+
+import ast as pyast
+import io
+import tokenize
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from workbench.language import ast
+from workbench.language.conditions import nearest
+from workbench.language.context import Context
+
+__all__ = [
+    "CHANNEL_ANNOTATIONS",
+    "EXIT_ANNOTATIONS",
+    "INITIATOR_ANNOTATIONS",
+    "MAX_COUNT",
+    "RECEIVE_ANNOTATIONS",
+    "call_arguments",
+    "check_annotations",
+    "ident_arg",
+    "int_arg",
+    "is_none",
+    "literal",
+    "ms_arg",
+    "opt_int",
+    "opt_ms",
+]
+
+#: annotation -> (min args, max args) for channels, group blocks (the exit) and initiators.
+CHANNEL_ANNOTATIONS: dict[str, tuple[int, int]] = {
+    "not": (0, 0),
+    "stop": (0, 99),
+    "id": (1, 1),
+    "pause": (1, 99),
+    "resume": (1, 99),
+    "paused": (0, 0),
+    "optional": (0, 0),
+    "count": (1, 3),
+    "size": (1, 3),
+    "timer": (1, 3),
+    "timeout": (1, 1),
+    "vars": (0, 99),
+    "after": (1, 99),
+    "collect": (2, 2),
+}
+EXIT_ANNOTATIONS: dict[str, tuple[int, int]] = {
+    "timeout": (1, 1),
+    "timeout_channel": (0, 0),
+    "count": (1, 1),
+    "size": (1, 1),
+    "where": (1, 1),
+}
+INITIATOR_ANNOTATIONS: dict[str, tuple[int, int]] = {"template": (0, 0), "id": (1, 1)}
+RECEIVE_ANNOTATIONS: dict[str, tuple[int, int]] = {"count": (1, 1)}
+
+#: the largest count a quantifier may name (``times N``): each occurrence becomes an NFA state.
+MAX_COUNT = 1_000
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+
+
+def literal(ctx: Context, expr: ast.Expr, what: str) -> Any:
+    try:
+        return pyast.literal_eval(expr.text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        msg = f"{what} must be a constant (a number, a string, True/False/None), got {expr.text!r}"
+        raise ctx.fail(msg, expr.span) from None
+
+
+def int_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int:
+    if isinstance(arg, ast.Expr):
+        value = literal(ctx, arg, what)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    msg = f"{what} must be a whole number"
+    raise ctx.fail(msg, arg.span)
+
+
+def ms_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | float:
+    if isinstance(arg, ast.Duration):
+        return arg.ms
+    value = literal(ctx, arg, what)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return value
+    msg = f"{what} must be a duration such as 250ms, 10s, 5min (a bare number means milliseconds)"
+    raise ctx.fail(msg, arg.span)
+
+
+def call_arguments(text: str) -> list[tuple[str, int]]:
+    """The top-level arguments of the call ``text`` (one line): each one's exact text and offset."""
+    out: list[tuple[str, int]] = []
+    depth = 0
+    start = -1
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type != tokenize.OP:
+            continue
+        col = tok.start[1]
+        if tok.string in "([{":
+            depth += 1
+            if depth == 1:
+                start = col + 1
+        elif tok.string in ")]}":
+            depth -= 1
+            if depth == 0:
+                piece = text[start:col]
+                if piece.strip():
+                    out.append((piece.strip(), start + len(piece) - len(piece.lstrip())))
+                break
+        elif tok.string == "," and depth == 1:
+            piece = text[start:col]
+            out.append((piece.strip(), start + len(piece) - len(piece.lstrip())))
+            start = col + 1
+    return out
+
+
+def is_none(arg: ast.Expr | ast.Duration) -> bool:
+    return isinstance(arg, ast.Expr) and arg.text.strip() == "None"
+
+
+def opt_int(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | None:
+    return None if is_none(arg) else int_arg(ctx, arg, what)
+
+
+def opt_ms(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | float | None:
+    return None if is_none(arg) else ms_arg(ctx, arg, what)
+
+
+def ident_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> str:
+    if isinstance(arg, ast.Expr):
+        text = arg.text.strip()
+        if text.isidentifier():
+            return text
+        if text[:1] == "`" and text[-1:] == "`":
+            return text[1:-1]
+        try:
+            value = pyast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = None
+        if isinstance(value, str):
+            return value
+    msg = f"{what} must be a name"
+    raise ctx.fail(msg, arg.span)
+
+
+def check_annotations(
+    ctx: Context, annotations: Sequence[ast.Annotation], allowed: Mapping[str, tuple[int, int]], where: str
+) -> dict[str, ast.Annotation]:
+    seen: dict[str, ast.Annotation] = {}
+    for a in annotations:
+        name = a.name.text
+        if name not in allowed:
+            others = [
+                k for k in (*CHANNEL_ANNOTATIONS, *EXIT_ANNOTATIONS, *INITIATOR_ANNOTATIONS) if k in allowed
+            ]
+            hint = nearest(name, others)
+            msg = f"unknown annotation '@{name}' on {where}" + (hint.replace(" '", " '@", 1) if hint else "")
+            if name in CHANNEL_ANNOTATIONS or name in EXIT_ANNOTATIONS:
+                msg = f"'@{name}' does not apply to {where}; allowed: {', '.join('@' + k for k in allowed)}"
+            raise ctx.fail(msg, a.name.span)
+        repeatable = name == "collect" or (
+            name == "stop" and name in seen and not (seen[name].args and a.args)
+        )
+        if name in seen and not repeatable:
+            msg = f"'@{name}' is given twice"
+            raise ctx.fail(msg, a.span)
+        lo, hi = allowed[name]
+        n = len(a.args or ())
+        if not lo <= n <= hi:
+            want = (
+                "no arguments"
+                if hi == 0
+                else (f"{lo} argument(s)" if lo == hi else f"{lo} to {hi} arguments")
+            )
+            msg = f"'@{name}' takes {want}, got {n}"
+            raise ctx.fail(msg, a.span)
+        seen[name] = a
+    return seen

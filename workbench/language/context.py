@@ -1,0 +1,79 @@
+"""What every part of the ``%%cep`` compiler shares: the compile context and the definition record."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.engine.nfa import pattern as seq
+from workbench.engine.reactions import patterns as grp
+from workbench.errors import SourceSpan
+from workbench.language import ast
+from workbench.language.errors import CepCompileError
+
+__all__ = ["Context", "Definition", "Pattern"]
+
+Pattern = seq.SequencePattern | grp.ReactionGroup | grp.Receive
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One compiled definition: the pattern plus what the text said around it.
+
+    Attributes:
+        pattern: the engine pattern object.
+        partition: the ``partition by`` field, if any (the key column when loading events).
+        schema: the ``event`` declarations in force (type -> fields).
+        field_types: declared field types (type -> field -> ``str``/``int``/``float``/``bool``/``number``).
+        span: where the definition was written.
+        elements: where each stage (sequence) or channel (group) is named, by name.
+        source: the text the definition came from, in the caller's line coordinates.
+    """
+
+    pattern: Pattern
+    partition: str | None
+    schema: Mapping[str, tuple[str, ...]]
+    span: SourceSpan
+    field_types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    elements: Mapping[str, SourceSpan] = field(default_factory=dict, compare=False)
+    source: str = field(default="", compare=False, repr=False)
+
+
+@dataclass
+class Context:
+    source: str
+    schema: dict[str, tuple[str, ...]]
+    functions: Mapping[str, Callable[..., Any]]
+    pattern: str | None = None
+    field_types: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def types_of(self, types: Sequence[str]) -> dict[str, str] | None:
+        """Field types shared by every one of ``types`` (``None`` when unknown)."""
+        if not types or not all(t in self.field_types for t in types):
+            return None
+        out = dict(self.field_types[types[0]])
+        for t in types[1:]:
+            out = {k: v for k, v in out.items() if self.field_types[t].get(k) == v}
+        return out
+
+    def fail(self, message: str, span: SourceSpan) -> CepCompileError:
+        return CepCompileError(message, span, self.source, pattern=self.pattern)
+
+    def check_type(self, name: ast.Name) -> None:
+        """Reject an undeclared event type that nearly spells a declared one (``lgin`` for ``login``)."""
+        if not self.schema or name.text in self.schema:
+            return
+        close = difflib.get_close_matches(name.text, sorted(self.schema), n=1, cutoff=0.75)
+        if close:
+            msg = (
+                f"unknown event type {name.text!r} (did you mean {close[0]!r}?); declared: "
+                f"{', '.join(sorted(self.schema))}; declare it with 'event {name.text}(...)' if it is meant"
+            )
+            raise self.fail(msg, name.span)
+
+    def fields_of(self, types: Sequence[str]) -> frozenset[str] | None:
+        if not types or not all(t in self.schema for t in types):
+            return None  # an untyped stage may see any event type, declared or not
+        return frozenset(f for t in types for f in self.schema[t])

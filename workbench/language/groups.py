@@ -1,0 +1,428 @@
+"""Compile ``group`` and ``receive`` definitions into Prova-style reaction patterns."""
+
+from __future__ import annotations
+
+import ast as pyast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.engine.expr import ir
+from workbench.engine.reactions import patterns as grp
+from workbench.engine.reactions.accumulators import Accumulator
+from workbench.errors import SourceSpan
+from workbench.language import ast
+from workbench.language.arguments import (
+    CHANNEL_ANNOTATIONS,
+    EXIT_ANNOTATIONS,
+    INITIATOR_ANNOTATIONS,
+    RECEIVE_ANNOTATIONS,
+    call_arguments,
+    check_annotations,
+    ident_arg,
+    int_arg,
+    literal,
+    ms_arg,
+    opt_int,
+    opt_ms,
+)
+from workbench.language.conditions import Scope, accepts, check_condition, nearest
+from workbench.language.context import Context
+
+__all__ = ["GroupCompiler", "GroupScope", "compile_receive"]
+
+# ---- plain reactions -------------------------------------------------------------------------------
+
+
+def compile_receive(ctx: Context, node: ast.ReceiveDef, name: str) -> grp.Receive:
+    annots = check_annotations(ctx, node.annotations, RECEIVE_ANNOTATIONS, "a receive")
+    constants = tuple(
+        (a.name.text, literal(ctx, a.value, f"constant {a.name.text!r}")) for a in node.constants
+    )
+    builder = GroupCompiler(ctx)
+    builder.scope.variables.update(n for n, _ in constants)
+    binds: list[tuple[str, str]] = []
+    match, type_ = builder._head(node.head, set(builder.scope.variables), binds)
+    if binds:
+        msg = "a receive binds no variables (use a group with an initiator)"
+        raise ctx.fail(msg, node.head.span)
+    where = None
+    if node.where is not None:
+        scope = Scope(
+            variables=frozenset(builder.scope.variables),
+            fields=ctx.fields_of([type_] if type_ else []),
+            field_types=ctx.types_of([type_] if type_ else []),
+            functions=ctx.functions,
+        )
+        where = check_condition(node.where, scope, ctx.source)
+    count = None
+    if "count" in annots and annots["count"].args:
+        count = int_arg(ctx, annots["count"].args[0], "@count")
+    return grp.Receive(name, type_, match, where, count, constants)
+
+
+# ---- reaction groups -------------------------------------------------------------------------------
+
+
+@dataclass
+class GroupScope:
+    variables: set[str] = field(default_factory=set)
+    vars: set[str] = field(default_factory=set)
+    channel_ids: dict[str, SourceSpan] = field(default_factory=dict)
+    references: list[tuple[str, SourceSpan]] = field(default_factory=list)
+
+
+class GroupCompiler:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.scope = GroupScope()
+        self.nested = 0
+
+    def build(self, node: ast.GroupDef, name: str) -> grp.ReactionGroup:
+        ctx = self.ctx
+        constants = tuple(
+            (a.name.text, literal(ctx, a.value, f"constant {a.name.text!r}")) for a in node.constants
+        )
+        state = tuple((a.name.text, literal(ctx, a.value, f"state {a.name.text!r}")) for a in node.state)
+        self.scope.variables.update(n for n, _ in constants)
+        self.scope.variables.update(n for n, _ in state)
+        instances = tuple(self._instance(i) for i in node.instances)
+        for inst in instances:
+            self.scope.variables.update(n for n, _ in grp.pairs(inst.vars))
+        initiator = self._initiator(node.initiator, constants) if node.initiator else None
+        # every variable bound anywhere in the group is known to every condition (binds, @vars)
+        self._collect_bindings(node.block)
+        self._collect_ids(node.block)
+        group = self._block(node.block, name, constants, initiator, instances, state)
+        for ref, span in self.scope.references:
+            if ref not in self.scope.channel_ids:
+                msg = f"unknown channel {ref!r}{nearest(ref, self.scope.channel_ids)}"
+                raise ctx.fail(msg, span)
+        return group
+
+    def _instance(self, decl: ast.InstanceDecl) -> grp.Instance:
+        key = literal(self.ctx, decl.key, "an instance key")
+        at = literal(self.ctx, decl.at, "an instance time") if decl.at else 0
+        if not isinstance(at, int | float) or isinstance(at, bool):
+            msg = "an instance time must be a number (milliseconds)"
+            raise self.ctx.fail(msg, decl.at.span if decl.at else decl.span)
+        vars_ = tuple(
+            (a.name.text, literal(self.ctx, a.value, f"variable {a.name.text!r}")) for a in decl.vars
+        )
+        return grp.Instance(key, at, vars_)
+
+    def _head(
+        self, head: ast.ChannelHead, bound: set[str], binds: list[tuple[str, str]]
+    ) -> tuple[tuple[tuple[str, Any], ...], str | None]:
+        ctx = self.ctx
+        type_ = None if head.type.text in ("_", "any") else head.type.text
+        if type_ is not None:
+            ctx.check_type(head.type)
+        fields = ctx.schema.get(type_) if type_ else None
+        match: list[tuple[str, Any]] = []
+        for item in head.items:
+            f = item.field.text
+            if fields is not None and f not in fields and f not in ("type", "key", "time"):
+                msg = f"event {type_!r} has no field {f!r}{nearest(f, fields)}; fields: {', '.join(fields)}"
+                raise ctx.fail(msg, item.field.span)
+            if item.bind:
+                assert isinstance(item.value, ast.Name)
+                binds.append((item.value.text, f))
+                continue
+            assert isinstance(item.value, ast.Expr)
+            text = item.value.text.strip()
+            if text.isidentifier() and text not in ("True", "False", "None"):
+                if text not in bound:
+                    pool = sorted(bound)
+                    msg = (
+                        f"unknown variable {text!r}{nearest(text, pool)}; "
+                        f"to bind a new variable write '{f} as {text}'"
+                    )
+                    raise ctx.fail(msg, item.value.span)
+                match.append((f, grp.Var(text)))
+            else:
+                value = literal(ctx, item.value, f"the value of {f!r}")
+                declared = ctx.field_types.get(type_ or "", {}).get(f)
+                if declared is not None and not accepts(declared, value):
+                    msg = f"type clash: field {f!r} of {type_!r} is declared {declared}, got {value!r}"
+                    raise ctx.fail(msg, item.value.span)
+                match.append((f, value))
+        return tuple(match), type_
+
+    def _initiator(self, node: ast.Initiator, constants: tuple[tuple[str, Any], ...]) -> grp.Initiator:
+        annots = check_annotations(
+            self.ctx, node.annotations, INITIATOR_ANNOTATIONS, "the initiator ('on ...')"
+        )
+        binds: list[tuple[str, str]] = []
+        match, type_ = self._head(node.head, set(self.scope.variables), binds)
+        where = None
+        if node.where is not None:
+            scope = Scope(
+                variables=frozenset(self.scope.variables),
+                fields=self.ctx.fields_of([type_] if type_ else []),
+                field_types=self.ctx.types_of([type_] if type_ else []),
+                functions=self.ctx.functions,
+            )
+            where = check_condition(node.where, scope, self.ctx.source)
+        self.scope.variables.update(v for v, _ in binds)
+        ident = "initiator"
+        if "id" in annots:
+            args = annots["id"].args or ()
+            ident = ident_arg(self.ctx, args[0], "@id")
+        return grp.Initiator(
+            type_, match, where, tuple(binds), not node.once, "template" in annots, (), ident
+        )
+
+    def _collect_bindings(self, block: ast.Block) -> None:
+        for m in block.members:
+            if isinstance(m, ast.Block):
+                self._collect_bindings(m)
+                continue
+            for item in m.head.items:
+                if item.bind:
+                    assert isinstance(item.value, ast.Name)
+                    self.scope.variables.add(item.value.text)
+
+    def _collect_ids(self, block: ast.Block) -> None:
+        for m in block.members:
+            if isinstance(m, ast.Block):
+                self._collect_ids(m)
+                if m.id is None:
+                    continue
+                ident, span = m.id.text, m.id.span  # a nested group is a member other channels can name
+            else:
+                ident, span = self._channel_id(m)
+            if ident in self.scope.channel_ids:
+                first = self.scope.channel_ids[ident].line
+                msg = (
+                    f"channel {ident!r} is defined twice (first on line {first}); "
+                    "name channels with 'NAME: type(...)' or @id(NAME)"
+                )
+                raise self.ctx.fail(msg, span)
+            self.scope.channel_ids[ident] = span
+
+    def _channel_id(self, ch: ast.Channel) -> tuple[str, SourceSpan]:
+        ids = [a for a in ch.annotations if a.name.text == "id" and a.args]
+        if ids:
+            assert ids[0].args is not None
+            ident = ident_arg(self.ctx, ids[0].args[0], "@id")
+            if ch.label is not None and ch.label.text != ident:
+                msg = f"channel has two names: label {ch.label.text!r} and @id({ident})"
+                raise self.ctx.fail(msg, ids[0].span)
+            return ident, ids[0].span
+        if ch.label is not None:
+            return ch.label.text, ch.label.span
+        return ch.head.type.text, ch.head.type.span  # unnamed: the channel is called after its type
+
+    def _ids(self, a: ast.Annotation) -> tuple[str, ...]:
+        out = []
+        for arg in a.args or ():
+            ident = ident_arg(self.ctx, arg, f"an argument of @{a.name.text}")
+            self.scope.references.append((ident, arg.span))
+            out.append(ident)
+        return tuple(out)
+
+    def _accumulator(self, arg: ast.Expr | ast.Duration, types: Sequence[str]) -> Accumulator:
+        ctx = self.ctx
+        bad = "an accumulator is MapCounter(KEY_EXPR) or SortedAccumulator(KEY_EXPR, VALUE_EXPR[, top=N])"
+        if not isinstance(arg, ast.Expr):
+            raise ctx.fail(bad, arg.span)
+        text = arg.text.strip()
+        try:
+            node = pyast.parse(text, mode="eval").body
+        except (SyntaxError, RecursionError, MemoryError):
+            raise ctx.fail(bad, arg.span) from None
+        if not (isinstance(node, pyast.Call) and isinstance(node.func, pyast.Name)):
+            raise ctx.fail(bad, arg.span)
+        kind = node.func.id
+        scope = Scope(
+            variables=frozenset(self.scope.variables),
+            fields=ctx.fields_of(types),
+            field_types=ctx.types_of(types),
+            functions=ctx.functions,
+        )
+
+        pieces = call_arguments(text)
+
+        def sub(i: int) -> ir.Node:
+            seg, offset = pieces[i]
+            col = arg.span.column + offset
+            span = SourceSpan(arg.span.line, col, arg.span.line, col + len(seg))
+            return check_condition(ast.Expr(seg, span), scope, ctx.source, what="accumulator expression")
+
+        if kind == "MapCounter" and len(node.args) == 1 and not node.keywords:
+            return grp.MapCounter(sub(0))
+        if kind == "SortedAccumulator" and len(node.args) in (2, 3):
+            top: int | None = None
+            extra = list(node.args[2:]) + [k.value for k in node.keywords if k.arg == "top"]
+            if extra:
+                value = pyast.literal_eval(extra[0])
+                if not isinstance(value, int):
+                    raise ctx.fail(bad, arg.span)
+                top = value
+            return grp.SortedAccumulator(sub(0), sub(1), top)
+        msg = bad + nearest(kind, ["MapCounter", "SortedAccumulator"])
+        raise ctx.fail(msg, arg.span)
+
+    def _channel(self, ch: ast.Channel) -> grp.Channel:
+        ctx = self.ctx
+        annots = check_annotations(ctx, ch.annotations, CHANNEL_ANNOTATIONS, "a channel")
+        ident, _ = self._channel_id(ch)
+        binds: list[tuple[str, str]] = []
+        match, type_ = self._head(ch.head, set(self.scope.variables), binds)
+        types = [type_] if type_ else []
+        where = None
+        if ch.where is not None:
+            scope = Scope(
+                variables=frozenset(self.scope.variables),
+                fields=ctx.fields_of(types),
+                field_types=ctx.types_of(types),
+                functions=ctx.functions,
+            )
+            where = check_condition(ch.where, scope, ctx.source)
+        kw: dict[str, Any] = {}
+        for name, a in annots.items():
+            args = a.args or ()
+            if name == "not":
+                kw["negated"] = True
+            elif name == "stop":
+                for each in ch.annotations:  # bare @stop and @stop(ids) may both be given
+                    if each.name.text == "stop" and each.args:
+                        kw["stop_ids"] = self._ids(each)
+                    elif each.name.text == "stop":
+                        kw["stop"] = True
+            elif name in ("pause", "resume", "after"):
+                kw[f"{name}_ids" if name != "after" else "after"] = self._ids(a)
+            elif name in ("paused", "optional"):
+                kw[name] = True
+            elif name == "count":
+                n = int_arg(ctx, args[0], "@count's first argument")
+                m = int_arg(ctx, args[1], "@count's second argument") if len(args) > 1 else None
+                mode = ident_arg(ctx, args[2], "@count's mode") if len(args) > 2 else None
+                if mode is not None and mode not in ("ignore", "record", "strict"):
+                    hint = nearest(mode, ["ignore", "record", "strict"])
+                    msg = f"@count mode must be ignore, record or strict{hint}"
+                    raise ctx.fail(msg, args[2].span)
+                kw["count"] = grp.Count.of(n, m, mode)
+            elif name == "size":
+                n = int_arg(ctx, args[0], "@size's first argument")
+                r = opt_int(ctx, args[1], "@size's second argument") if len(args) > 1 else None
+                acc = self._accumulator(args[2], types) if len(args) > 2 else None
+                kw["size"] = grp.Size(n, r, acc)
+            elif name == "timer":
+                d = ms_arg(ctx, args[0], "@timer's delay")
+                p = opt_ms(ctx, args[1], "@timer's period") if len(args) > 1 else None
+                acc = self._accumulator(args[2], types) if len(args) > 2 else None
+                kw["timer"] = grp.Timer(d, p, acc)
+            elif name == "timeout":
+                kw["timeout_ms"] = ms_arg(ctx, args[0], "@timeout")
+            elif name == "vars":
+                wanted = {ident_arg(ctx, x, "an argument of @vars") for x in args}
+                known = {v for v, _ in binds}
+                for x in args:
+                    v = ident_arg(ctx, x, "an argument of @vars")
+                    if v not in known:
+                        msg = f"@vars names {v!r}, which this channel does not bind{nearest(v, known)}"
+                        raise ctx.fail(msg, x.span)
+                chosen = [(v, f) for v, f in binds if not wanted or v in wanted]
+                binds = [(v, f) for v, f in binds if wanted and v not in wanted]
+                kw["vars"] = tuple(chosen)
+                self.scope.vars.update(v for v, _ in chosen)
+        collects = []
+        for a in ch.annotations:
+            if a.name.text == "collect":
+                assert a.args is not None
+                var = ident_arg(ctx, a.args[0], "@collect's variable")
+                if var not in self.scope.variables:
+                    msg = (
+                        f"@collect needs a 'state {var} = []' declaration{nearest(var, self.scope.variables)}"
+                    )
+                    raise ctx.fail(msg, a.args[0].span)
+                value = a.args[1]
+                if not isinstance(value, ast.Expr):
+                    msg_0 = "@collect's value must be an expression"
+                    raise ctx.fail(msg_0, value.span)
+                scope = Scope(
+                    variables=frozenset(self.scope.variables),
+                    fields=ctx.fields_of(types),
+                    field_types=ctx.types_of(types),
+                    functions=ctx.functions,
+                )
+                collects.append((var, check_condition(value, scope, ctx.source, what="expression")))
+        if collects:
+            kw["collect"] = tuple(collects)
+        return grp.Channel(ident, type_, match, where, binds=tuple(binds), **kw)
+
+    def _block(
+        self,
+        block: ast.Block,
+        name: str,
+        constants: tuple[tuple[str, Any], ...] = (),
+        initiator: grp.Initiator | None = None,
+        instances: tuple[grp.Instance, ...] = (),
+        state: tuple[tuple[str, Any], ...] = (),
+    ) -> grp.ReactionGroup:
+        ctx = self.ctx
+        annots = check_annotations(ctx, block.annotations, EXIT_ANNOTATIONS, f"the @{block.operator} exit")
+        members: list[grp.Member] = []
+        for m in block.members:
+            if isinstance(m, ast.Block):
+                self.nested += 1
+                inner_name = m.id.text if m.id else f"{name}.{self.nested}"
+                members.append(self._block(m, inner_name))
+            else:
+                members.append(self._channel(m))
+        if not members:
+            msg = f"an @{block.operator} group needs at least one channel"
+            raise ctx.fail(msg, block.span)
+        timeout = (
+            ms_arg(ctx, annots["timeout"].args[0], "@timeout")
+            if "timeout" in annots and annots["timeout"].args
+            else None
+        )
+        exit_count = (
+            int_arg(ctx, annots["count"].args[0], "@count")
+            if "count" in annots and annots["count"].args
+            else None
+        )
+        exit_size = (
+            int_arg(ctx, annots["size"].args[0], "@size")
+            if "size" in annots and annots["size"].args
+            else None
+        )
+        where = None
+        if "where" in annots and annots["where"].args:
+            arg = annots["where"].args[0]
+            if not isinstance(arg, ast.Expr):
+                msg_0 = "@where takes a condition"
+                raise ctx.fail(msg_0, arg.span)
+            scope = Scope(
+                variables=frozenset(self.scope.variables | self.scope.vars), functions=ctx.functions
+            )
+            where = check_condition(arg, scope, ctx.source)
+        if state:
+            if initiator is None:
+                msg = "'state' variables need an initiator ('on ...')"
+                raise ctx.fail(msg, block.span)
+            initiator = grp.Initiator(
+                initiator.type,
+                initiator.match,
+                initiator.where,
+                initiator.bind,
+                initiator.mult,
+                initiator.template,
+                state,
+                initiator.id,
+            )
+        return grp.ReactionGroup(
+            name,
+            block.operator,  # type: ignore[arg-type]
+            tuple(members),
+            timeout_ms=timeout,
+            timeout_channel="timeout_channel" in annots,
+            initiator=initiator,
+            instances=instances,
+            exit=grp.Exit(exit_count, exit_size),
+            where=where,
+            constants=constants,
+        )

@@ -1,0 +1,332 @@
+"""Compile a ``sequence`` definition into a :class:`~workbench.engine.nfa.pattern.SequencePattern`."""
+
+from __future__ import annotations
+
+import ast as pyast
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.engine.aggregates import aggregate_names
+from workbench.engine.expr import ir
+from workbench.engine.nfa import pattern as seq
+from workbench.errors import SourceSpan
+from workbench.language import ast
+from workbench.language.arguments import MAX_COUNT
+from workbench.language.conditions import Scope, check_condition, nearest
+from workbench.language.context import Context
+
+__all__ = ["SEQUENCE_AGGREGATES", "SequenceCompiler"]
+
+#: aggregate shorthands in sequence conditions (``avg(A.price)``, ``count(A)``): incremental aggregates.
+SEQUENCE_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "var", "std"})
+
+
+# ---- sequences -------------------------------------------------------------------------------------
+
+
+class SequenceCompiler:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.aggregates: list[seq.AggregateSpec] = []
+        self.stage_names: set[str] = set()
+        self.spans: dict[str, SourceSpan] = {}
+
+    def build(self, node: ast.SequenceDef, name: str) -> seq.SequencePattern:
+        ctx = self.ctx
+        seen: dict[str, SourceSpan] = {}
+        self._collect_names(node.stages, seen)
+        self.stage_names = set(seen)
+        self.spans = seen
+        for decl in node.aggregates:
+            self.aggregates.append(self._aggregate_decl(decl))
+        stages = tuple(self._stage(s, i == 0) for i, s in enumerate(node.stages))
+        skip = seq.SkipStrategy()
+        if node.skip is not None:
+            target = node.skip.stage.text if node.skip.stage else None
+            if node.skip.stage is not None and target not in seen:
+                msg = f"unknown stage {target!r} in the skip strategy{nearest(str(target), seen)}"
+                raise ctx.fail(msg, node.skip.stage.span)
+            skip = seq.SkipStrategy(node.skip.kind, target, node.skip.or_fail)  # type: ignore[arg-type]
+        max_partial = (
+            seq.SequencePattern.__dataclass_fields__["max_partial_matches"].default
+            if node.max_partial == "default"
+            else node.max_partial
+        )
+        return seq.SequencePattern(
+            name,
+            stages,
+            within_ms=node.within.ms if node.within else None,
+            skip=skip,
+            aggregates=tuple(self.aggregates),
+            max_partial_matches=max_partial,  # type: ignore[arg-type]
+            emit_timeouts=node.emit_timeouts,
+        )
+
+    def _collect_names(
+        self, stages: Sequence[ast.Stage], seen: dict[str, SourceSpan], depth: int = 0
+    ) -> None:
+        for s in stages:
+            if s.group is not None:
+                self._collect_names(s.group.stages, seen, depth + 1)
+                continue
+            assert s.name is not None
+            if s.name.text in seen:
+                msg = f"stage {s.name.text!r} is defined twice (first on line {seen[s.name.text].line})"
+                raise self.ctx.fail(msg, s.name.span)
+            if s.name.text in ("e", "matched"):
+                msg = f"a stage cannot be called {s.name.text!r} (conditions use that name)"
+                raise self.ctx.fail(msg, s.name.span)
+            seen[s.name.text] = s.name.span
+
+    def _aggregate_decl(self, decl: ast.AggregateDecl) -> seq.AggregateSpec:
+        spec = self._aggregate_call(decl.value.text, decl.value.span, decl.name.text, decl.include_current)
+        if spec is None:
+            msg = (
+                "an aggregate is written FUNCTION(STAGE.field) or FUNCTION(STAGE), e.g. avg(A.price); "
+                f"functions: {', '.join(aggregate_names())}"
+            )
+            raise self.ctx.fail(msg, decl.value.span)
+        return spec
+
+    def _aggregate_call(
+        self, text: str, span: SourceSpan, name: str | None, include_current: bool
+    ) -> seq.AggregateSpec | None:
+        try:
+            node = pyast.parse(text.strip(), mode="eval").body
+        except (SyntaxError, RecursionError, MemoryError):
+            return None
+        if not (isinstance(node, pyast.Call) and isinstance(node.func, pyast.Name) and len(node.args) == 1):
+            return None
+        fn = node.func.id
+        arg = node.args[0]
+        if isinstance(arg, pyast.Name):
+            stage, fld = arg.id, None
+        elif isinstance(arg, pyast.Attribute) and isinstance(arg.value, pyast.Name):
+            stage, fld = arg.value.id, arg.attr
+        else:
+            return None
+        if fn not in aggregate_names():
+            msg = f"unknown aggregate {fn!r}{nearest(fn, aggregate_names())}"
+            raise self.ctx.fail(msg, span)
+        if stage not in self.stage_names:
+            msg = f"unknown stage {stage!r}{nearest(stage, self.stage_names)}"
+            raise self.ctx.fail(msg, span)
+        params: dict[str, Any] = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                return None
+            try:
+                params[kw.arg] = pyast.literal_eval(kw.value)
+            except ValueError:
+                return None
+        auto = f"{fn}_{stage}" + (f"_{fld}" if fld else "")
+        return seq.AggregateSpec(name or auto, fn, stage, fld, params, include_current)
+
+    def _condition(
+        self, expr: ast.Expr, types: Sequence[str], what: str, current: str | None = None
+    ) -> ir.Node:
+        scope = Scope(
+            variables=frozenset(a.name for a in self.aggregates),
+            stages=frozenset(self.stage_names),
+            fields=self.ctx.fields_of(types),
+            field_types=self.ctx.types_of(types),
+            functions=self.ctx.functions,
+            current=current,
+        )
+        return check_condition(expr, scope, self.ctx.source, what=what, rewrite=self._aggregate_sugar)
+
+    def _aggregate_sugar(self, tree: ir.Node) -> tuple[ir.Node, frozenset[str]]:
+        """Replace ``avg(A.price)``-style calls by the name of an incremental aggregate declared for them.
+
+        Returns the new tree and the names of the aggregates it reads.
+        """
+        stages = set(self.stage_names)
+        used: set[str] = set()
+
+        def visit(node: ir.Node) -> ir.Node:
+            if isinstance(node, ir.Let) and stages & set(node.params):
+                return node  # a stage name rebound by the let: not the stage
+            if isinstance(node, ir.Comprehension) and any(
+                stages & ir.target_names(c.target) for c in node.clauses
+            ):
+                return node
+            if (
+                isinstance(node, ir.Call)
+                and node.func in SEQUENCE_AGGREGATES
+                and node.func not in self.ctx.functions
+                and len(node.args) == 1
+            ):
+                arg = node.args[0]
+                base = arg.obj if isinstance(arg, ir.Attr) else arg
+                if isinstance(base, ir.Name) and base.name in stages:
+                    fld = arg.name if isinstance(arg, ir.Attr) else None
+                    name = self._declare(node.func, base.name, fld)
+                    used.add(name)
+                    return ir.Name(name, span=node.span)
+            return ir.map_children(node, visit)
+
+        return visit(tree), frozenset(used)
+
+    def _declare(self, function: str, stage: str, fld: str | None) -> str:
+        """The name of the aggregate ``function(stage.fld)`` (declared now if it is new)."""
+        for a in self.aggregates:
+            if (a.function, a.stage, a.field, a.include_current) == (function, stage, fld, False):
+                return a.name
+        name = f"{function}_{stage}" + (f"_{fld}" if fld else "")
+        spec = seq.AggregateSpec(name, function, stage, fld, {}, False)
+        self.aggregates.append(spec)
+        return spec.name
+
+    def _where(self, stage: ast.Stage, types: Sequence[str]) -> seq.Condition | None:
+        cond: seq.Condition | None = None
+        current = stage.name.text if stage.name else None
+        for op, e in stage.where:
+            c = self._condition(e, types, "condition", current)
+            if cond is None:
+                cond = c
+            elif op == "and":
+                cond = seq.AllOf((*cond.parts, c)) if isinstance(cond, seq.AllOf) else seq.AllOf((cond, c))
+            else:
+                cond = seq.AnyOf((*cond.parts, c)) if isinstance(cond, seq.AnyOf) else seq.AnyOf((cond, c))
+        return cond
+
+    def _quantifier(self, stage: ast.Stage) -> seq.Quantifier:
+        ctx = self.ctx
+        lo: int = 1
+        hi: int | None = 1
+        counted: ast.Quantifier | None = None
+        optional = greedy = False
+        inner = seq.Contiguity.RELAXED
+        inner_q: ast.Quantifier | None = None
+        window: int | float | None = None
+        for q in stage.quantifiers:
+            if q.kind in ("times", "range", "or_more", "one_or_more"):
+                if counted is not None:
+                    msg = (
+                        "a stage takes one count ('times 3', 'times 2..4', 'one or more', 'times 2 or more')"
+                    )
+                    raise ctx.fail(msg, q.span)
+                counted = q
+                if q.kind == "times":
+                    lo = hi = int(q.args[0])
+                elif q.kind == "range":
+                    lo, hi = int(q.args[0]), int(q.args[1])
+                elif q.kind == "or_more":
+                    lo, hi = int(q.args[0]), None
+                else:
+                    lo, hi = 1, None
+                if lo < 0 or (hi is not None and (hi < lo or hi < 1)):
+                    msg = f"invalid count: need 0 <= n <= m and m >= 1, got {lo}..{hi}"
+                    raise ctx.fail(msg, q.span)
+                if max(lo, hi or 0) > MAX_COUNT:
+                    msg = (
+                        f"a count above {MAX_COUNT} is not supported (each occurrence is an automaton state)"
+                    )
+                    raise ctx.fail(msg, q.span)
+            elif q.kind == "optional":
+                optional = True
+            elif q.kind == "greedy":
+                greedy = True
+            elif q.kind in ("consecutive", "combinations"):
+                if inner_q is not None:
+                    msg = "'consecutive' and 'allow combinations' exclude each other"
+                    raise ctx.fail(msg, q.span)
+                inner_q = q
+                inner = (
+                    seq.Contiguity.STRICT
+                    if q.kind == "consecutive"
+                    else seq.Contiguity.NONDETERMINISTIC_RELAXED
+                )
+            elif q.kind == "window":
+                window = q.args[0]
+        if (inner_q is not None or greedy or window is not None) and counted is None:
+            bad = inner_q or next(q for q in stage.quantifiers if q.kind in ("greedy", "window"))
+            word = _QUANT_WORDS[bad.kind]
+            msg = f"'{word}' needs a count first (e.g. 'one or more {word}')"
+            raise ctx.fail(msg, bad.span)
+        if lo == 0:  # times 0..m: Flink turns it into optional times(1, m)
+            lo, optional = 1, True
+        return seq.Quantifier(lo, hi, optional, greedy, inner, window)
+
+    def _stage(self, stage: ast.Stage, first: bool) -> seq.Stage | seq.GroupStage:
+        ctx = self.ctx
+        contiguity, negated = _CONTIGUITY[stage.contiguity]
+        if negated and stage.quantifiers:
+            msg = "a negated stage ('not next' / 'not followed by') takes no quantifier"
+            raise ctx.fail(msg, stage.quantifiers[0].span)
+        quant = self._quantifier(stage)
+        for t in stage.types:
+            ctx.check_type(t)
+        types = tuple(t.text for t in stage.types)
+        current = stage.name.text if stage.name else None
+        until = self._condition(stage.until, types, "until condition", current) if stage.until else None
+        if stage.group is not None:
+            inner = tuple(self._stage(s, i == 0) for i, s in enumerate(stage.group.stages))
+            if stage.where:
+                msg = "a group of stages has no 'where' (put conditions on its stages)"
+                raise ctx.fail(msg, stage.where[0][1].span)
+            if negated:
+                msg = (
+                    "a group of stages cannot be negated ('not next (...)' / 'not followed by (...)'); "
+                    "negate a single stage instead"
+                )
+                raise ctx.fail(msg, stage.span)
+            if stage.within_previous is not None:
+                msg = (
+                    "'within ... of previous' applies to a single stage, not to a group "
+                    "(use 'within D' on the group, or put it on the group's first stage)"
+                )
+                raise ctx.fail(msg, stage.within_previous.span)
+            greedy = next((q for q in stage.quantifiers if q.kind == "greedy"), None)
+            if greedy is not None:
+                msg = "a group of stages cannot be 'greedy' (only a single looping stage can)"
+                raise ctx.fail(msg, greedy.span)
+            name = _group_name(inner)
+            self.spans[name] = stage.group.span  # the engine reports a group's problems by this name
+            return seq.GroupStage(
+                name,
+                inner,
+                contiguity,
+                quant,
+                until,
+                stage.within.ms if stage.within else None,
+            )
+        assert stage.name is not None
+        if stage.within_previous is not None and first:
+            msg = (
+                "the first stage has no previous event: "
+                "'within ... of previous' applies from the second stage on"
+            )
+            raise ctx.fail(msg, stage.within_previous.span)
+        return seq.Stage(
+            stage.name.text,
+            self._where(stage, types),
+            contiguity,
+            negated,
+            quant,
+            until,
+            types,
+            stage.within.ms if stage.within else None,
+            stage.within_previous.ms if stage.within_previous else None,
+        )
+
+
+def _group_name(stages: Sequence[seq.Stage | seq.GroupStage]) -> str:
+    return "(" + " ".join(s.name for s in stages) + ")"
+
+
+_CONTIGUITY: dict[str, tuple[seq.Contiguity, bool]] = {
+    "begin": (seq.Contiguity.RELAXED, False),
+    "strict": (seq.Contiguity.STRICT, False),
+    "relaxed": (seq.Contiguity.RELAXED, False),
+    "any": (seq.Contiguity.NONDETERMINISTIC_RELAXED, False),
+    "not_next": (seq.Contiguity.STRICT, True),
+    "not_followed": (seq.Contiguity.RELAXED, True),
+}
+
+_QUANT_WORDS = {
+    "greedy": "greedy",
+    "consecutive": "consecutive",
+    "combinations": "allow combinations",
+    "window": "gaps within",
+}

@@ -53,7 +53,17 @@ from workbench.engine.expr.limits import MAX_EXPONENT_BITS, MAX_ITERATIONS, MAX_
 from workbench.engine.expr.parse import STRING_METHODS
 from workbench.errors import ExpressionError
 
-__all__ = ["EMPTY_FRAME", "EVENT_ATTRIBUTES", "Frame", "MappingFrame", "Run", "clean", "compile_tree"]
+__all__ = [
+    "EMPTY_FRAME",
+    "EVENT_ATTRIBUTES",
+    "Frame",
+    "MappingFrame",
+    "Run",
+    "clean",
+    "compile_event_test",
+    "compile_tree",
+    "iterable_source",
+]
 
 Run = Callable[[Any, "Frame", "dict[str, Any] | None"], Any]
 
@@ -299,6 +309,55 @@ def compile_tree(
     """
     functions = BUILTINS if functions is None else functions
     return _Compiler(functions, iterations, data).build(node, bound)
+
+
+def compile_event_test(node: Node) -> Callable[[Any], Any] | None:
+    """A one-argument function ``f(e)`` for the commonest condition, a field of ``e`` against a
+    constant (``e.price > 110.0``); ``None`` for any other shape (use :func:`compile_tree`).
+
+    Same value as the general closure, one call instead of three: the hot path of replays.
+
+    >>> from workbench.engine.expr.parse import parse_expr
+    >>> f = compile_event_test(parse_expr("e.price > 110.0"))
+    >>> f(Event("t", 0, None, {"price": 120})), f(Event("t", 0, None, {"price": float("nan")}))
+    (True, None)
+    """
+    if not isinstance(node, Compare) or node.op in ("in", "not in"):
+        return None
+    left, right, op = node.left, node.right, str(node.op)
+    if isinstance(left, Literal) and not isinstance(right, Literal):
+        left, right, op = right, left, _MIRROR[op]
+    if not (
+        isinstance(left, Attr)
+        and left.obj == Name("e")
+        and left.name not in EVENT_ATTRIBUTES
+        and isinstance(right, Literal)
+        and right.value is not None
+    ):
+        return None
+    name, const, impl = left.name, right.value, _COMPARE[op]
+
+    def event_test(e: Any) -> Any:
+        if e.__class__ is not Event:  # no current event: NULL
+            return None
+        v = e.fields.get(name)
+        t = v.__class__
+        # Why these branches: NaN and None are NULL; only odd types need clean()'s slow path
+        if t is float:
+            if v != v:
+                return None
+        elif v is None:
+            return None
+        elif t is not int and t is not str and t is not bool:
+            v = clean(v)
+            if v is None:
+                return None
+        return impl(v, const)
+
+    return event_test
+
+
+_MIRROR = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def iterable_source(node: Node) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 from workbench.engine.events import Event
 from workbench.engine.expr import EMPTY_FRAME, compile_expr, ir
+from workbench.engine.expr.evaluate import compile_event_test
 from workbench.engine.faults import FaultSink
 from workbench.engine.nfa.pattern import AllOf, AnyOf, Condition
 from workbench.errors import CepRuntimeError, ExpressionError, PatternError
@@ -264,10 +265,10 @@ def _compile_expression(
     types = tree_types(expr.tree)
     if not expr.stages and not (expr.names & aggregate_names):
         frame = EMPTY_FRAME
-
-        def pure(e: Event) -> Any:
+        def general(e: Event) -> Any:
             return run(e, frame, None)
 
+        pure = compile_event_test(expr.tree) or general  # one call for "e.f OP constant"
         return Leaf(lambda e, ctx: run(e, frame, None), expr.source, stage, types, pure, faults, role)
     return Leaf(lambda e, ctx: run(e, ctx, None), expr.source, stage, types, faults=faults, role=role)
 
@@ -355,50 +356,67 @@ Predicate = Callable[[Event, ConditionContext | None], Any]
 
 
 def compile_predicate(cond: Cond) -> Predicate:
-    """Compose a condition tree into one flat predicate ``pred(e, ctx)`` (closures, no generated text).
+    """Generate one Python function ``pred(e, ctx)`` for a condition tree (the transition hot path).
 
-    The result has the truth value of ``cond(e, ctx)``: constants fold, type tests are direct
-    comparisons, event-only conditions are called directly, the others go through their
-    :class:`Leaf` (memo, aggregate stage, error recording). When an event-only part raises, the
-    tree itself is evaluated again, so the error is recorded exactly as the interpreted form does.
+    The result has the truth value of ``cond(e, ctx)``: constants fold, type tests are inlined,
+    event-only conditions are called directly, the others go through their :class:`Leaf` (memo,
+    aggregate stage, error recording). When an event-only part raises, the tree itself is evaluated
+    again, so the error is recorded exactly as the interpreted form does.
+
+    The generated text is built from this function's own templates only: every value enters as a
+    named constant ``_kN`` of the function's namespace, except an event type that is an exact
+    ``str``, whose ``repr`` is always a single string literal; nothing a user wrote is compiled as
+    code.
     """
     if isinstance(cond, Const):
         return cond.__call__  # type: ignore[return-value]
-    fast = _compose(cond)
+    consts: dict[str, Any] = {}
 
-    def pred(e: Event, ctx: ConditionContext | None) -> Any:
-        try:
-            return fast(e, ctx)
-        except CepRuntimeError:
-            raise
-        except Exception:
-            return cond(e, ctx)  # type: ignore[arg-type]
+    def const(value: Any) -> str:
+        name = f"_k{len(consts)}"
+        consts[name] = value
+        return name
 
+    def literal(value: Any) -> str:
+        # Why repr for an exact str: its repr is always one quoted literal (a constant lookup costs
+        # a dict probe per evaluation); anything else stays a named constant
+        return repr(value) if type(value) is str else const(value)
+
+    def gen(c: Cond) -> str:
+        if isinstance(c, Const):
+            return "True" if c.value else "False"
+        if isinstance(c, TypeIn):
+            if len(c.types) == 1:
+                return f"(e.type == {literal(next(iter(c.types)))})"
+            return f"(e.type in {const(c.types)})"
+        if isinstance(c, Leaf):
+            if c.pure is not None:
+                return f"{const(c.pure)}(e)"
+            return f"{const(c)}(e, ctx)"
+        if isinstance(c, Not):
+            return f"(not {gen(c.inner)})"
+        if isinstance(c, And):
+            return f"({gen(c.left)} and {gen(c.right)})"
+        if isinstance(c, Or):
+            return f"({gen(c.left)} or {gen(c.right)})"
+        return f"{const(c)}(e, ctx)"
+
+    source = (
+        "def pred(e, ctx):\n"
+        "    try:\n"
+        f"        return {gen(cond)}\n"
+        "    except _CepRuntimeError:\n"
+        "        raise\n"
+        "    except _Exception:\n"
+        "        return _tree(e, ctx)\n"
+    )
+    namespace: dict[str, Any] = {
+        "__builtins__": {},
+        "_CepRuntimeError": CepRuntimeError,
+        "_Exception": Exception,
+        "_tree": cond,
+        **consts,
+    }
+    exec(compile(source, "<nfa predicate>", "exec"), namespace)
+    pred: Predicate = namespace["pred"]
     return pred
-
-
-def _compose(c: Cond) -> Predicate:
-    if isinstance(c, Const):
-        value = c.value
-        return lambda e, ctx: value
-    if isinstance(c, TypeIn):
-        if len(c.types) == 1:
-            only = next(iter(c.types))
-            return lambda e, ctx: e.type == only
-        types = c.types
-        return lambda e, ctx: e.type in types
-    if isinstance(c, Leaf):
-        pure = c.pure
-        if pure is not None:
-            return lambda e, ctx: pure(e)
-        return c
-    if isinstance(c, Not):
-        inner = _compose(c.inner)
-        return lambda e, ctx: not inner(e, ctx)
-    if isinstance(c, And):
-        left, right = _compose(c.left), _compose(c.right)
-        return lambda e, ctx: left(e, ctx) and right(e, ctx)
-    if isinstance(c, Or):
-        left, right = _compose(c.left), _compose(c.right)
-        return lambda e, ctx: left(e, ctx) or right(e, ctx)
-    return c  # type: ignore[return-value]

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from IPython.testing import globalipapp
 
+from workbench.jupyter import current_session
 from workbench.jupyter.extension import load_ipython_extension
 from workbench.jupyter.magics import CepCellError
 
@@ -233,4 +234,6 @@ def test_a_dataframe_with_nan_cells_replays_with_correct_detections(ip: Any) -> 
     )
     hits = ip.run_line_magic("cep", "run dip --on ticks")
     assert [tuple(e) for e in hits["events"]] == [(2, 3)]
+    shown = current_session(ip).show("dip")  # %cep show: the text compiles back, partition included
+    assert shown.startswith("sequence dip\n    partition by symbol\n")
     assert ip.run_line_magic("cep", "errors").empty

@@ -66,8 +66,9 @@ def test_example(kind: str, body: str, events: str | None, expected: str | None,
         assert message.strip() == str(info.value).strip()
         return
     defs = compile_text(body)
-    for d in defs:  # every example also survives printing and compiling back
-        assert d.pattern == compile_text(format_pattern(d.pattern))[0].pattern
+    for d in defs:  # every example survives printing (as %cep show does) and compiling back
+        (back,) = compile_text(format_pattern(d.pattern, partition=d.partition))
+        assert (d.pattern, d.partition) == (back.pattern, back.partition)
     if events is None:
         return
     assert expected is not None

@@ -392,13 +392,33 @@ def _format_receive(r: grp.Receive) -> str:
     return "\n".join(lines)
 
 
-def format_pattern(pattern: Any) -> str:
-    """``pattern`` (a sequence pattern or a reaction group) as ``%%cep`` text."""
+def format_pattern(pattern: Any, *, partition: str | None = None) -> str:
+    """``pattern`` (a sequence pattern, a reaction group or a receive) as ``%%cep`` text.
+
+    ``partition`` is the ``partition by`` field of its definition (a property of the definition,
+    not of the pattern object), written back so that the text compiles to the same definition.
+
+    >>> from workbench.language import compile_text
+    >>> (d,) = compile_text("sequence s partition by user begin a next b")
+    >>> print(format_pattern(d.pattern, partition=d.partition))
+    sequence s
+        partition by user
+        begin a
+        next b
+    """
     if isinstance(pattern, seq.SequencePattern):
-        return _format_sequence(pattern)
-    if isinstance(pattern, grp.ReactionGroup):
-        return _format_group(pattern)
-    if isinstance(pattern, grp.Receive):
+        text = _format_sequence(pattern)
+    elif isinstance(pattern, grp.ReactionGroup):
+        text = _format_group(pattern)
+    elif isinstance(pattern, grp.Receive):
+        if partition is not None:
+            msg = f"receive {pattern.name!r}: 'partition by' cannot be written for a receive"
+            raise PatternError(msg)
         return _format_receive(pattern)
-    msg = f"cannot print a {type(pattern).__name__} as pattern text (sequences, groups and receives only)"
-    raise PatternError(msg)
+    else:
+        msg = f"cannot print a {type(pattern).__name__} as pattern text (sequences, groups and receives only)"
+        raise PatternError(msg)
+    if partition is None:
+        return text
+    head, _, rest = text.partition("\n")
+    return f"{head}\n{_INDENT}partition by {format_name(partition)}" + (f"\n{rest}" if rest else "")

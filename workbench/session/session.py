@@ -108,7 +108,7 @@ class CepSession:
         for d in defs:
             self.field_types.update({k: dict(v) for k, v in d.field_types.items()})
             self.definitions[d.pattern.name] = d
-            self.sources[d.pattern.name] = format_pattern(d.pattern)
+            self.sources[d.pattern.name] = format_pattern(d.pattern, partition=d.partition)
             self.runs.pop(d.pattern.name, None)
             self.schema.update(d.schema)
         if not defs:  # a cell with only event declarations

@@ -265,6 +265,7 @@ def _compile_expression(
     types = tree_types(expr.tree)
     if not expr.stages and not (expr.names & aggregate_names):
         frame = EMPTY_FRAME
+
         def general(e: Event) -> Any:
             return run(e, frame, None)
 

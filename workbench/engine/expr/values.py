@@ -1,0 +1,261 @@
+"""The values expressions compute with: NULL cleaning, field reads, operators with their limits.
+
+Everything here works on plain values (``None`` is NULL); :mod:`workbench.engine.expr.evaluate`
+composes these into the closures of a compiled expression.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from workbench.engine.events import Event
+from workbench.engine.expr.ir import Target
+from workbench.engine.expr.limits import MAX_EXPONENT_BITS, MAX_SIZE
+
+__all__ = [
+    "ARITH",
+    "COMPARE",
+    "EMPTY_FRAME",
+    "EVENT_ATTRIBUTES",
+    "PLAIN",
+    "Frame",
+    "MappingFrame",
+    "Run",
+    "bind",
+    "call_method",
+    "clean",
+    "contains",
+    "field_of",
+    "index_of",
+    "items_of",
+    "truth",
+]
+
+Run = Callable[[Any, "Frame", "dict[str, Any] | None"], Any]
+
+#: attributes of an event itself; ``e.NAME`` for any other name reads the field ``NAME``.
+EVENT_ATTRIBUTES = frozenset({"type", "time", "t", "key", "seq", "fields"})
+
+
+class Frame(Protocol):
+    """What an expression reads besides the event: stages' events and named values."""
+
+    def matched(self, stage: str) -> Sequence[Event]:
+        """The events ``stage`` has taken so far (never the event being tested)."""
+        ...
+
+    def lookup(self, name: str) -> Any:
+        """The value of a variable or aggregate; ``KeyError`` when there is none."""
+        ...
+
+
+class MappingFrame:
+    """A :class:`Frame` over a mapping of names (``matched`` may be a mapping or a callable)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.values = values
+
+    def matched(self, stage: str) -> Sequence[Event]:
+        source = self.values.get("matched")
+        if source is None:
+            return []
+        if callable(source):
+            return list(source(stage))
+        return list(source.get(stage, ()))
+
+    def lookup(self, name: str) -> Any:
+        return self.values[name]
+
+
+EMPTY_FRAME = MappingFrame({})
+
+PLAIN = frozenset({int, str, bool})
+_NULL_TYPES = frozenset({"NAType", "NaTType"})
+
+
+def clean(value: Any) -> Any:
+    """A value as expressions see it: ``None``, NaN and pandas' NA/NaT are NULL (``None``).
+
+    >>> clean(float("nan")) is None, clean(3)
+    (True, 3)
+    """
+    t = value.__class__
+    if t is float:
+        return None if value != value else value
+    if value is None or t in PLAIN:
+        return value
+    if t.__name__ in _NULL_TYPES:
+        return None
+    try:
+        if value != value:
+            return None
+    except Exception:
+        pass
+    return value
+
+
+def field_of(obj: Any, name: str) -> Any:
+    """``obj.name``: an event's attribute or field, a mapping's entry, or each list element's."""
+    if obj is None:
+        return None
+    if isinstance(obj, Event):
+        if name in EVENT_ATTRIBUTES:
+            if name == "fields":
+                return MappingProxyType(dict(obj.fields))
+            return obj.time if name == "t" else getattr(obj, name)
+        return clean(obj.fields.get(name))
+    if isinstance(obj, list | tuple):
+        return [field_of(x, name) for x in obj]
+    if isinstance(obj, Mapping):
+        return clean(obj.get(name))
+    msg = f"a {type(obj).__name__} has no field {name!r}"
+    raise TypeError(msg)
+
+
+def _sized(value: Any) -> Any:
+    if isinstance(value, str | list | tuple) and len(value) > MAX_SIZE:
+        msg = f"a value of {len(value)} elements or characters; the limit is {MAX_SIZE}"
+        raise ValueError(msg)
+    return value
+
+
+def _mul(a: Any, b: Any) -> Any:
+    for seq, n in ((a, b), (b, a)):
+        if isinstance(seq, str | list | tuple) and isinstance(n, int) and len(seq) * max(n, 0) > MAX_SIZE:
+            msg = f"repeating {len(seq)} elements {n} times passes the limit of {MAX_SIZE}"
+            raise ValueError(msg)
+    return a * b
+
+
+def _pow(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1:
+        bits = a.bit_length() * b
+        if bits > MAX_EXPONENT_BITS:
+            msg = f"{a} ** {b} has about {bits} bits; the limit is {MAX_EXPONENT_BITS}"
+            raise ValueError(msg)
+    out = a**b
+    if isinstance(out, complex):
+        msg = f"{a} ** {b} is not a real number"
+        raise ValueError(msg)
+    return out
+
+
+_FORMAT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
+
+
+def _mod(a: Any, b: Any) -> Any:
+    if isinstance(a, str):
+        for m in _FORMAT_SPEC.finditer(a):
+            for part in m.groups():
+                if part == "*" or (part is not None and int(part) > 1000):
+                    msg = "a % format width or precision above 1000 (or '*') is not allowed"
+                    raise ValueError(msg)
+        return _sized(a % b)
+    return a % b
+
+
+ARITH: dict[str, Callable[[Any, Any], Any]] = {
+    "+": lambda a, b: _sized(a + b),
+    "-": operator.sub,
+    "*": lambda a, b: _sized(_mul(a, b)),
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": _mod,
+    "**": _pow,
+}
+
+
+def contains(item: Any, container: Any) -> Any:
+    if isinstance(container, Event):
+        return item in container.fields
+    return item in container
+
+
+COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "in": contains,
+    "not in": lambda a, b: not contains(a, b),
+}
+
+
+def index_of(obj: Any, idx: Any) -> Any:
+    if obj is None or idx is None:
+        return None
+    if isinstance(obj, Event):
+        return (
+            field_of(obj, idx) if isinstance(idx, str) else _type_error("an event is indexed by a field name")
+        )
+    if isinstance(obj, Mapping):
+        return clean(obj.get(idx))
+    if isinstance(obj, list | tuple | str):
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            return _type_error(f"a list is indexed by an integer, not a {type(idx).__name__}")
+        # Why NULL and not an error: a stage with no events yet has no first or last element.
+        return obj[idx] if -len(obj) <= idx < len(obj) else None
+    return _type_error(f"a {type(obj).__name__} cannot be indexed")
+
+
+def _type_error(message: str) -> Any:
+    raise TypeError(message)
+
+
+def call_method(obj: Any, name: str, args: list[Any]) -> Any:
+    if obj is None:
+        return None
+    if name == "get" and isinstance(obj, Event | Mapping):
+        if not args or len(args) > 2:
+            return _type_error("get() takes a field name and an optional default")
+        value = field_of(obj, args[0]) if isinstance(obj, Event) else clean(obj.get(args[0]))
+        return value if value is not None or len(args) == 1 else args[1]
+    if not isinstance(obj, str):
+        return _type_error(f"{name}() is a string method; the value is a {type(obj).__name__}")
+    if (
+        name == "replace"
+        and len(args) >= 2
+        and isinstance(args[1], str)
+        and len(obj) * (len(args[1]) + 1) > MAX_SIZE
+    ):
+        msg = f"replace() could pass the limit of {MAX_SIZE} characters"
+        raise ValueError(msg)
+    if any(a is None for a in args):
+        return None
+    # Why the type's function and not getattr(obj, name): the value's own attributes are never read.
+    return getattr(str, name)(obj, *args)
+
+
+def items_of(value: Any) -> Iterable[Any]:
+    if isinstance(value, list | tuple | str):
+        return value
+    if isinstance(value, Mapping):
+        return list(value)
+    if isinstance(value, set | frozenset):
+        return list(value)
+    msg = f"cannot iterate over a {type(value).__name__}"
+    raise TypeError(msg)
+
+
+def bind(target: Target, value: Any, local: dict[str, Any]) -> None:
+    if isinstance(target, str):
+        local[target] = value
+        return
+    items = list(items_of(value))
+    if len(items) != len(target):
+        msg = f"cannot unpack {len(items)} values into {len(target)} names"
+        raise ValueError(msg)
+    for t, v in zip(target, items, strict=True):
+        bind(t, v, local)
+
+
+def truth(value: Any) -> bool:
+    return value is not None and bool(value)

@@ -175,7 +175,7 @@ def test_frame_to_events_whole_float_times_become_int() -> None:
         (pd.DataFrame({"type": ["a", "b"], "time": [1, None]}), ["row 1", "missing event time", "'time'"]),
         (pd.DataFrame({"type": ["a"], "time": ["noon"]}), ["row 0", "column 'time'", "milliseconds"]),
         (pd.DataFrame({"type": ["a"], "time": [1], "key": [[1, 2]]}), ["row 0", "column 'key'", "hashable"]),
-        (pd.DataFrame({"type": [3], "time": [1]}), ["row 0", "column 'type'", "non-empty string"]),
+        (pd.DataFrame({"type": [3], "time": [1]}), ["row 0", "column 'type'", "must be a string"]),
     ],
 )
 def test_frame_to_events_bad_rows_name_row_and_column(frame: pd.DataFrame, words: list[str]) -> None:

@@ -493,3 +493,20 @@ def test_flinks_iterative_condition_holds_on_the_first_event() -> None:
     result = run(p, events)
     assert sorted(d.seqs for d in result.detections) == [(2, 3, 4), (3, 4)]  # 3+1 < 5; 1 < 5
     assert result.errors == []
+
+
+def test_provas_duration_strings_are_durations() -> None:
+    # Prova writes @timeout('2 s') and @timeout('500 ms'); the language's own spelling is 2s
+    (d,) = compile_text("group g instance 1 @and @timeout('2 s') { a: x @timeout('500 ms') b: y }")
+    assert isinstance(d.pattern, ReactionGroup)
+    assert d.pattern.timeout_ms == 2000
+    assert [c.timeout_ms for c in d.pattern.channels] == [None, 500]  # annotations precede a channel
+
+
+def test_an_empty_event_type_is_a_type() -> None:
+    # Flink's test events may have an empty name: any string is a type, only a missing one is an error
+    p = SequencePattern("s", (Stage("a", "e.type == ''"), Stage("b", "e.type == 'x'")))
+    result = run(p, [{"type": "", "time": 0}, {"type": "x", "time": 1}])
+    assert [d.seqs for d in result.detections] == [(0, 1)]
+    with pytest.raises(CepError, match="missing event type"):
+        run(p, [{"time": 0}])

@@ -136,8 +136,8 @@ def make_event(raw: object, position: int | None = None) -> Event:
     else:
         msg = f"an event must be a mapping or an Event, got {type(raw).__name__}"
         raise EventError(msg, position=position)
-    if not isinstance(typ, str) or not typ:
-        msg = f"event type must be a non-empty string, got {typ!r}"
+    if not isinstance(typ, str):  # any string is a type, the empty one too (Flink's test events)
+        msg = f"event type must be a string, got {typ!r}"
         raise EventError(msg, position=position, field="type")
     time = _check_time(time, position)
     try:
@@ -153,8 +153,8 @@ def _fast_check(event: Event, position: int | None) -> Event:
     time = event.time
     if type(time) is not int and type(time) is not float:
         _check_time(time, position, "time")
-    if type(event.type) is not str or not event.type:
-        msg = f"event type must be a non-empty string, got {event.type!r}"
+    if type(event.type) is not str:
+        msg = f"event type must be a string, got {event.type!r}"
         raise EventError(msg, position=position, field="type")
     key = event.key
     if type(key) is not str and type(key) is not int and key is not None:

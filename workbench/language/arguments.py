@@ -8,9 +8,11 @@ import tokenize
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workbench.errors import CepError
 from workbench.language import ast
 from workbench.language.conditions import nearest
 from workbench.language.context import Context
+from workbench.language.parser import parse_duration
 
 __all__ = [
     "CHANNEL_ANNOTATIONS",
@@ -86,6 +88,11 @@ def ms_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | float
     value = literal(ctx, arg, what)
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return value
+    if isinstance(value, str):  # Prova's duration strings: @timeout('2 s'), @timeout('500 ms')
+        try:
+            return parse_duration(value.strip())
+        except (CepError, ValueError):
+            pass
     msg = f"{what} must be a duration such as 250ms, 10s, 5min (a bare number means milliseconds)"
     raise ctx.fail(msg, arg.span)
 

@@ -160,8 +160,3 @@ def as_tree(value: Any, element: str) -> Any:
 def _message(err: ExpressionError) -> str:
     message: str = getattr(err, "message", str(err).split("\n")[0])
     return message
-
-
-def value_of(value: Any) -> Any:
-    """A raw value as an expression reads it (NULL for NaN and missing); see :func:`clean`."""
-    return clean(value)

@@ -510,3 +510,23 @@ def test_an_empty_event_type_is_a_type() -> None:
     assert [d.seqs for d in result.detections] == [(0, 1)]
     with pytest.raises(CepError, match="missing event type"):
         run(p, [{"time": 0}])
+
+
+def test_the_blogs_not_count_on_an_or_channel_is_not_size() -> None:
+    # The Prova blog (or_not_count) writes @not @count(2) on an @or channel; it means @not @size(2)
+    blog = """group or_not_count
+    on login(user as U, ip as IP)
+    @or @timeout(1s) {
+        @not @{} c_login: login(user = U) where e.ip != IP
+        c_logout: logout(user = U)
+    }"""
+    (written,) = compile_text(blog.replace("@{}", "@count(2)"))
+    (ours,) = compile_text(blog.replace("@{}", "@size(2)"))
+    assert format_pattern(written.pattern).count("@not @count(2)") == 1  # printed as the blog wrote it
+    events = [
+        {"type": "login", "time": t, "key": "u", "user": "u", "ip": ip}
+        for t, ip in [(0, "1"), (10, "2"), (20, "3"), (3000, "1"), (3010, "2")]
+    ]
+    got = [(d.kind, d.seqs) for d in run(written.pattern, events).detections]
+    assert got == [(d.kind, d.seqs) for d in run(ours.pattern, events).detections]
+    assert got  # the 2nd other-IP login violates the first instance; later ones time out as [not]

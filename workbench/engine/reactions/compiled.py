@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.engine.events import Event
 from workbench.engine.faults import FaultSink
 from workbench.engine.reactions import accumulators as accs
 from workbench.engine.reactions.conditions import Compiled, compile_condition
-from workbench.engine.reactions.patterns import AND, OR, Channel, Initiator, Pairs, ReactionGroup, Var, pairs
+from workbench.engine.reactions.patterns import (
+    AND,
+    OR,
+    Channel,
+    Initiator,
+    Pairs,
+    ReactionGroup,
+    Size,
+    Var,
+    pairs,
+)
 from workbench.errors import PatternError
 
 __all__ = [
@@ -180,6 +190,27 @@ def _check_ids(
             raise PatternError(msg, pattern=group.name, element=ch)
 
 
+def prova_not_count(group: ReactionGroup, ch: Channel) -> Channel:
+    """``ch`` as the engine runs it: Prova's ``@not @count(N)`` on an ``@or`` channel is ``@not @size(N)``.
+
+    The Prova blog writes ``@not @count(2)`` on an OR channel (``or_not_count``): the channel is
+    violated by its N-th matching event, which is what ``@size(N)`` means on a negated OR channel.
+    The pattern keeps the blog's spelling (it prints back as written); only the compiled channel
+    changes.
+    """
+    c = ch.count
+    if (
+        group.operator == OR
+        and ch.negated
+        and c is not None
+        and ch.size is None
+        and c.min == c.max >= 1
+        and c.mode == "ignore"
+    ):
+        return replace(ch, count=None, size=Size(c.min))
+    return ch
+
+
 def compile_group(
     group: ReactionGroup, index: int = -1, top: bool = True, faults: FaultSink | None = None
 ) -> CGroup:
@@ -230,6 +261,7 @@ def compile_group(
         if isinstance(m, ReactionGroup):
             members.append(compile_group(m, i, top=False, faults=faults))
             continue
+        m = prova_not_count(group, m)
         where = None
         if m.where is not None:
             where = compile_condition(m.where, f"group {group.name!r}, channel {m.id!r}", faults)
@@ -293,7 +325,7 @@ def _check_channel(group: ReactionGroup, ch: Channel) -> None:
     if ch.timer is not None and (ch.timer.delay_ms <= 0 or (ch.timer.period_ms or ch.timer.delay_ms) <= 0):
         msg = "@timer delay and period must be > 0"
         raise bad(msg)
-    if ch.count is not None and group.operator != AND:
+    if ch.count is not None and group.operator != AND and prova_not_count(group, ch) is ch:
         msg = "@count on a channel is defined for AND groups (use @size in OR groups)"
         raise bad(msg)
     if ch.timeout_ms is not None and ch.timeout_ms <= 0:

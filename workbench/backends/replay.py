@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from workbench.backends.base import AdvanceTime, Input
-from workbench.engine.clock import is_late, stamp
+from workbench.engine.clock import EventClock, is_late, stamp
 from workbench.engine.events import Event
 from workbench.errors import CepError
 
@@ -81,27 +81,20 @@ def plan_replay(
     >>> [late for _, late in plan.events], plan.horizon, plan.final_after
     ([False, True, False], Bound(time=inf, closed=True), Bound(time=6, closed=False))
     """
-    if out_of_orderness < 0:
-        msg = f"out_of_orderness must be >= 0, got {out_of_orderness!r}"
-        raise CepError(msg)
     if until is not None and not finish:
         msg = f"until={until!r} needs finish=True (until is where the final flush stops)"
         raise CepError(msg)
-    wm = Bound(-math.inf, False)
-    max_seen = -math.inf
+    clock = EventClock(out_of_orderness)  # the engine's lateness rule, not a copy of it
     position = 0
     events: list[tuple[Event, bool]] = []
     for item in inputs:
         if isinstance(item, AdvanceTime):
-            wm = max(wm, Bound(item.watermark, True))
+            clock.close(item.watermark)
             continue
         event = stamp(item, position)
         position += 1
-        late = wm.makes_late(event.time)
-        if not late:
-            max_seen = max(max_seen, event.time)
-            wm = max(wm, Bound(max_seen - out_of_orderness, False))
-        events.append((event, late))
+        events.append((event, not clock.accept(event.time)))
+    wm = Bound(*clock.watermark)
     if not finish:
         return ReplayPlan(tuple(events), wm, None)
     if until is not None:

@@ -141,16 +141,7 @@ def input_of(event: Event, field: str | None) -> Any:
     >>> input_of(Event("a", 1, None, {"p": float("nan")}), "p") is None, input_of(Event("a", 1), "q")
     (True, None)
     """
-    if field is None:
-        return event
-    value = event.fields.get(field)
-    # Why the inline checks: this runs per taken event; only odd values need clean()'s slow path.
-    kind = value.__class__
-    if kind is float:
-        return None if value != value else value
-    if kind is int or value is None:
-        return value
-    return clean(value)
+    return event if field is None else clean(event.fields.get(field))
 
 
 def value_with(agg: Aggregate, x: Any) -> Any:

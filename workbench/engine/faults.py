@@ -85,13 +85,6 @@ class FaultLog:
         """The distinct errors, first seen first."""
         return list(self._faults.values())
 
-    def __len__(self) -> int:
-        return len(self._faults)
-
-    def clear(self) -> None:
-        """Forget every recorded error."""
-        self._faults.clear()
-
 
 class FaultSink:
     """Where one compiled pattern's conditions report; ``log`` is set by the engine that runs it."""

@@ -1,14 +1,14 @@
 """Window accumulators for ``@size(n, r, acc)`` and ``@timer(delay, period, acc)`` channels.
 
 An accumulator *spec* is a frozen dataclass (part of the pattern); its running value is plain data
-kept in the instance state (a ``dict``), updated by :func:`update` for each event of the window and
-read by :func:`snapshot` when the window closes.
+kept in the instance state (a ``dict``), updated for each event of the window by the function
+:func:`updater` compiles once, and read by :func:`snapshot` when the window closes.
 
 >>> spec = MapCounter("e.i % 2")
 >>> from workbench.engine.events import Event
->>> acc = new_value(spec)
+>>> acc, add = new_value(spec), updater(spec)
 >>> for i in range(3):
-...     update(spec, acc, Event("a", i, None, {"i": i}), {})
+...     add(acc, Event("a", i, None, {"i": i}), {})
 >>> snapshot(spec, acc), total(spec, acc)
 ({0: 2, 1: 1}, 3)
 """
@@ -23,7 +23,16 @@ from workbench.engine.events import Event
 from workbench.engine.expr import as_tree, ir
 from workbench.engine.faults import FaultSink
 
-__all__ = ["Accumulator", "MapCounter", "SortedAccumulator", "new_value", "snapshot", "total", "update"]
+__all__ = [
+    "Accumulator",
+    "MapCounter",
+    "SortedAccumulator",
+    "Updater",
+    "new_value",
+    "snapshot",
+    "total",
+    "updater",
+]
 
 Expression: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, Any]], Any]
 
@@ -61,40 +70,35 @@ class SortedAccumulator:
 Accumulator: TypeAlias = MapCounter | SortedAccumulator
 
 
-def _evaluate(expr: Expression, event: Event, env: Mapping[str, Any], faults: FaultSink | None) -> Any:
+Updater: TypeAlias = Callable[[dict[Any, Any], Event, Mapping[str, Any]], None]
+"""``updater(value, event, env)``: adds one event to an accumulator's running value."""
+
+
+def updater(spec: Accumulator, faults: FaultSink | None = None) -> Updater:
+    """Compile the accumulator's expressions once; an expression that fails on an event reports to
+    ``faults`` and counts as NULL (without ``faults`` it raises). Unknown functions fail here, at
+    definition time."""
     from workbench.engine.reactions.conditions import compile_condition
 
-    # Why compile here: compiled expressions are cached; a failing one reports to ``faults`` (NULL)
-    return compile_condition(expr, "accumulator", faults)(event, env)
+    key = compile_condition(spec.key, f"{type(spec).__name__} key", faults)
+    if isinstance(spec, MapCounter):
 
+        def count(value: dict[Any, Any], event: Event, env: Mapping[str, Any]) -> None:
+            k = key(event, env)
+            value[k] = value.get(k, 0) + 1
 
-def check(spec: Accumulator) -> None:
-    """Compile the accumulator's expressions now (unknown functions fail at definition time)."""
-    from workbench.engine.reactions.conditions import compile_condition
+        return count
+    item = compile_condition(spec.value, f"{type(spec).__name__} value", faults)
 
-    compile_condition(spec.key, f"{type(spec).__name__} key")
-    if isinstance(spec, SortedAccumulator):
-        compile_condition(spec.value, f"{type(spec).__name__} value")
+    def collect(value: dict[Any, Any], event: Event, env: Mapping[str, Any]) -> None:
+        value.setdefault(key(event, env), []).append(item(event, env))
+
+    return collect
 
 
 def new_value(spec: Accumulator) -> dict[Any, Any]:
     """A fresh, empty running value."""
     return {}
-
-
-def update(
-    spec: Accumulator,
-    value: dict[Any, Any],
-    event: Event,
-    env: Mapping[str, Any],
-    faults: FaultSink | None = None,
-) -> None:
-    """Add one event to the running value (an expression that fails counts as NULL, see ``faults``)."""
-    key = _evaluate(spec.key, event, env, faults)
-    if isinstance(spec, MapCounter):
-        value[key] = value.get(key, 0) + 1
-    else:
-        value.setdefault(key, []).append(_evaluate(spec.value, event, env, faults))
 
 
 def snapshot(spec: Accumulator, value: Mapping[Any, Any]) -> dict[Any, Any]:

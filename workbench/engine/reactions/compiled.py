@@ -267,7 +267,7 @@ def compile_group(
             where = compile_condition(m.where, f"group {group.name!r}, channel {m.id!r}", faults)
         for acc in (m.size.accumulator if m.size else None, m.timer.accumulator if m.timer else None):
             if acc is not None:
-                accs.check(acc)
+                accs.updater(acc)  # compiled now: unknown functions fail at definition
         collect = tuple(
             (var, compile_condition(expr, f"group {group.name!r}, channel {m.id!r}, collect {var!r}", faults))
             for var, expr in pairs(m.collect)

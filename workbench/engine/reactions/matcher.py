@@ -69,6 +69,7 @@ class GroupMatcher(Lifecycle):
         self.faults = FaultSink(pattern.name)
         self.group = compile_group(pattern, faults=self.faults)
         self.initiator = group_initiator(pattern, self.faults)
+        self._updaters: dict[int, accs.Updater] = {}  # id(accumulator spec) -> compiled updater
         if self.initiator is None and not pattern.instances:
             msg = "a reaction group needs an initiator or start-up instances"
             raise PatternError(msg, pattern=pattern.name)
@@ -79,6 +80,16 @@ class GroupMatcher(Lifecycle):
         self._keyed = instance_keys(self.group)
 
     # ------------------------------------------------------------------ Matcher protocol
+    def _accumulate(
+        self, spec: accs.Accumulator, value: dict[Any, Any], event: Event, env: Mapping[str, Any]
+    ) -> None:
+        """Add ``event`` to a window accumulator (its expressions compiled once per matcher)."""
+        # id() is stable here: the specs belong to ``self.pattern``, which lives as long as we do
+        update = self._updaters.get(id(spec))
+        if update is None:
+            update = self._updaters[id(spec)] = accs.updater(spec, self.faults)
+        update(value, event, env)
+
     def event_types(self) -> frozenset[str] | None:
         """Types of every channel and of the initiator."""
         return self._types
@@ -575,7 +586,7 @@ class GroupMatcher(Lifecycle):
             ch.seen += 1
             acc_spec = spec.size.accumulator
             if acc_spec is not None and ch.acc is not None:
-                accs.update(acc_spec, ch.acc, event, env, self.faults)
+                self._accumulate(acc_spec, ch.acc, event, env)
             if ch.seen < ch.target or spec.size.n < 0:
                 self._react(root, cc, event, "accepted", ctx)
                 if ctx.tracing:
@@ -592,7 +603,7 @@ class GroupMatcher(Lifecycle):
             self._remove(inst, ch)
         elif spec.timer is not None:
             if spec.timer.accumulator is not None and ch.acc is not None:
-                accs.update(spec.timer.accumulator, ch.acc, event, env, self.faults)
+                self._accumulate(spec.timer.accumulator, ch.acc, event, env)
             self._react(root, cc, event, "accepted", ctx)
             if ctx.tracing:
                 ctx.trace(TraceKind.ACCEPTED, root.id, cc.id, event.seq)

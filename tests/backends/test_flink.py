@@ -112,7 +112,13 @@ def test_stop_with_savepoint_and_resume(tmp_path: Path) -> None:
     client = build(None, 0.01).execute_async("cep-savepoint-first")
     print("submitted", time.monotonic() - t0)
     deadline = time.monotonic() + 60
-    while not read_committed(out_dir) and time.monotonic() < deadline:
+
+    def detections_committed() -> int:
+        return len([o for _, o in read_committed(out_dir) if o.kind == "detection"])
+
+    # Wait for a committed detection, not just any output: a first checkpoint can commit only
+    # other records, and the savepoint must cut the run after some detections.
+    while not detections_committed() and time.monotonic() < deadline:
         time.sleep(0.2)
     print("first output", time.monotonic() - t0)
     savepoint = stop_with_savepoint(client, savepoints)

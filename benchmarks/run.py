@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.checksum import Checksum
 from benchmarks.reference import PATTERNS, REFERENCE, SHA256
@@ -49,7 +49,10 @@ from workbench.engine.matcher import Pattern
 from workbench.engine.runtime import Engine
 from workbench.engine.sharding import ShardedEngine, run_sharded
 
-__all__ = ["Result", "format_line", "main", "read_events", "run_pattern"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Result", "format_line", "main", "read_events", "read_frame", "replay_frame", "run_pattern"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -81,6 +84,7 @@ class Result:
     parse_s: float
     all_seconds: tuple[float, ...] = ()
     engine: str = "workbench"
+    mode: str = "stream"
 
 
 def format_line(r: Result) -> str:
@@ -89,7 +93,7 @@ def format_line(r: Result) -> str:
     return (
         f"pattern={r.pattern} events={r.events} matches={r.matches} seconds={r.seconds:.3f} "
         f"events_per_s={eps:.0f} checksum={r.checksum} engine={r.engine} peak_mb={r.peak_mb:.1f} "
-        f"parse_s={r.parse_s:.3f}"
+        f"parse_s={r.parse_s:.3f} mode={r.mode}"
     )
 
 
@@ -112,6 +116,39 @@ def read_events(path: str | Path, limit: int | None = None) -> list[Event]:
             t, key, typ, price, qty, ip = parts
             append(Event(typ, int(t), key, {"price": float(price), "qty": int(qty), "ip": ip}, i))
     return out
+
+
+def read_frame(path: str | Path, limit: int | None = None) -> pd.DataFrame:
+    """Read the workload CSV into a DataFrame, as a notebook user holds it before ``%cep run``."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, nrows=limit)
+    if list(frame.columns) != HEADER.strip().split(","):
+        msg = f"{path}: expected the columns {HEADER.strip()!r}, got {list(frame.columns)}"
+        raise ValueError(msg)
+    return frame
+
+
+def replay_frame(pattern: Pattern, frame: pd.DataFrame) -> pd.DataFrame:
+    """The user's replay path: a DataFrame in, the detections DataFrame out (what ``%cep run`` does)."""
+    from workbench.backends.local import LocalBackend
+    from workbench.results import detections_to_frame
+    from workbench.session.inputs import load_events
+
+    events = load_events(frame, time="t", key="key")
+    result = LocalBackend().run([pattern], events)
+    return detections_to_frame(result.detections)
+
+
+def _replay(pattern: Pattern, frame: pd.DataFrame) -> tuple[float, Checksum]:
+    start = time.perf_counter()
+    out = replay_frame(pattern, frame)
+    elapsed = time.perf_counter() - start
+    checksum = Checksum()
+    for kind, seqs in zip(out["kind"].tolist(), out["events"].tolist(), strict=True):
+        if kind == "match":
+            checksum.add(seqs)
+    return elapsed, checksum
 
 
 def engine_label(backend: str, parallelism: int) -> str:
@@ -174,16 +211,24 @@ def run_pattern(
     source: str = "auto",
     backend: str = "local",
     parallelism: int = 1,
+    frame: pd.DataFrame | None = None,
 ) -> Result:
     """Run one pattern ``repeat`` times over the events (``processes > 0``: shards in worker processes).
 
     ``backend`` other than ``"local"`` runs each repeat as one job of that backend at ``parallelism``.
+    With a ``frame``, each repeat is a replay (:func:`replay_frame`) of it instead, and ``events`` is
+    not used.
     """
     times: list[float] = []
     first: Checksum | None = None
     for _ in range(max(1, repeat)):
         gc.collect()
-        elapsed, checksum = _feed(pattern, events, shards, processes, (name, source), backend, parallelism)
+        if frame is not None:
+            elapsed, checksum = _replay(pattern, frame)
+        else:
+            elapsed, checksum = _feed(
+                pattern, events, shards, processes, (name, source), backend, parallelism
+            )
         times.append(elapsed)
         if first is None:
             first = checksum
@@ -193,7 +238,7 @@ def run_pattern(
     assert first is not None
     return Result(
         name,
-        len(events),
+        len(frame) if frame is not None else len(events),
         first.matches,
         first.value,
         statistics.median(times),
@@ -201,6 +246,7 @@ def run_pattern(
         parse_s,
         tuple(times),
         engine_label(backend, parallelism),
+        "replay" if frame is not None else "stream",
     )
 
 
@@ -292,7 +338,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--one-pass", action="store_true", help="also run all patterns in one engine, one pass")
     ap.add_argument("--backend", choices=("local", "flink"), default="local", help="where the patterns run")
     ap.add_argument("--parallelism", type=int, default=1, help="Flink job parallelism (--backend flink)")
+    ap.add_argument(
+        "--mode",
+        choices=("stream", "replay"),
+        default="stream",
+        help="stream: parsed events fed one at a time; replay: a DataFrame in, a detections DataFrame out",
+    )
     args = ap.parse_args(argv)
+    if args.mode == "replay" and (
+        args.backend != "local" or args.shards > 1 or args.processes > 0 or args.one_pass
+    ):
+        ap.error("--mode replay runs locally: no --backend, --shards, --processes or --one-pass")
     if args.backend != "local":
         if args.shards > 1 or args.processes > 0 or args.one_pass:
             ap.error(f"--backend {args.backend} takes no --shards, --processes or --one-pass")
@@ -318,15 +374,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"unknown pattern(s) {unknown}; known: {', '.join(available)}")
 
     start = time.perf_counter()
-    events = read_events(csv_path, args.limit)
+    frame = read_frame(csv_path, args.limit) if args.mode == "replay" else None
+    events = read_events(csv_path, args.limit) if frame is None else []
     parse_s = time.perf_counter() - start
+    rows = len(frame) if frame is not None else len(events)
     gc.collect()
-    gc.freeze()  # the parsed events live for the whole run: keep the collector from rescanning them
+    gc.freeze()  # the parsed input lives for the whole run: keep the collector from rescanning it
     print(
-        f"# {len(events)} events parsed in {parse_s:.3f} s; baseline rss {peak_rss_mb():.1f} MB",
+        f"# {rows} rows read in {parse_s:.3f} s ({args.mode} mode); baseline rss {peak_rss_mb():.1f} MB",
         file=sys.stderr,
     )
-    ref_rows = reference_rows(csv_path, len(events))
+    ref_rows = reference_rows(csv_path, rows)
 
     status = 0
     results: dict[str, Result] = {}
@@ -345,6 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 source=args.source,
                 backend=args.backend,
                 parallelism=args.parallelism,
+                frame=frame,
             )
 
         # A Flink job runs in the JVM and its own Python workers: no forked child for it.

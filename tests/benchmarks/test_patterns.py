@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from benchmarks import run
@@ -75,6 +76,21 @@ def test_reference_counts_first_20k_rows(pattern: str) -> None:
     assert (result.matches, result.checksum) == REFERENCE[pattern][20_000]
 
 
+@pytest.fixture(scope="module")
+def frame_20k(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    csv = tmp_path_factory.mktemp("workload") / "w.csv"
+    write_csv(WorkloadSpec(n=20_000), csv)
+    return run.read_frame(csv)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_replay_mode_gives_the_reference_counts(pattern: str, frame_20k: pd.DataFrame) -> None:
+    """``--mode replay``: the workload as a DataFrame through the user's path, detections as a DataFrame."""
+    result = run.run_pattern(pattern, benchmark_patterns()[pattern], [], frame=frame_20k)
+    assert (result.mode, result.events) == ("replay", 20_000)
+    assert (result.matches, result.checksum) == REFERENCE[pattern][20_000]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_reference_counts_200k(pattern: str) -> None:
@@ -85,7 +101,7 @@ def test_reference_counts_200k(pattern: str) -> None:
 
 LINE = re.compile(
     r"^pattern=(\w+) events=(\d+) matches=(\d+) seconds=\d+\.\d{3} events_per_s=\d+ checksum=(\d+) "
-    r"engine=workbench peak_mb=\d+\.\d parse_s=\d+\.\d{3}$"
+    r"engine=workbench peak_mb=\d+\.\d parse_s=\d+\.\d{3} mode=stream$"
 )
 
 

@@ -1,0 +1,195 @@
+"""A DataFrame's rows as the events a replay builds from them, kept as columns.
+
+:class:`EventColumns` converts each column once, the way an event carries it (datetimes and
+durations become milliseconds; a missing value means the event has no such field), and builds an
+:class:`~workbench.engine.events.Event` for a row only when something asks for it. Conditions can
+then be evaluated on whole columns (:mod:`workbench.backends.columnar.vector`), keys are factorised
+once into integer codes, and each row knows its position within its key's own sub-stream, which is
+what strict contiguity (``next``) needs once rows that no stage reads are skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from workbench.engine.events import Event, make_event
+from workbench.errors import EventError
+
+__all__ = ["EventColumns", "convert_column"]
+
+_MS = pd.Timedelta(milliseconds=1)
+_EPOCH = pd.Timestamp(0)
+
+
+def convert_column(s: pd.Series) -> pd.Series:
+    """A column in the values events carry: datetimes (UTC) and durations as integer milliseconds.
+
+    >>> convert_column(pd.Series(pd.to_datetime(["1970-01-01 00:00:01", None]))).tolist()
+    [1000, <NA>]
+    """
+    if isinstance(s.dtype, pd.DatetimeTZDtype):
+        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+    if pd.api.types.is_datetime64_dtype(s.dtype):
+        return (s - _EPOCH).floordiv(_MS).astype("Int64")
+    if pd.api.types.is_timedelta64_dtype(s.dtype):
+        return s.floordiv(_MS).astype("Int64")  # type: ignore[arg-type]  # stubs lack Series // Timedelta
+    if pd.api.types.is_object_dtype(s.dtype):
+        kind = pd.api.types.infer_dtype(s, skipna=True)
+        if kind not in ("string", "integer", "floating", "mixed-integer-float", "boolean", "empty"):
+            return s.map(_convert_value)
+    return s
+
+
+def _convert_value(v: object) -> object:
+    if isinstance(v, pd.Timestamp):  # an object column holding timestamps
+        ts = v.tz_convert("UTC").tz_localize(None) if v.tzinfo is not None else v
+        return (ts - _EPOCH) // _MS
+    if isinstance(v, pd.Timedelta):
+        return v // _MS
+    return v
+
+
+def _is_missing(v: object) -> bool:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, float) and math.isnan(v)
+
+
+@dataclass(slots=True)
+class EventColumns:
+    """The events of a DataFrame's rows, as converted columns; one :class:`Event` per row on demand.
+
+    Attributes:
+        rows: the number of rows (= events).
+        columns: the converted columns by event attribute or field name (``type``, ``time``,
+            ``key`` when the frame has a key column, then the fields).
+        fields: the field names, in column order.
+    """
+
+    frame: pd.DataFrame
+    columns: dict[str, pd.Series]
+    fields: tuple[str, ...]
+    names: dict[str, str]  # "type"/"time"/"key" -> the frame's column (for error messages)
+    _lists: dict[str, list[object]] = field(default_factory=dict)
+    _codes: npt.NDArray[np.int64] | None = None
+
+    @property
+    def rows(self) -> int:
+        return len(self.frame)
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        type_column: str = "type",
+        time_column: str | None = None,
+        key_column: str | None = "key",
+        fields: Sequence[str] | None = None,
+    ) -> EventColumns:
+        """Convert the columns (see :func:`workbench.results.frame_to_events` for the arguments).
+
+        Raises :class:`EventError` for a missing type or time column or an unknown field column.
+        """
+        if time_column is None:
+            time_column = "time" if "time" in frame.columns or "t" not in frame.columns else "t"
+        for required, what in ((type_column, "type"), (time_column, "time")):
+            if required not in frame.columns:
+                msg = f"the DataFrame has no {what} column {required!r}; columns: {list(frame.columns)}"
+                raise EventError(msg, field=required)
+        has_key = key_column is not None and key_column in frame.columns
+        reserved = {type_column, time_column, "seq", "type", "time", "t"}
+        if has_key and key_column is not None:
+            reserved.add(key_column)
+        if fields is None:
+            field_cols = [str(c) for c in frame.columns if c not in reserved]
+        else:
+            unknown = [c for c in fields if c not in frame.columns]
+            if unknown:
+                msg = f"field columns {unknown} are not in the DataFrame; columns: {list(frame.columns)}"
+                raise EventError(msg, field=unknown[0])
+            field_cols = list(fields)
+        names = {"type": type_column, "time": time_column}
+        if has_key and key_column is not None:
+            names["key"] = key_column
+        columns = {name: convert_column(frame[col]) for name, col in names.items()}
+        for c in field_cols:
+            columns.setdefault(c, convert_column(frame[c]))
+        return cls(frame, columns, tuple(field_cols), names)
+
+    def column(self, name: str) -> pd.Series | None:
+        """``e.name`` for every row (``None``: no row has it); ``seq`` is the row position."""
+        if name == "seq":
+            return pd.Series(np.arange(self.rows, dtype=np.int64))
+        if name == "key" and "key" not in self.names:
+            return None
+        return self.columns.get(name)
+
+    def values(self, name: str) -> list[object]:
+        """A converted column as plain Python values (cached)."""
+        got = self._lists.get(name)
+        if got is None:
+            got = self.columns[name].tolist()
+            self._lists[name] = got
+        return got
+
+    def key_codes(self) -> npt.NDArray[np.int64]:
+        """Each row's key as an integer code (equal keys, by Python equality, share one code)."""
+        if self._codes is None:
+            if "key" not in self.names:
+                self._codes = np.zeros(self.rows, dtype=np.int64)
+            else:
+                keys = pd.Series([None if _is_missing(k) else k for k in self.values("key")], dtype=object)
+                codes, _ = pd.factorize(keys, use_na_sentinel=False)
+                self._codes = np.asarray(codes, dtype=np.int64)
+        return self._codes
+
+    def key_positions(self) -> npt.NDArray[np.int64]:
+        """Each row's position within its key's own rows (0, 1, 2, ... per key)."""
+        codes = self.key_codes()
+        return np.asarray(pd.Series(codes).groupby(codes).cumcount().to_numpy(), dtype=np.int64)
+
+    def event(self, i: int) -> Event:
+        """The event of row ``i`` (``seq`` not stamped), exactly as a replay of the rows builds it.
+
+        Raises :class:`EventError` naming the row and column for a missing type or time, a
+        non-numeric time or an unhashable key.
+        """
+        where = f"row {i} (index {self.frame.index[i]!r})"
+        typ = self.values("type")[i]
+        if _is_missing(typ):
+            msg = f"{where}: missing event type in column {self.names['type']!r}"
+            raise EventError(msg, position=i, field=self.names["type"])
+        t = self.values("time")[i]
+        if _is_missing(t):
+            msg = f"{where}: missing event time in column {self.names['time']!r}"
+            raise EventError(msg, position=i, field=self.names["time"])
+        if isinstance(t, float) and t.is_integer():
+            t = int(t)  # a time column with a gap is float64 in pandas: whole values are int ms
+        key: object = self.values("key")[i] if "key" in self.names else None
+        if _is_missing(key):
+            key = None
+        row_fields = {c: v for c in self.fields if not _is_missing(v := self.values(c)[i])}
+        try:
+            return make_event({"type": typ, "time": t, "key": key, "fields": row_fields})
+        except EventError as err:
+            column = self.names.get(err.field or "")
+            msg = f"{where}, column {column!r}: {err.args[0]}"
+            raise EventError(msg, position=i, field=column) from None
+
+    def events(self) -> list[Event]:
+        """Every row's event, in row order."""
+        return [self.event(i) for i in range(self.rows)]
+
+    def key_of(self, i: int) -> Hashable:
+        """Row ``i``'s key as its event carries it."""
+        if "key" not in self.names:
+            return None
+        k = self.values("key")[i]
+        return None if _is_missing(k) else k

@@ -67,6 +67,8 @@ def test_same_events_and_errors_as_frame_to_events(frame: pd.DataFrame, key: str
     want = outcome(lambda: frame_to_events(frame, key_column=key))
     got = outcome(lambda: EventColumns.from_frame(frame, key_column=key).events())
     assert got == want
+    if isinstance(want, list):  # field order too (reprs, the events DataFrame's columns)
+        assert [list(e.fields) for e in got] == [list(e.fields) for e in want]  # type: ignore[attr-defined]
 
 
 def test_key_codes_follow_python_equality_and_positions_count_per_key() -> None:

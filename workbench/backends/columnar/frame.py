@@ -184,8 +184,56 @@ class EventColumns:
             raise EventError(msg, position=i, field=column) from None
 
     def events(self) -> list[Event]:
-        """Every row's event, in row order."""
-        return [self.event(i) for i in range(self.rows)]
+        """Every row's event, in row order (whole columns at once when they are clean)."""
+        rows = range(self.rows)
+        types, times, keys = self._clean("type"), self._clean_times(), self._clean_keys()
+        if types is None or times is None or keys is None:
+            return [self.event(i) for i in rows]  # why: some row needs its own check and message
+        names = self.fields
+        lists = [self.values(c) for c in names]
+        if any(self.columns[c].hasnans for c in names):
+            # why per row: a missing value means the event has no such field (column order kept)
+            dicts = [
+                {c: v for c, v in zip(names, vals, strict=True) if not _is_missing(v)}
+                for vals in zip(*lists, strict=True)
+            ]
+        elif names:
+            dicts = [dict(zip(names, vals, strict=True)) for vals in zip(*lists, strict=True)]
+        else:
+            dicts = [{} for _ in rows]
+        return [Event(*e) for e in zip(types, times, keys, dicts, strict=True)]  # type: ignore[arg-type]
+
+    def _clean(self, name: str) -> list[object] | None:
+        """The type column when every row holds a string (else ``None``)."""
+        s = self.columns[name]
+        if s.hasnans or pd.api.types.infer_dtype(s, skipna=False) != "string":
+            return None
+        return self.values(name)
+
+    def _clean_times(self) -> list[object] | None:
+        """The time column as int or finite float milliseconds, when every row has one."""
+        s = self.columns["time"]
+        if s.hasnans:
+            return None
+        if pd.api.types.is_integer_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+            return self.values("time")
+        if pd.api.types.is_float_dtype(s.dtype):
+            values = s.to_numpy(dtype=np.float64)
+            if not np.isfinite(values).all():
+                return None
+            return [int(v) if v.is_integer() else v for v in values.tolist()]
+        return None
+
+    def _clean_keys(self) -> list[object] | None:
+        """The key column with missing keys as ``None``, when every key is a string or an integer."""
+        if "key" not in self.names:
+            return [None] * self.rows
+        s = self.columns["key"]
+        kind = pd.api.types.infer_dtype(s, skipna=True)
+        if kind not in ("string", "integer", "empty"):
+            return None
+        values = self.values("key")
+        return [None if _is_missing(k) else k for k in values] if s.hasnans else values
 
     def key_of(self, i: int) -> Hashable:
         """Row ``i``'s key as its event carries it."""

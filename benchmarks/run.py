@@ -131,12 +131,10 @@ def read_frame(path: str | Path, limit: int | None = None) -> pd.DataFrame:
 
 def replay_frame(pattern: Pattern, frame: pd.DataFrame) -> pd.DataFrame:
     """The user's replay path: a DataFrame in, the detections DataFrame out (what ``%cep run`` does)."""
-    from workbench.backends.local import LocalBackend
+    from workbench.backends.columnar.replay import replay_frame as replay
     from workbench.results import detections_to_frame
-    from workbench.session.inputs import load_events
 
-    events = load_events(frame, time="t", key="key")
-    result = LocalBackend().run([pattern], events)
+    result = replay([pattern], frame, time_column="t", key_column="key")
     return detections_to_frame(result.detections)
 
 

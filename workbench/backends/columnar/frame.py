@@ -183,14 +183,38 @@ class EventColumns:
             msg = f"{where}, column {column!r}: {err.args[0]}"
             raise EventError(msg, position=i, field=column) from None
 
+    def clean(self) -> bool:
+        """Whether every row has a string type, a numeric time and a string or integer key (or none)."""
+        return (
+            self._clean("type") is not None
+            and self._clean_times() is not None
+            and self._clean_keys() is not None
+        )
+
     def events(self) -> list[Event]:
         """Every row's event, in row order (whole columns at once when they are clean)."""
-        rows = range(self.rows)
+        if not self.clean():
+            return [self.event(i) for i in range(self.rows)]  # why: a row needs its own check and message
+        return self._bulk(None)
+
+    def events_at(self, rows: Sequence[int] | npt.NDArray[np.int64]) -> list[Event]:
+        """The events of the given rows, stamped with their row position as ``seq`` (needs :meth:`clean`)."""
+        if not self.clean():
+            msg = "events_at needs clean type, time and key columns (see EventColumns.clean)"
+            raise ValueError(msg)
+        return self._bulk([int(r) for r in rows])
+
+    def _bulk(self, rows: list[int] | None) -> list[Event]:
+        def pick(values: list[object]) -> list[object]:
+            return values if rows is None else [values[r] for r in rows]
+
         types, times, keys = self._clean("type"), self._clean_times(), self._clean_keys()
         if types is None or times is None or keys is None:
-            return [self.event(i) for i in rows]  # why: some row needs its own check and message
+            msg = "the bulk path needs clean type, time and key columns"
+            raise ValueError(msg)
         names = self.fields
-        lists = [self.values(c) for c in names]
+        lists = [pick(self.values(c)) for c in names]
+        n = self.rows if rows is None else len(rows)
         if any(self.columns[c].hasnans for c in names):
             # why per row: a missing value means the event has no such field (column order kept)
             dicts = [
@@ -200,8 +224,14 @@ class EventColumns:
         elif names:
             dicts = [dict(zip(names, vals, strict=True)) for vals in zip(*lists, strict=True)]
         else:
-            dicts = [{} for _ in rows]
-        return [Event(*e) for e in zip(types, times, keys, dicts, strict=True)]  # type: ignore[arg-type]
+            dicts = [{} for _ in range(n)]
+        seqs: Sequence[int] = range(-1, -1 - n, -1) if rows is None else rows
+        if rows is None:
+            return [Event(*e) for e in zip(types, times, keys, dicts, strict=True)]  # type: ignore[arg-type]
+        return [
+            Event(*e)  # type: ignore[arg-type]
+            for e in zip(pick(types), pick(times), pick(keys), dicts, seqs, strict=True)
+        ]
 
     def _clean(self, name: str) -> list[object] | None:
         """The type column when every row holds a string (else ``None``)."""

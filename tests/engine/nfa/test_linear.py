@@ -28,9 +28,9 @@ from workbench.engine.nfa import (
     SkipStrategy,
     Stage,
 )
-from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError, PatternError
+from workbench.testing import NFATestHarness
 
 CONTIGUITIES = list(Contiguity)
 CONDITIONS = [
@@ -107,7 +107,7 @@ def _engine_run(matcher: NFAMatcher, events: list[dict[str, Any]]) -> tuple[Any,
 
 
 def _harness_run(matcher: NFAMatcher, events: list[dict[str, Any]]) -> tuple[Any, ...]:
-    h = NFAHarness(matcher)
+    h = NFATestHarness(matcher)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for e in events:

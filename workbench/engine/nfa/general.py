@@ -47,7 +47,7 @@ Edge = tuple[int, str, Predicate, Transition]
 
 
 class GeneralPlan:
-    """A compiled NFA of any shape, interpreted; steps one key's :class:`~workbench.engine.nfa.state.NFAState`."""
+    """A compiled NFA of any shape, interpreted; steps one key's :class:`~.state.NFAState`."""
 
     #: a key with no partial match may ignore events that cannot start one (the indexed order)
     skips_idle = True

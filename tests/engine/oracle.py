@@ -29,7 +29,7 @@ from typing import Any
 
 from workbench.engine.detection import Detection
 from workbench.engine.nfa import SequencePattern
-from workbench.engine.nfa.harness import NFAHarness
+from workbench.testing import NFATestHarness
 
 __all__ = ["Assignment", "OStage", "Oracle"]
 
@@ -195,7 +195,7 @@ class Oracle:
 def feed(pattern: SequencePattern, types: str | Sequence[str], times: Sequence[int] | None = None,
          **fields: Sequence[Any]) -> list[Detection]:  # fmt: skip
     """Run ``pattern`` in the NFA harness over events of the given types (time = index by default)."""
-    harness = NFAHarness(pattern)
+    harness = NFATestHarness(pattern)
     for i, t in enumerate(types):
         extra = {k: v[i] for k, v in fields.items()}
         harness.feed({"type": t, "time": i if times is None else times[i], **extra})

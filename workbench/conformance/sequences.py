@@ -6,7 +6,7 @@ The case's pattern is built with :mod:`workbench.engine.nfa` objects (and passed
 * cases with an ``operator`` section (Flink's event-time ``CepOperator``: watermarks, late events,
   comparator) drive the :class:`~workbench.engine.runtime.Engine`: events are buffered by event
   time and released only by the case's watermarks (``advance_time``);
-* the others (Flink's NFA-level tests) use :class:`~workbench.engine.nfa.harness.NFAHarness`: events
+* the others (Flink's NFA-level tests) use :class:`~workbench.testing.NFATestHarness`: events
   in input order, time advanced to each event's ``t`` right before it, no timers.
 
 Everything the case states is compared: matches (multiset or ordered), ``t_emit``, ``by_stage``,
@@ -43,9 +43,9 @@ from workbench.engine.nfa import (
     SkipStrategy,
     Stage,
 )
-from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError
+from workbench.testing import NFATestHarness
 
 __all__ = ["BackendScript", "backend_script", "build_pattern", "run_case"]
 
@@ -158,7 +158,7 @@ def _events(raw_events: Sequence[Mapping[str, Any]]) -> list[Event]:
 
 
 def _run_harness(matcher: Any, raw_events: Sequence[Mapping[str, Any]], final: Any) -> list[Detection]:
-    harness = NFAHarness(matcher)
+    harness = NFATestHarness(matcher)
     for event in _events(raw_events):
         harness.feed(event)
     if final is not None:

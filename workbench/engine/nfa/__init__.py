@@ -3,7 +3,13 @@
 Public API: the pattern dataclasses (:class:`SequencePattern`, :class:`Stage`, :class:`GroupStage`,
 :class:`Quantifier`, :class:`Contiguity`, :class:`SkipStrategy`, :class:`AggregateSpec`,
 :class:`AllOf`, :class:`AnyOf`), the fluent builder (:func:`begin`), the compiled
-:class:`NFAMatcher` and its per-key :class:`NFAState`. Semantics: ``docs/sequences.md``.
+:class:`NFAMatcher` and the general plan's per-key :class:`NFAState` (each plan owns its state:
+:mod:`workbench.engine.nfa.plans`). Semantics: ``docs/sequences.md``.
+
+Modules: ``pattern`` / ``builder`` (definitions), ``elements`` / ``compiler`` (validation, NFA
+graph), ``conditions`` (edge conditions), ``analysis`` (event-type index), ``plans`` (the choice
+of a run model: ``linear``, ``loop``, ``general``, ``flink``), ``store`` / ``buffer`` (taken
+events), ``skip`` (after-match strategies), ``runaggs`` (aggregates per partial match), ``trace``.
 """
 
 from __future__ import annotations

@@ -17,10 +17,12 @@ from typing import Any
 
 from workbench.engine.events import Event
 
-__all__ = ["EventId", "NodeId", "SharedBuffer", "Version", "compatible"]
+__all__ = ["EventId", "NodeId", "SharedBuffer", "Time", "Version", "compatible"]
 
+#: an event time (ms)
+Time = int | float
 #: (time, arrival seq): orders events like Flink's EventId (timestamp, per-timestamp counter).
-EventId = tuple[Any, int]
+EventId = tuple[Time, int]
 #: (event id, stage name)
 NodeId = tuple[EventId, str]
 #: Dewey number
@@ -55,7 +57,8 @@ class SharedBuffer:
     """Events, nodes and versioned edges of one key, with reference counts.
 
     ``events[id] = [event, refs]``; ``nodes[node] = [refs, edges]`` with each edge
-    ``[target node or None, version, refs]``.
+    ``[target node or None, version, refs]``. Mutable lists on purpose: reference counts change
+    in place on every lock and release (the buffer's own hot path); nothing outside reads them.
     """
 
     __slots__ = ("events", "nodes")

@@ -14,14 +14,12 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from workbench.engine.faults import FaultSink
-from workbench.engine.nfa.conditions import TRUE, And, Cond, Not, compile_condition, type_test
-from workbench.engine.nfa.pattern import Contiguity, GroupStage, SequencePattern, Stage
+from workbench.engine.nfa.conditions import TRUE, And, Cond, Not
+from workbench.engine.nfa.elements import DELIM, END, ElementReader, Info
+from workbench.engine.nfa.pattern import SequencePattern
 from workbench.errors import PatternError
 
 __all__ = ["Action", "CompiledNFA", "Kind", "StateDef", "Transition", "compile_nfa", "original_name"]
-
-END = "$endState$"
-DELIM = ":"
 
 
 class Action(IntEnum):
@@ -111,52 +109,6 @@ class _S:
         self.trans.append(_T(action, target, cond))
 
 
-class _Info:
-    """Derived facts about one stage or group, linked to the previous element of its chain."""
-
-    __slots__ = (
-        "greedy",
-        "group",
-        "inner",
-        "last",
-        "looping",
-        "name",
-        "optional",
-        "prev",
-        "strategy",
-        "times",
-        "times_window",
-        "until",
-        "where",
-        "within",
-        "within_prev",
-    )  # fmt: skip
-
-    def __init__(self, name: str, strategy: str, where: Cond, until: Cond | None) -> None:
-        self.name = name
-        self.strategy = strategy  # strict | relaxed | any | not_next | not_follow
-        self.where = where
-        self.until = until
-        self.optional = False
-        self.looping = False
-        self.times: tuple[int, int] | None = None  # (from, to) for quantified elements
-        self.times_window: int | float | None = None
-        self.greedy = False
-        self.inner = "relaxed"  # strict | relaxed | any
-        self.within: int | float | None = None
-        self.within_prev: int | float | None = None
-        self.prev: _Info | None = None
-        self.group = False
-        self.last: _Info | None = None  # groups: the last element of the inner chain
-
-
-_STRATEGY = {
-    Contiguity.STRICT: "strict",
-    Contiguity.RELAXED: "relaxed",
-    Contiguity.NONDETERMINISTIC_RELAXED: "any",
-}
-
-
 def compile_nfa(
     pattern: SequencePattern, aggregate_names: frozenset[str] = frozenset(), faults: FaultSink | None = None
 ) -> CompiledNFA:
@@ -181,113 +133,10 @@ class _Compiler:
         self.window: int | float | None = None
         self.original: dict[str, _S] = {}
         self.names: list[str] = []
-        self.cur: _Info = _Info("", "strict", TRUE, None)
-        self.following: _Info | None = None
-        self.cur_group: _Info | None = None
+        self.cur: Info = Info("", "strict", TRUE, None)
+        self.following: Info | None = None
+        self.cur_group: Info | None = None
         self.first_of_loop: dict[int, bool] = {}
-
-    # ------------------------------------------------------------------ validation
-    def _error(self, msg: str, stage: str | None = None) -> PatternError:
-        return PatternError(msg, pattern=self.pattern.name, element=stage)
-
-    def _chain(self, elements: tuple[Stage | GroupStage, ...], where: str, seen: set[str]) -> _Info:
-        """Validate a chain of stages (top level or a group's inside) and link its infos."""
-        if not elements:
-            msg = f"{where} needs at least one stage"
-            raise self._error(msg)
-        prev: _Info | None = None
-        prev_elem: Stage | GroupStage | None = None
-        for i, elem in enumerate(elements):
-            obj: object = elem
-            if not isinstance(obj, Stage | GroupStage):
-                msg = f"a stage must be a Stage or GroupStage, got {type(obj).__name__}"
-                raise self._error(msg)
-            info = self._element(
-                elem, first=i == 0, prev_elem=prev_elem, seen=seen, is_last=i == len(elements) - 1
-            )
-            info.prev = prev
-            prev, prev_elem = info, elem
-        assert prev is not None
-        return prev
-
-    def _element(
-        self, elem: Stage | GroupStage, first: bool, prev_elem: Stage | GroupStage | None, seen: set[str],
-        is_last: bool,
-    ) -> _Info:  # fmt: skip
-        name: object = elem.name
-        if not isinstance(name, str) or not name:
-            msg = "stage names must be non-empty strings"
-            raise self._error(msg)
-        if DELIM in name or name == END:
-            msg = f"stage name {name!r} is reserved (no ':' and not {END!r})"
-            raise self._error(msg, name)
-        if name in seen:
-            msg = "duplicate stage name (stage and group names must be unique)"
-            raise self._error(msg, name)
-        seen.add(name)
-        q = elem.quantifier
-        if q.min < 1 or (q.max is not None and q.max < q.min):
-            msg = f"bad quantifier: min={q.min}, max={q.max} (need 1 <= min <= max)"
-            raise self._error(msg, name)
-        if elem.until is not None and not q.looping:
-            msg = "The until condition is only applicable to looping states."
-            raise self._error(msg, name)
-        if q.greedy and (q.single or isinstance(elem, GroupStage)):
-            msg = "greedy() is not applicable to a single-event stage or a group"
-            raise self._error(msg, name)
-        if q.greedy and q.inner is Contiguity.NONDETERMINISTIC_RELAXED:
-            msg = "greedy() cannot be combined with allowCombinations()"
-            raise self._error(msg, name)
-        if q.optional and prev_elem is not None and prev_elem.quantifier.greedy:
-            msg = "an optional stage cannot follow a greedy stage"
-            raise self._error(msg, name)
-        until = (
-            None
-            if elem.until is None
-            else compile_condition(elem.until, name, self.aggs, self.faults, "until")
-        )
-        if isinstance(elem, GroupStage):
-            info = _Info(name, "strict" if first else _STRATEGY[Contiguity(elem.contiguity)], TRUE, until)
-            info.group = True
-            info.last = self._chain(elem.stages, f"group {name!r}", seen)
-            if info.last.strategy == "not_follow":
-                msg = "notFollowedBy cannot be the last stage of a group"
-                raise self._error(msg, info.last.name)
-        else:
-            if elem.negated:
-                if first:
-                    msg = "a pattern (or group) cannot begin with a negated stage"
-                    raise self._error(msg, name)
-                if not q.single or q.optional or q.greedy or q.window_ms is not None:
-                    msg = "quantifier/optional not applicable to NOT pattern (notNext/notFollowedBy)"
-                    raise self._error(msg, name)
-                if elem.contiguity is Contiguity.NONDETERMINISTIC_RELAXED:
-                    msg = "a negated stage is notNext (strict) or notFollowedBy (relaxed), not followedByAny"
-                    raise self._error(msg, name)
-                if prev_elem is not None and prev_elem.quantifier.optional:
-                    msg = (
-                        "an optional stage cannot be followed by notNext/notFollowedBy (Flink: optional "
-                        "path to NOT condition is not supported)"
-                    )
-                    raise self._error(msg, prev_elem.name)
-                strategy = "not_next" if elem.contiguity is Contiguity.STRICT else "not_follow"
-            else:
-                strategy = "strict" if first else _STRATEGY[Contiguity(elem.contiguity)]
-            where = compile_condition(elem.where, name, self.aggs, self.faults)
-            if elem.types:
-                test = type_test(tuple(elem.types), name)
-                where = test if where is TRUE else And(test, where)
-            info = _Info(name, strategy, where, until)
-            info.within_prev = elem.within_prev_ms
-            self.names.append(name)
-        info.optional = q.optional
-        info.looping = q.looping
-        info.times = None if q.single else (q.min, q.min if q.max is None else q.max)
-        info.times_window = q.window_ms
-        info.greedy = q.greedy
-        info.inner = _STRATEGY[Contiguity(q.inner)]
-        info.within = elem.within_ms
-        return info
 
     # ------------------------------------------------------------------ state helpers
     def _unique(self, base: str) -> str:
@@ -327,7 +176,10 @@ class _Compiler:
             self.stops[name] = st
         return st
 
-    def _head_of_group(self, p: _Info) -> bool:
+    def _error(self, msg: str, stage: str | None = None) -> PatternError:
+        return PatternError(msg, pattern=self.pattern.name, element=stage)
+
+    def _head_of_group(self, p: Info) -> bool:
         return self.cur_group is not None and p.prev is None
 
     def _is_first_of_loop(self) -> bool:
@@ -342,12 +194,12 @@ class _Compiler:
         g = self.cur_group
         return cond if g is None or g.until is None else _with_until(cond, g.until, is_take)
 
-    def _take_cond(self, p: _Info) -> Cond:
+    def _take_cond(self, p: Info) -> Cond:
         out = self._group_until(p.where, True)
         assert out is not None
         return out
 
-    def _ignore_cond(self, p: _Info) -> Cond | None:
+    def _ignore_cond(self, p: Info) -> Cond | None:
         strategy = p.strategy
         if self._head_of_group(p):
             assert self.cur_group is not None
@@ -356,7 +208,7 @@ class _Compiler:
                 strategy = self.cur_group.inner
         return self._group_until(_ign(strategy, p.where), False)
 
-    def _inner_ignore_cond(self, p: _Info) -> Cond | None:
+    def _inner_ignore_cond(self, p: Info) -> Cond | None:
         strategy = p.inner
         if self._head_of_group(p):
             assert self.cur_group is not None
@@ -414,7 +266,9 @@ class _Compiler:
 
     # ------------------------------------------------------------------ construction
     def run(self) -> CompiledNFA:
-        last = self._chain(self.pattern.stages, "a sequence pattern", set())
+        reader = ElementReader(self.pattern.name, self.aggs, self.faults)
+        last = reader.chain(self.pattern.stages, "a sequence pattern", set())
+        self.names = reader.names
         skip = self.pattern.skip
         if skip.stage is not None and skip.stage not in self.names:
             msg = f"the skip strategy names stage {skip.stage!r}, which does not exist"
@@ -565,17 +419,17 @@ class _Compiler:
             self._add_stop_to_looping(ign_state)
         return st
 
-    def _enter(self, group: _Info) -> tuple[_Info, _Info | None, _Info | None]:
+    def _enter(self, group: Info) -> tuple[Info, Info | None, Info | None]:
         saved = (self.cur, self.following, self.cur_group)
         self.cur_group = group
         assert group.last is not None
         self.cur = group.last
         return saved
 
-    def _leave(self, saved: tuple[_Info, _Info | None, _Info | None]) -> None:
+    def _leave(self, saved: tuple[Info, Info | None, Info | None]) -> None:
         self.cur, self.following, self.cur_group = saved
 
-    def _group_state(self, group: _Info, sink: _S, proceed: _S | None, optional: bool) -> _S:
+    def _group_state(self, group: Info, sink: _S, proceed: _S | None, optional: bool) -> _S:
         """Inline one iteration of a group in front of ``sink``."""
         saved = self._enter(group)
         last = self._convert(self._middle(sink))
@@ -585,7 +439,7 @@ class _Compiler:
         self._leave(saved)
         return last
 
-    def _looping_group(self, group: _Info, sink: _S) -> _S:
+    def _looping_group(self, group: Info, sink: _S) -> _S:
         """A looping group: the inlined group, a dummy state after it leading back to its head."""
         dummy = self._new_cur(Kind.NORMAL, True)
         saved = self._enter(group)

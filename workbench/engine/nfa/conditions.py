@@ -15,7 +15,6 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.engine.events import Event
 from workbench.engine.expr import EMPTY_FRAME, compile_expr, ir
@@ -54,7 +53,7 @@ class ConditionContext:
     def __init__(
         self,
         lookup: Callable[[], Mapping[str, list[Event]]],
-        aggs: Callable[[str, str | None], Any],
+        aggs: Callable[[str, str | None], object],
         timestamp: int | float,
     ) -> None:
         self._lookup = lookup
@@ -72,15 +71,15 @@ class ConditionContext:
             self._matched = self._lookup()
         return list(self._matched.get(stage, ()))
 
-    def aggregate(self, name: str) -> Any:
+    def aggregate(self, name: str) -> object:
         """The current value of the declared aggregate ``name``."""
         return self._aggs(name, self.stage)
 
-    def lookup(self, name: str) -> Any:
+    def lookup(self, name: str) -> object:
         """A name an expression reads: the declared aggregate ``name`` (the expression frame)."""
         return self.aggregate(name)
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> object:
         return self._aggs(name, self.stage)
 
 
@@ -116,11 +115,11 @@ class Leaf(Cond):
     the event fail it; the error goes to ``faults`` (which raises instead in strict runs).
     """
 
-    fn: Callable[[Event, ConditionContext], Any]
+    fn: Callable[[Event, ConditionContext], object]
     label: str
     stage: str
     types: frozenset[str] | None
-    pure: Callable[[Event], Any] | None = None
+    pure: Callable[[Event], object] | None = None
     faults: FaultSink | None = None
     role: str = "where"
 
@@ -229,7 +228,7 @@ def compile_condition(
     raise PatternError(msg, element=stage)
 
 
-def _wrap_callable(fn: Callable[..., Any]) -> Callable[[Event, ConditionContext], Any]:
+def _wrap_callable(fn: Callable[..., object]) -> Callable[[Event, ConditionContext], object]:
     try:
         params = [
             p
@@ -266,7 +265,7 @@ def _compile_expression(
     if not expr.stages and not (expr.names & aggregate_names):
         frame = EMPTY_FRAME
 
-        def general(e: Event) -> Any:
+        def general(e: Event) -> object:
             return run(e, frame, None)
 
         pure = compile_event_test(expr.tree) or general  # one call for "e.f OP constant"
@@ -353,7 +352,43 @@ def needs_context(cond: Cond) -> bool:
     return False
 
 
-Predicate = Callable[[Event, ConditionContext | None], Any]
+Predicate = Callable[[Event, ConditionContext | None], object]
+
+
+class _Source:
+    """The text of one predicate: each value enters as a named constant ``_kN`` of its namespace."""
+
+    def __init__(self) -> None:
+        self.consts: dict[str, object] = {}
+
+    def const(self, value: object) -> str:
+        name = f"_k{len(self.consts)}"
+        self.consts[name] = value
+        return name
+
+    def literal(self, value: object) -> str:
+        # Why repr for an exact str: its repr is always one quoted literal (a constant lookup costs
+        # a dict probe per evaluation); anything else stays a named constant
+        return repr(value) if type(value) is str else self.const(value)
+
+    def gen(self, c: Cond) -> str:
+        if isinstance(c, Const):
+            return "True" if c.value else "False"
+        if isinstance(c, TypeIn):
+            if len(c.types) == 1:
+                return f"(e.type == {self.literal(next(iter(c.types)))})"
+            return f"(e.type in {self.const(c.types)})"
+        if isinstance(c, Leaf):
+            if c.pure is not None:
+                return f"{self.const(c.pure)}(e)"
+            return f"{self.const(c)}(e, ctx)"
+        if isinstance(c, Not):
+            return f"(not {self.gen(c.inner)})"
+        if isinstance(c, And):
+            return f"({self.gen(c.left)} and {self.gen(c.right)})"
+        if isinstance(c, Or):
+            return f"({self.gen(c.left)} or {self.gen(c.right)})"
+        return f"{self.const(c)}(e, ctx)"
 
 
 def compile_predicate(cond: Cond) -> Predicate:
@@ -364,60 +399,31 @@ def compile_predicate(cond: Cond) -> Predicate:
     aggregate stage, error recording). When an event-only part raises, the tree itself is evaluated
     again, so the error is recorded exactly as the interpreted form does.
 
-    The generated text is built from this function's own templates only: every value enters as a
-    named constant ``_kN`` of the function's namespace, except an event type that is an exact
+    The generated text is built from :class:`_Source`'s own templates only: every value enters as
+    a named constant ``_kN`` of the function's namespace, except an event type that is an exact
     ``str``, whose ``repr`` is always a single string literal; nothing a user wrote is compiled as
     code.
     """
     if isinstance(cond, Const):
         return cond.__call__  # type: ignore[return-value]
-    consts: dict[str, Any] = {}
-
-    def const(value: Any) -> str:
-        name = f"_k{len(consts)}"
-        consts[name] = value
-        return name
-
-    def literal(value: Any) -> str:
-        # Why repr for an exact str: its repr is always one quoted literal (a constant lookup costs
-        # a dict probe per evaluation); anything else stays a named constant
-        return repr(value) if type(value) is str else const(value)
-
-    def gen(c: Cond) -> str:
-        if isinstance(c, Const):
-            return "True" if c.value else "False"
-        if isinstance(c, TypeIn):
-            if len(c.types) == 1:
-                return f"(e.type == {literal(next(iter(c.types)))})"
-            return f"(e.type in {const(c.types)})"
-        if isinstance(c, Leaf):
-            if c.pure is not None:
-                return f"{const(c.pure)}(e)"
-            return f"{const(c)}(e, ctx)"
-        if isinstance(c, Not):
-            return f"(not {gen(c.inner)})"
-        if isinstance(c, And):
-            return f"({gen(c.left)} and {gen(c.right)})"
-        if isinstance(c, Or):
-            return f"({gen(c.left)} or {gen(c.right)})"
-        return f"{const(c)}(e, ctx)"
-
+    text = _Source()
     source = (
         "def pred(e, ctx):\n"
         "    try:\n"
-        f"        return {gen(cond)}\n"
+        f"        return {text.gen(cond)}\n"
         "    except _CepRuntimeError:\n"
         "        raise\n"
         "    except _Exception:\n"
         "        return _tree(e, ctx)\n"
     )
-    namespace: dict[str, Any] = {
+    namespace: dict[str, object] = {
         "__builtins__": {},
         "_CepRuntimeError": CepRuntimeError,
         "_Exception": Exception,
         "_tree": cond,
-        **consts,
+        **text.consts,
     }
     exec(compile(source, "<nfa predicate>", "exec"), namespace)
-    pred: Predicate = namespace["pred"]
+    pred = namespace["pred"]
+    assert callable(pred)
     return pred

@@ -10,14 +10,17 @@ Python list, with a key function; equal keys compare as equal.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 __all__ = ["offer", "poll", "remove_if"]
 
 T = TypeVar("T")
+"""An element of the heap."""
+#: the sort key of an element (tuples compare element by element, as Java's comparators here do)
+Key = Callable[[T], tuple[object, ...]]
 
 
-def offer(heap: list[T], item: T, key: Callable[[T], Any]) -> None:
+def offer(heap: list[T], item: T, key: Key[T]) -> None:
     """``PriorityQueue.offer``: append and sift up (stops at an equal parent)."""
     heap.append(item)
     k = len(heap) - 1
@@ -32,7 +35,7 @@ def offer(heap: list[T], item: T, key: Callable[[T], Any]) -> None:
     heap[k] = item
 
 
-def _sift_down(heap: list[T], k: int, item: T, n: int, key: Callable[[T], Any]) -> None:
+def _sift_down(heap: list[T], k: int, item: T, n: int, key: Key[T]) -> None:
     kx = key(item)
     half = n >> 1
     while k < half:
@@ -49,7 +52,7 @@ def _sift_down(heap: list[T], k: int, item: T, n: int, key: Callable[[T], Any]) 
     heap[k] = item
 
 
-def poll(heap: list[T], key: Callable[[T], Any]) -> T:
+def poll(heap: list[T], key: Key[T]) -> T:
     """``PriorityQueue.poll``: remove the root, move the last element to the root, sift down."""
     result = heap[0]
     last = heap.pop()
@@ -58,7 +61,7 @@ def poll(heap: list[T], key: Callable[[T], Any]) -> T:
     return result
 
 
-def remove_if(heap: list[T], pred: Callable[[T], bool], key: Callable[[T], Any]) -> list[T]:
+def remove_if(heap: list[T], pred: Callable[[T], bool], key: Key[T]) -> list[T]:
     """``PriorityQueue.removeIf`` (Java 11+ bulk remove): compact survivors in order, then heapify."""
     removed = [x for x in heap if pred(x)]
     if not removed:

@@ -1,79 +1,135 @@
-"""The fast path for linear patterns of single-event stages (an implementation detail of the matcher).
+"""The linear plan: chains of single-event stages, one path per partial match.
 
 A pattern whose stages each take exactly one event (no quantifier, group, negation, ``until``,
 per-stage previous-event window or aggregate), with conditions that read only the event, after-match
 skip ``no_skip``, ``skip_to_next`` or ``skip_past_last_event`` and the default (indexed) order,
-compiles to an NFA that is a chain: state ``i``
-has one ``TAKE`` edge to state ``i + 1`` and, depending on the stage's contiguity, no ``IGNORE``
-edge (``next``: any other event kills the partial match), ``IGNORE`` on ``NOT where``
-(``followedBy``) or ``IGNORE`` always (``followedByAny``). Every partial match then has exactly one
-path, so the shared buffer and Dewey versions are not needed: a partial match is the tuple of the
-events it took. :class:`LinearPlan` steps such partial matches directly and reproduces the general
-matcher's observable behaviour exactly: the same detections in the same order (instance ids,
-timeouts), trace records, timer requests, ``max_partial_matches`` pruning and warnings.
+compiles to an NFA that is a chain: state ``i`` has one ``TAKE`` edge to state ``i + 1`` and,
+depending on the stage's contiguity, no ``IGNORE`` edge (``next``: any other event kills the
+partial match), ``IGNORE`` on ``NOT where`` (``followedBy``) or ``IGNORE`` always
+(``followedByAny``). Every partial match then has exactly one path, so the shared buffer and Dewey
+versions are not needed: a partial match (:class:`LinearRun`) holds the events it took.
+:class:`LinearPlan` steps them directly and reproduces the general plan's observable behaviour
+exactly: the same detections in the same order (instance ids, timeouts), trace records, timer
+requests, ``max_partial_matches`` pruning and warnings.
 
-Partial matches live in ``NFAState.linear`` as lists ``[start_id, rid, stage index, start_ts,
-prev_ts, instance, events]``, kept sorted by ``(start_id, rid)`` -- the general matcher's visiting
-and expiry order -- so plain list comparison sorts them. Under a skip strategy, completed matches
-held back until no earlier partial match is alive wait in ``NFAState.linear_done`` as
-``(completion key, instance, events)``, in the general matcher's emission order.
+Partial matches live in :attr:`LinearState.runs`, kept sorted by ``(start_id, rid)`` -- the general
+plan's visiting and expiry order. Under a skip strategy, completed matches held back until no
+earlier partial match is alive wait in :attr:`LinearState.held`, in the general plan's emission
+order.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable, Mapping
-from typing import Any
+from operator import attrgetter
 
 from workbench.engine.detection import Detection, TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
-from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind
-from workbench.engine.nfa.conditions import TRUE, Not, compile_predicate, needs_context
+from workbench.engine.nfa.analysis import Analysis
+from workbench.engine.nfa.buffer import EventId, Time
+from workbench.engine.nfa.compiler import Action, CompiledNFA
+from workbench.engine.nfa.conditions import TRUE, Predicate, compile_predicate
 from workbench.engine.nfa.pattern import SequencePattern
-from workbench.engine.nfa.state import NFAState
-from workbench.engine.nfa.trace import cap_detail, negation_detail, skip_detail, strict_detail
+from workbench.engine.nfa.shapes import linear_chain
+from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, completion_key
+from workbench.engine.nfa.trace import cap_detail, negation_detail, skip_detail, strict_detail, warn_cap
 
-__all__ = ["LinearPlan"]
+__all__ = ["LinearPlan", "LinearRun", "LinearState"]
 
 STRICT, RELAXED, ANY = 0, 1, 2
 _TIMER = "nfa-window"
 _SKIPS = ("no_skip", "skip_to_next", "skip_past_last_event")
+#: a notFollowedBy check: (PROCEED predicate, STOP take predicate, STOP state, its stage)
+StopCheck = tuple[Predicate, Predicate, str, str]
+#: a completed match: (instance, events)
+Done = tuple[int, tuple[Event, ...]]
 
-#: one partial match: [start_id, rid, stage index, start_ts, prev_ts, instance, events]
-LinearRun = list[Any]
+
+class LinearRun:
+    """One partial match of a linear pattern.
+
+    Attributes:
+        start_id: id of its first event; ``(start_id, rid)`` orders partial matches.
+        rid: run id (a partial match that changes gets a new one, as in the general plan).
+        stage: index of the stage it waits for.
+        start_ts / prev_ts: times of its first and last event.
+        inst: detection instance id.
+        events: the events taken so far.
+    """
+
+    __slots__ = ("events", "inst", "prev_ts", "rid", "stage", "start_id", "start_ts")
+
+    def __init__(
+        self, start_id: EventId, rid: int, stage: int, start_ts: Time, prev_ts: Time, inst: int,
+        events: tuple[Event, ...],
+    ) -> None:  # fmt: skip
+        self.start_id = start_id
+        self.rid = rid
+        self.stage = stage
+        self.start_ts = start_ts
+        self.prev_ts = prev_ts
+        self.inst = inst
+        self.events = events
+
+    def copy(self, rid: int) -> LinearRun:
+        """The same partial match under a new run id (a branch)."""
+        return LinearRun(self.start_id, rid, self.stage, self.start_ts, self.prev_ts, self.inst, self.events)
+
+
+#: the visiting order of partial matches (C-level key for ``list.sort``)
+by_start = attrgetter("start_id", "rid")
+
+
+class LinearState:
+    """Everything one key holds for a linear pattern.
+
+    Attributes:
+        runs: live partial matches in ``(start_id, rid)`` order.
+        held: completed matches held back by a skip strategy.
+        next_rid: run id counter.
+        dropped: partial matches dropped because of ``max_partial_matches``.
+        time: the latest time the state was advanced to.
+        scheduled: the latest window deadline a timer was requested for.
+    """
+
+    __slots__ = ("dropped", "held", "next_rid", "runs", "scheduled", "time")
+
+    def __init__(self) -> None:
+        self.runs: list[LinearRun] = []
+        self.held: list[HeldMatch] = []
+        self.next_rid = 0
+        self.dropped = 0
+        self.time: Time | None = None
+        self.scheduled: Time | None = None
+
+    @property
+    def partial_matches(self) -> int:
+        """Number of live partial matches."""
+        return len(self.runs)
 
 
 class LinearPlan:
-    """The compiled chain of a linear pattern; steps ``NFAState.linear`` for one key.
+    """The compiled chain of a linear pattern; steps one key's :class:`LinearState`.
 
     Attributes:
         n: number of stages.
         window: first-and-last window (``None``: none).
     """
 
-    def __init__(
-        self,
-        pattern: SequencePattern,
-        nfa: CompiledNFA,
-        chain: list[str],
-        wakes: Mapping[str, frozenset[str] | None],
-        start_wakes: frozenset[str] | None,
-    ) -> None:
+    def __init__(self, pattern: SequencePattern, nfa: CompiledNFA, chain: list[str], facts: Analysis) -> None:
         self.name = pattern.name
         self.emit_timeouts = pattern.emit_timeouts
         self.cap = pattern.max_partial_matches
         self.window = nfa.window_ms
-        self.skip = pattern.skip.kind
+        self.skip = SkipRule(pattern.skip, pattern.name)
         self.n = len(chain)
         states = nfa.states
         self.stage = [states[s].stage for s in chain]
-        self.preds: list[Callable[..., Any]] = []
+        self.preds: list[Predicate] = []
         self.kinds: list[int] = []
         self.targets: list[str] = []
-        #: per stage: the notFollowedBy checks as (PROCEED predicate, STOP take predicate, STOP state,
-        #: its stage) -- a partial match that meets one dies (trace VIOLATED)
-        self.stops: list[tuple[tuple[Callable[..., Any], Callable[..., Any], str, str], ...]] = []
+        #: per stage: its notFollowedBy checks -- a partial match that meets one dies (VIOLATED)
+        self.stops: list[tuple[StopCheck, ...]] = []
         for s in chain:
             take = next(tr for tr in states[s].transitions if tr.action == Action.TAKE)
             ignore = [tr for tr in states[s].transitions if tr.action == Action.IGNORE]
@@ -84,14 +140,8 @@ class LinearPlan:
             for tr in states[s].transitions:
                 if tr.action == Action.PROCEED:
                     stop = states[tr.target]
-                    checks.append(
-                        (
-                            compile_predicate(tr.cond),
-                            compile_predicate(stop.transitions[0].cond),
-                            stop.name,
-                            stop.stage,
-                        )
-                    )
+                    stop_pred = compile_predicate(stop.transitions[0].cond)
+                    checks.append((compile_predicate(tr.cond), stop_pred, stop.name, stop.stage))
             self.stops.append(tuple(checks))
         #: per prefix length: positions grouped stage by stage (a detection lists each stage's events
         #: together, in the order stages first appear: groups repeat stage names) and their channels
@@ -102,211 +152,203 @@ class LinearPlan:
                 groups.setdefault(self.stage[j], []).append(j)
             order = tuple(j for js in groups.values() for j in js)
             self.layout.append((order, tuple(self.stage[j] for j in order)))
-        index = {name: i for i, name in enumerate(nfa.stage_names)}
-        #: per position: the stage's index in pattern order (completion keys under a skip strategy)
-        self.stage_index = [index[s] for s in self.stage]
+        #: stage name -> its index in pattern order (completion keys under a skip strategy)
+        self.stage_index = {name: i for i, name in enumerate(nfa.stage_names)}
         #: per stage: event types that can change a partial match waiting there (None: all)
-        self.wakes = [wakes[s] for s in chain]
-        self.start_wakes = start_wakes
+        self.wakes = [facts.wakes[s] for s in chain]
+        self.start_wakes = facts.start_wakes
 
     @classmethod
-    def build(
-        cls,
-        pattern: SequencePattern,
-        nfa: CompiledNFA,
-        wakes: Mapping[str, frozenset[str] | None],
-        start_wakes: frozenset[str] | None,
-    ) -> LinearPlan | None:
-        """The plan, or ``None`` when the pattern is not a plain chain (the general NFA runs it)."""
+    def build(cls, pattern: SequencePattern, nfa: CompiledNFA, facts: Analysis) -> LinearPlan | None:
+        """The plan, or ``None`` when the pattern is not a plain chain."""
         if pattern.skip.kind not in _SKIPS or pattern.flink_order or pattern.aggregates or nfa.window_times:
             return None
-        states = nfa.states
-        chain: list[str] = []
-        name = nfa.start
-        stops: set[str] = set()
-        while states[name].kind != Kind.FINAL:
-            st = states[name]
-            if st.kind != (Kind.START if not chain else Kind.NORMAL) or name in chain:
-                return None
-            trs = st.transitions
-            if not trs or trs[0].action != Action.TAKE or needs_context(trs[0].cond):
-                return None
-            take, rest = trs[0], list(trs[1:])
-            if rest and rest[0].action == Action.IGNORE:
-                ign = rest.pop(0)
-                if not chain or ign.target != name:
-                    return None
-                if ign.cond is not TRUE and not (isinstance(ign.cond, Not) and ign.cond.inner is take.cond):
-                    return None
-            for tr in rest:  # notFollowedBy before this stage: PROCEED to a STOP state
-                if tr.action != Action.PROCEED or not chain or needs_context(tr.cond):
-                    return None
-                stop = states[tr.target]
-                if stop.kind != Kind.STOP or len(stop.transitions) != 1:
-                    return None
-                stop_take = stop.transitions[0]
-                if stop_take.action != Action.TAKE or stop_take.target != stop.name:
-                    return None
-                if needs_context(stop_take.cond):
-                    return None
-                stops.add(stop.name)
-            chain.append(name)
-            name = take.target
-        if not chain or len(states) != len(chain) + 1 + len(stops):
-            return None
-        return cls(pattern, nfa, chain, wakes, start_wakes)
+        chain = linear_chain(nfa)
+        return None if chain is None else cls(pattern, nfa, chain, facts)
+
+    def new_state(self) -> LinearState:
+        """A fresh per-key state."""
+        return LinearState()
+
+    def is_idle(self, state: LinearState) -> bool:
+        """Nothing in flight."""
+        return not state.runs and not state.held
 
     # ------------------------------------------------------------------ per event
-    def process(self, state: NFAState, event: Event, ctx: Context) -> None:
+    def process(self, state: LinearState, event: Event, ctx: Context) -> None:
         """Expire windows, then step every partial match the event can change, then start one."""
         t = event.time
-        runs = state.linear
+        runs = state.runs
         window = self.window
-        if runs and window is not None and runs[0][3] + window <= t:
-            self.advance(state, t, ctx)
+        if runs and window is not None and runs[0].start_ts + window <= t:
+            self.advance(state, t, ctx)  # why: the oldest partial match's window has passed
         elif state.time is None or t > state.time:
             state.time = t
         typ = event.type
         sw = self.start_wakes
         starts = sw is None or typ in sw
         if not runs and not starts:
-            return
+            return  # why: nothing to step and the event cannot start a match
         preds, kinds, wakes, stops = self.preds, self.kinds, self.wakes, self.stops
         last = self.n - 1
         tracing = ctx.tracing
         new: list[LinearRun] = []
-        done: list[tuple[int, tuple[Event, ...]]] = []
+        done: list[Done] = []
         for run in runs:
-            i = run[2]
+            i = run.stage
             w = wakes[i]
             if w is not None and typ not in w:
-                new.append(run)
+                new.append(run)  # why: the event's type cannot change this partial match
                 continue
             if stops[i]:
-                self._step_guarded(state, run, event, ctx, new, done)
+                self._step_guarded(state, run, event, ctx, new, done)  # why: notFollowedBy checks
                 continue
             if preds[i](event, None):
                 rid = state.next_rid
-                events = (*run[6], event)
+                state.next_rid = rid + 1
+                events = (*run.events, event)
                 if tracing:
                     ctx.trace(
-                        TraceKind.EXTENDED, run[5], self.stage[i], event.seq, {"state": self.targets[i]}
+                        TraceKind.EXTENDED, run.inst, self.stage[i], event.seq, {"state": self.targets[i]}
                     )
-                if i == last:
-                    done.append((run[5], events))
-                    state.next_rid = rid + 1
-                else:
-                    succ = [run[0], rid, i + 1, run[3], t, run[5], events]
-                    state.next_rid = rid + 1
-                    new.append(succ)
-                    self._fresh(state, succ, ctx)
-                if kinds[i] == ANY:
-                    rid = state.next_rid
-                    state.next_rid = rid + 1
-                    copy = [run[0], rid, i, run[3], run[4], run[5], run[6]]
-                    new.append(copy)
-                    self._fresh(state, copy, ctx)
+                if kinds[i] == ANY:  # why: followedByAny also keeps the partial match as it was
+                    self._take_and_keep(state, run, rid, i == last, t, events, ctx, new, done)
+                elif i == last:
+                    done.append((run.inst, events))
+                else:  # the taking partial match is the successor: update it in place
+                    run.rid, run.stage, run.prev_ts, run.events = rid, i + 1, t, events
+                    new.append(run)
+                    self._fresh(state, run, ctx)
             elif kinds[i] != STRICT:
-                new.append(run)
+                new.append(run)  # why: relaxed contiguity ignores a non-matching event
             elif tracing:
-                ctx.trace(TraceKind.PRUNED, run[5], None, event.seq, strict_detail(event.seq, self.stage[i]))
+                ctx.trace(
+                    TraceKind.PRUNED, run.inst, None, event.seq, strict_detail(event.seq, self.stage[i])
+                )
         if starts and preds[0](event, None):
-            inst = ctx.new_instance()
-            rid = state.next_rid
-            state.next_rid = rid + 1
-            if tracing:
-                ctx.trace(TraceKind.STARTED, inst, self.stage[0], event.seq, {"state": self.targets[0]})
-            if last == 0:
-                done.append((inst, (event,)))
-            else:
-                run = [(t, event.seq), rid, 1, t, t, inst, (event,)]
-                new.append(run)
-                self._fresh(state, run, ctx)
-        new.sort()
-        state.linear = new
-        if self.skip != "no_skip":
+            self._start(state, event, ctx, new, done)
+        new.sort(key=by_start)
+        state.runs = new
+        self._finish(state, done, t, ctx)
+
+    def _take_and_keep(
+        self, state: LinearState, run: LinearRun, rid: int, completes: bool, t: Time,
+        events: tuple[Event, ...], ctx: Context, new: list[LinearRun], done: list[Done],
+    ) -> None:  # fmt: skip
+        """``followedByAny``: the successor (or match) under ``rid``, then the run under a fresh id."""
+        if completes:
+            done.append((run.inst, events))
+        else:
+            succ = LinearRun(run.start_id, rid, run.stage + 1, run.start_ts, t, run.inst, events)
+            new.append(succ)
+            self._fresh(state, succ, ctx)
+        keep = state.next_rid
+        state.next_rid = keep + 1
+        run.rid = keep
+        new.append(run)
+        self._fresh(state, run, ctx)
+
+    def _start(
+        self, state: LinearState, event: Event, ctx: Context, new: list[LinearRun], done: list[Done]
+    ) -> None:
+        """The event takes the first stage: a new partial match (or a match of one stage)."""
+        inst = ctx.new_instance()
+        rid = state.next_rid
+        state.next_rid = rid + 1
+        t = event.time
+        if ctx.tracing:
+            ctx.trace(TraceKind.STARTED, inst, self.stage[0], event.seq, {"state": self.targets[0]})
+        if self.n == 1:
+            done.append((inst, (event,)))
+        else:
+            run = LinearRun((t, event.seq), rid, 1, t, t, inst, (event,))
+            new.append(run)
+            self._fresh(state, run, ctx)
+
+    def _finish(self, state: LinearState, done: list[Done], t: Time, ctx: Context) -> None:
+        """Emit (or hold back) the completed matches, then apply ``max_partial_matches``."""
+        if self.skip.holds:
             self._release(state, done, t, ctx)
         else:
             for inst, events in done:
                 self._emit(inst, "match", t, events, ctx)
         cap = self.cap
-        if cap is not None and len(new) > cap:
+        if cap is not None and len(state.runs) > cap:
             self._cap(state, ctx, cap)
 
     def _step_guarded(
-        self,
-        state: NFAState,
-        run: LinearRun,
-        event: Event,
-        ctx: Context,
-        new: list[LinearRun],
-        done: list[tuple[int, tuple[Event, ...]]],
-    ) -> None:
+        self, state: LinearState, run: LinearRun, event: Event, ctx: Context, new: list[LinearRun],
+        done: list[Done],
+    ) -> None:  # fmt: skip
         """Step a partial match whose stage has notFollowedBy checks, edge by edge like the NFA.
 
-        The general matcher evaluates the stage's edges in order (TAKE, IGNORE, each PROCEED to a
+        The general plan evaluates the stage's edges in order (TAKE, IGNORE, each PROCEED to a
         STOP state), then the STOP states' TAKE edges last-pushed first; a STOP reached kills the
         partial match's other successors, but a match completed by the same event is still emitted.
         """
-        i = run[2]
+        i = run.stage
         seq = event.seq
         take = self.preds[i](event, None)
         hit = [check for check in self.stops[i] if check[0](event, None)]
         stopped = [check for check in reversed(hit) if check[1](event, None)]
         keep: list[LinearRun] = []
-        t = event.time
         if take:
             if ctx.tracing:
-                ctx.trace(TraceKind.EXTENDED, run[5], self.stage[i], seq, {"state": self.targets[i]})
+                ctx.trace(TraceKind.EXTENDED, run.inst, self.stage[i], seq, {"state": self.targets[i]})
             rid = state.next_rid
             state.next_rid = rid + 1
-            events = (*run[6], event)
+            events = (*run.events, event)
             if i == self.n - 1:
-                done.append((run[5], events))
+                done.append((run.inst, events))
             else:
-                keep.append([run[0], rid, i + 1, run[3], t, run[5], events])
+                keep.append(LinearRun(run.start_id, rid, i + 1, run.start_ts, event.time, run.inst, events))
         kind = self.kinds[i]
         if kind == ANY or (kind == RELAXED and not take):
             if take or stopped:  # the version changes: a new partial match
                 rid = state.next_rid
                 state.next_rid = rid + 1
-                keep.append([run[0], rid, i, run[3], run[4], run[5], run[6]])
+                keep.append(run.copy(rid))
             else:
                 keep.append(run)
         for _, _, stop_state, stop_stage in stopped:
             state.next_rid += 1
             if ctx.tracing:
-                ctx.trace(TraceKind.EXTENDED, run[5], stop_stage, seq, {"state": stop_state})
+                ctx.trace(TraceKind.EXTENDED, run.inst, stop_stage, seq, {"state": stop_state})
         if stopped:
             if ctx.tracing:
-                ctx.trace(TraceKind.VIOLATED, run[5], None, seq)
-                ctx.trace(TraceKind.PRUNED, run[5], None, seq, negation_detail(seq))
+                ctx.trace(TraceKind.VIOLATED, run.inst, None, seq)
+                ctx.trace(TraceKind.PRUNED, run.inst, None, seq, negation_detail(seq))
             return
         if not take and not keep and ctx.tracing:
-            ctx.trace(TraceKind.PRUNED, run[5], None, seq, strict_detail(seq, self.stage[i]))
+            ctx.trace(TraceKind.PRUNED, run.inst, None, seq, strict_detail(seq, self.stage[i]))
         for r in keep:
             new.append(r)
             if r is not run:
                 self._fresh(state, r, ctx)
 
-    def _fresh(self, state: NFAState, run: LinearRun, ctx: Context) -> None:
-        """A new partial match: request a timer at its window deadline, as the general matcher does."""
+    def _fresh(self, state: LinearState, run: LinearRun, ctx: Context) -> None:
+        """A new partial match: request a timer at its window deadline, as the general plan does."""
         window = self.window
-        if window is not None and run[4] == run[3]:
-            deadline = run[3] + window
+        if window is not None and run.prev_ts == run.start_ts:
+            deadline = run.start_ts + window
             if state.scheduled != deadline:
                 state.scheduled = deadline
                 ctx.schedule(deadline, _TIMER)
 
-    def advance(self, state: NFAState, t: int | float, ctx: Context) -> None:
+    # ------------------------------------------------------------------ time
+    def on_timer(self, state: LinearState, time: Time, token: object, ctx: Context) -> None:
+        """A window deadline passed with no event: advance time to it."""
+        self.advance(state, time, ctx)
+
+    def advance(self, state: LinearState, t: Time, ctx: Context) -> None:
         """Advance the key's time to ``t``: partial matches whose window passed time out."""
         if state.time is None or t > state.time:
             state.time = t
-        runs, window = state.linear, self.window
-        if window is None or not runs or runs[0][3] + window > t:
+        runs, window = state.runs, self.window
+        if window is None or not runs or runs[0].start_ts + window > t:
             return
         k = 0
-        while k < len(runs) and runs[k][3] + window <= t:
+        while k < len(runs) and runs[k].start_ts + window <= t:
             k += 1
         expired = runs[:k]
         del runs[:k]
@@ -315,52 +357,54 @@ class LinearPlan:
             if self.emit_timeouts:
                 timeouts.append(run)
             elif ctx.tracing:
-                ctx.trace(TraceKind.TIMED_OUT, run[5])
-        if self.skip != "no_skip":
+                ctx.trace(TraceKind.TIMED_OUT, run.inst)
+        if self.skip.holds:
             self._release(state, [], t, ctx)
         for run in timeouts:
-            self._emit(run[5], "timeout", run[3] + window, run[6], ctx)
+            self._emit(run.inst, "timeout", run.start_ts + window, run.events, ctx)
 
-    def _release(
-        self, state: NFAState, done: list[tuple[int, tuple[Event, ...]]], t: int | float, ctx: Context
-    ) -> None:
+    # ------------------------------------------------------------------ matches
+    def _hold(self, state: LinearState, done: list[Done]) -> None:
+        held = state.held
+        index = self.stage_index
+        for inst, events in done:
+            path = [(self.stage[j], (e.time, e.seq)) for j, e in enumerate(events)]
+            start = (events[0].time, events[0].seq)
+            held.append(HeldMatch(completion_key(start, path[-1][1], path, index), inst, events, path))
+        held.sort(key=_completion)
+
+    def _release(self, state: LinearState, done: list[Done], t: Time, ctx: Context) -> None:
         """Under a skip strategy: emit held-back matches once no earlier partial match is alive.
 
-        The order is the general matcher's: earliest start, earliest last event, then the smallest
-        ``(event id, stage index)`` sequence; each emitted match prunes the partial matches (and held
-        matches) that start at or before its first (``skip_to_next``) or last
-        (``skip_past_last_event``) event.
+        The order is the general plan's (:func:`~workbench.engine.nfa.skip.completion_key`); each
+        emitted match prunes the partial matches (and held matches) that its skip rule discards.
         """
-        held = state.linear_done
         if done:
-            for inst, events in done:
-                seq = tuple(((e.time, e.seq), self.stage_index[j]) for j, e in enumerate(events))
-                held.append((((events[0].time, events[0].seq), seq[-1][0], seq), inst, events))
-            held.sort(key=_first)
-        runs = state.linear
+            self._hold(state, done)
+        held, runs, skip = state.held, state.runs, self.skip
         while held:
-            key, inst, events = held[0]
-            if runs and runs[0][0] < key[0]:
-                break
+            match = held[0]
+            if runs and runs[0].start_id < match.start:
+                break  # why: an earlier partial match may still complete first
             del held[0]
-            ids = [eid for eid, _ in key[2]]
-            pruning = max(ids) if self.skip == "skip_past_last_event" else min(ids)
+            pruning = skip.pruning_id([match.path])
+            assert pruning is not None
             k = 0
-            while k < len(runs) and runs[k][0] <= pruning:
+            while k < len(runs) and skip.prunes(runs[k].start_id, pruning):
                 k += 1
             if k:
                 if ctx.tracing:
                     for run in runs[:k]:
-                        ctx.trace(TraceKind.PRUNED, run[5], None, None, skip_detail(self.skip))
+                        ctx.trace(TraceKind.PRUNED, run.inst, None, None, skip_detail(skip.kind))
                 del runs[:k]
             if ctx.tracing:
                 for h in held:
-                    if h[0][0] <= pruning:
-                        ctx.trace(TraceKind.PRUNED, h[1], None, None, skip_detail(self.skip))
-            held[:] = [h for h in held if not h[0][0] <= pruning]
-            self._emit(inst, "match", t, events, ctx)
+                    if skip.prunes(h.start, pruning):
+                        ctx.trace(TraceKind.PRUNED, h.inst, None, None, skip_detail(skip.kind))
+            held[:] = [h for h in held if not skip.prunes(h.start, pruning)]
+            self._emit(match.inst, "match", t, match.events, ctx)
 
-    def _emit(self, inst: int, kind: str, t: int | float, events: tuple[Event, ...], ctx: Context) -> None:
+    def _emit(self, inst: int, kind: str, t: Time, events: tuple[Event, ...], ctx: Context) -> None:
         order, channels = self.layout[len(events)]
         if order != tuple(range(len(events))):
             events = tuple(events[j] for j in order)
@@ -368,22 +412,17 @@ class LinearPlan:
         if ctx.tracing:
             ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, inst)
 
-    def _cap(self, state: NFAState, ctx: Context, cap: int) -> None:
-        runs = state.linear
+    def _cap(self, state: LinearState, ctx: Context, cap: int) -> None:
+        runs = state.runs
         excess = len(runs) - cap
         dropped = runs[:excess]
         del runs[:excess]
         if ctx.tracing:
             for run in dropped:
-                ctx.trace(TraceKind.PRUNED, run[5], None, None, cap_detail(cap))
+                ctx.trace(TraceKind.PRUNED, run.inst, None, None, cap_detail(cap))
         state.dropped += excess
-        warnings.warn(
-            f"pattern {self.name!r}, key {ctx.key!r}: more than {cap} partial matches; dropped the "
-            f"{excess} oldest (max_partial_matches; {state.dropped} dropped so far for this key)",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+        warn_cap(self.name, ctx.key, cap, excess, state.dropped, stacklevel=4)
 
 
-def _first(item: tuple[Any, ...]) -> Any:
-    return item[0]
+def _completion(held: HeldMatch) -> CompletionKey:
+    return held.key

@@ -82,7 +82,7 @@ class AnyOf:
     parts: tuple[Condition, ...]
 
 
-Condition = Union[str, ir.Node, Callable[..., Any], AllOf, AnyOf]  # noqa: UP007 - runtime alias
+Condition = Union[str, ir.Node, Callable[..., object], AllOf, AnyOf]  # noqa: UP007 - runtime alias
 
 
 def as_condition(cond: Condition | None, element: str) -> Condition | None:

@@ -1,4 +1,4 @@
-"""The ``detail`` of the trace records that end a partial match, shared by every matcher path.
+"""The ``detail`` of the trace records that end a partial match, shared by every plan (and the cap warning).
 
 The general interpreter and the fast paths must emit equal trace records, so they build these
 details here. Each has a ``reason`` (a short sentence for ``%cep explain`` and the timeline) plus
@@ -7,12 +7,12 @@ machine-readable fields.
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
 
-__all__ = ["cap_detail", "negation_detail", "skip_detail", "strict_detail"]
+__all__ = ["cap_detail", "negation_detail", "skip_detail", "strict_detail", "warn_cap"]
 
 
-def strict_detail(seq: int, stage: str) -> dict[str, Any]:
+def strict_detail(seq: int, stage: str) -> dict[str, object]:
     """A partial match waiting at ``stage`` with strict contiguity met an event it cannot take.
 
     >>> strict_detail(3, "success")["reason"]
@@ -21,7 +21,7 @@ def strict_detail(seq: int, stage: str) -> dict[str, Any]:
     return {"reason": f"strict contiguity broken by event #{seq}", "event": seq, "waiting": stage}
 
 
-def negation_detail(seq: int) -> dict[str, Any]:
+def negation_detail(seq: int) -> dict[str, object]:
     """A ``notNext``/``notFollowedBy`` stage occurred.
 
     >>> negation_detail(5)
@@ -30,7 +30,7 @@ def negation_detail(seq: int) -> dict[str, Any]:
     return {"reason": f"negation violated by event #{seq}", "event": seq}
 
 
-def skip_detail(strategy: str) -> dict[str, Any]:
+def skip_detail(strategy: str) -> dict[str, object]:
     """A match's after-match skip strategy discarded the partial (or held-back) match.
 
     >>> skip_detail("skip_past_last_event")["reason"]
@@ -39,10 +39,20 @@ def skip_detail(strategy: str) -> dict[str, Any]:
     return {"reason": f"skip strategy {strategy}", "strategy": strategy}
 
 
-def cap_detail(cap: int) -> dict[str, Any]:
+def cap_detail(cap: int) -> dict[str, object]:
     """``max_partial_matches`` dropped the partial match (the oldest go first).
 
     >>> cap_detail(10)["reason"]
     'cap: more than 10 partial matches'
     """
     return {"reason": f"cap: more than {cap} partial matches", "max_partial_matches": cap}
+
+
+def warn_cap(pattern: str, key: object, cap: int, excess: int, dropped: int, stacklevel: int) -> None:
+    """The ``RuntimeWarning`` of ``max_partial_matches`` (every plan warns alike)."""
+    warnings.warn(
+        f"pattern {pattern!r}, key {key!r}: more than {cap} partial matches; dropped the "
+        f"{excess} oldest (max_partial_matches; {dropped} dropped so far for this key)",
+        RuntimeWarning,
+        stacklevel=stacklevel + 1,
+    )

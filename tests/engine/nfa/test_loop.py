@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.test_nfa_linear import CONDITIONS, _harness_run, streams
+from tests.engine.nfa.test_linear import CONDITIONS, _harness_run, streams
 from workbench.engine.nfa import (
     AggregateSpec,
     Contiguity,

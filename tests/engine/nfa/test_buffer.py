@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from tests.engine.oracle import feed, is_type, seqs
 from workbench.engine.nfa import NFAMatcher, begin
 from workbench.engine.nfa.buffer import SharedBuffer, compatible
-from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
+from workbench.testing import NFATestHarness
 
 
 def test_dewey_compatibility() -> None:
@@ -37,10 +37,10 @@ def test_worked_example_from_the_research_notes() -> None:
 
 def test_each_event_is_stored_once_and_everything_is_released() -> None:
     p = combinations().within(10).build("p")  # type: ignore[attr-defined]
-    h = NFAHarness(NFAMatcher(p, specialise=False))  # the shared-buffer mode
+    h = NFATestHarness(NFAMatcher(p, specialise=False))  # the shared-buffer mode
     for i, t in enumerate("abbbb"):
         h.feed({"type": t, "time": i})
-    state = h.states[None]
+    state = h.state(None)
     assert len(state.buffer.events) == 5  # 5 events, many partial matches sharing them
     assert len(state.runs) > 5
     h.advance(100)  # every partial match times out
@@ -51,10 +51,10 @@ def test_each_event_is_stored_once_and_everything_is_released() -> None:
 
 def test_matched_events_released_after_emission() -> None:
     p = begin("a").where(is_type("a")).followed_by("b").where(is_type("b")).build("p")
-    h = NFAHarness(NFAMatcher(p, specialise=False))  # the shared-buffer mode
+    h = NFATestHarness(NFAMatcher(p, specialise=False))  # the shared-buffer mode
     for i, t in enumerate("ab"):
         h.feed({"type": t, "time": i})
-    assert h.states[None].buffer.events == {}
+    assert h.state(None).buffer.events == {}
 
 
 def test_buffer_pickles() -> None:

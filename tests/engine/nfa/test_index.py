@@ -12,9 +12,9 @@ from tests.engine.oracle import feed, is_type, seqs
 from workbench.engine.events import Event
 from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, Stage, begin
-from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
 from workbench.errors import PatternError
+from workbench.testing import NFATestHarness
 
 
 class Counter:
@@ -38,13 +38,13 @@ def test_wakes_sets() -> None:
 def test_waiting_runs_are_not_visited_by_unrelated_events() -> None:
     counter = Counter()
     p = SequencePattern("p", (Stage("a", is_type("a")), Stage("b", counter, types=("b",))))
-    h = NFAHarness(p)
+    h = NFATestHarness(p)
     for i in range(200):
         h.feed({"type": "a", "time": i})
     for i in range(1000):
         h.feed({"type": "x", "time": 200 + i})
     assert counter.calls == 0
-    assert len(h.states[None].runs) == 200
+    assert len(h.state(None).runs) == 200
     h.feed({"type": "b", "time": 2000})
     assert counter.calls == 200
     assert len(h.detections) == 200
@@ -53,7 +53,7 @@ def test_waiting_runs_are_not_visited_by_unrelated_events() -> None:
 def test_without_type_information_every_run_is_checked() -> None:
     counter = Counter()
     p = SequencePattern("p", (Stage("a", is_type("a")), Stage("b", counter)))
-    h = NFAHarness(p)
+    h = NFATestHarness(p)
     for i in range(20):
         h.feed({"type": "a", "time": i})
     h.feed({"type": "x", "time": 100, "ok": False})
@@ -70,7 +70,7 @@ def test_index_gives_the_same_matches_as_full_scan() -> None:
 
 def test_cap_on_partial_matches_warns_and_counts() -> None:
     p = SequencePattern("p", (Stage("a", is_type("a")), Stage("b", is_type("b"))), max_partial_matches=10)
-    h = NFAHarness(p)
+    h = NFATestHarness(p)
     for i in range(10):
         h.feed({"type": "a", "time": i})
     with pytest.warns(RuntimeWarning, match="max_partial_matches"):
@@ -78,7 +78,7 @@ def test_cap_on_partial_matches_warns_and_counts() -> None:
     for i in range(11, 25):
         with pytest.warns(RuntimeWarning):
             h.feed({"type": "a", "time": i})
-    state = h.states[None]
+    state = h.state(None)
     assert state.partial_matches == 10
     assert state.dropped == 15
     h.feed({"type": "b", "time": 100})

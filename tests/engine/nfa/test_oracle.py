@@ -16,7 +16,7 @@ from tests.engine.oracle import Assignment, Oracle, OStage
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
 from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, SkipStrategy, Stage
-from workbench.engine.nfa.harness import NFAHarness
+from workbench.testing import NFATestHarness
 
 TYPES = ("a", "b", "c")
 CONTIG = ("strict", "relaxed", "nondeterministic_relaxed")
@@ -112,7 +112,7 @@ def assignment(d: Detection, names: list[str]) -> Assignment:
 
 
 def run_engine(sc: dict[str, Any], flink_order: bool = False) -> list[Assignment]:
-    harness = NFAHarness(build(sc, flink_order))
+    harness = NFATestHarness(build(sc, flink_order))
     for i, (t, tm) in enumerate(zip(sc["types"], sc["times"], strict=True)):
         harness.feed(Event(t, tm, None, {}, i))
     names = [s["name"] for s in sc["stages"]]

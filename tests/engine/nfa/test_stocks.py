@@ -15,7 +15,7 @@ import pytest
 from tests.engine.oracle import Oracle, OStage
 from workbench.engine.events import Event
 from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, SkipStrategy, Stage
-from workbench.engine.nfa.harness import NFAHarness
+from workbench.testing import NFATestHarness
 
 DAYS = 800
 LEGS = (("a", "down"), ("b", "up"), ("c", "down"), ("d", "up"))
@@ -62,7 +62,7 @@ def reference(events: list[Event], skip: str) -> list[tuple[tuple[int, int], ...
 @pytest.mark.parametrize("symbol", ["AAPL", "GOOG", "IBM", "MSFT"])
 def test_w_pattern_on_daily_prices(symbol: str, skip: str) -> None:
     events = days(symbol)
-    harness = NFAHarness(w_pattern(skip))
+    harness = NFATestHarness(w_pattern(skip))
     for e in events:
         harness.feed(e)
     names = [n for n, _ in LEGS]

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.test_nfa_index import rich_patterns
-from tests.engine.test_nfa_oracle import build, scenarios
+from tests.engine.nfa.test_index import rich_patterns
+from tests.engine.nfa.test_oracle import build, scenarios
 from workbench.conformance import sequences
 from workbench.conformance.runner import RunOptions
 from workbench.engine import runtime
@@ -28,9 +28,9 @@ from workbench.engine.nfa import (
     SkipStrategy,
     Stage,
 )
-from workbench.engine.nfa.harness import NFAHarness
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError, PatternError
+from workbench.testing import NFATestHarness
 
 CONTIGUITIES = list(Contiguity)
 CONDITIONS = [
@@ -107,7 +107,7 @@ def _engine_run(matcher: NFAMatcher, events: list[dict[str, Any]]) -> tuple[Any,
 
 
 def _harness_run(matcher: NFAMatcher, events: list[dict[str, Any]]) -> tuple[Any, ...]:
-    h = NFAHarness(matcher)
+    h = NFATestHarness(matcher)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for e in events:
@@ -154,7 +154,7 @@ def test_only_chains_of_single_event_stages_are_specialised() -> None:
     assert NFAMatcher(SequencePattern("p", (a, b), skip=SkipStrategy("skip_past_last_event"))).specialised
 
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "conformance"
+DATA = Path(__file__).resolve().parents[2] / "data" / "conformance"
 CASES = sorted((DATA / "flink").glob("*.json")) + [
     p for p in sorted((DATA / "prova").glob("*.json")) if '"sequence"' in p.read_text()
 ]

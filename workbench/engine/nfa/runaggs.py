@@ -1,0 +1,93 @@
+"""The declared aggregates of a sequence pattern, as one partial match holds them.
+
+A partial match holds a tuple of :class:`~workbench.engine.aggregates.Aggregate` states, parallel
+to the pattern's ``aggregates`` (``()`` until its first take). Taking an event copies the
+aggregates of the taking stage and updates them; a condition reads one by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from workbench.engine.aggregates import Aggregate, input_of, make_aggregate, value_with
+from workbench.engine.events import Event
+from workbench.engine.nfa.pattern import AggregateSpec, SequencePattern
+from workbench.errors import PatternError
+
+__all__ = ["RunAggregates"]
+
+
+class RunAggregates:
+    """The aggregate specs of one pattern and how a partial match's aggregates change.
+
+    Attributes:
+        specs: the pattern's aggregate specs.
+        index: aggregate name -> position in ``specs``.
+        of_stage: stage name -> positions of the aggregates that stage updates.
+    """
+
+    __slots__ = ("index", "name", "of_stage", "specs")
+
+    def __init__(self, pattern: SequencePattern) -> None:
+        specs = pattern.aggregates
+        names = [a.name for a in specs]
+        if len(set(names)) != len(names):
+            msg = f"duplicate aggregate names: {names}"
+            raise PatternError(msg, pattern=pattern.name)
+        for a in specs:
+            make_aggregate(a.function, **dict(a.params))  # validates the function name early
+        self.name = pattern.name
+        self.specs: tuple[AggregateSpec, ...] = specs
+        self.index = {a.name: i for i, a in enumerate(specs)}
+        of_stage: dict[str, list[int]] = {}
+        for i, a in enumerate(specs):
+            of_stage.setdefault(a.stage, []).append(i)
+        self.of_stage = {stage: tuple(ids) for stage, ids in of_stage.items()}
+
+    def check_stages(self, stage_names: Collection[str]) -> None:
+        """Raise :class:`PatternError` for an aggregate over a stage the pattern does not have."""
+        for a in self.specs:
+            if a.stage not in stage_names:
+                msg = f"aggregate {a.name!r} refers to unknown stage {a.stage!r}"
+                raise PatternError(msg, pattern=self.name, element=a.name)
+
+    def fresh(self) -> tuple[Aggregate, ...]:
+        """Empty aggregates, one per spec."""
+        return tuple(make_aggregate(s.function, **dict(s.params)) for s in self.specs)
+
+    def take(self, aggs: tuple[Aggregate, ...], stage: str, event: Event) -> tuple[Aggregate, ...]:
+        """The aggregates after ``stage`` took ``event``: the stage's ones copied and updated."""
+        specs = self.specs
+        if not specs:
+            return ()
+        if not aggs:
+            aggs = self.fresh()
+        touched = self.of_stage.get(stage)
+        if not touched:
+            return aggs
+        out = list(aggs)
+        for i in touched:
+            agg = aggs[i].copy()
+            agg.update(input_of(event, specs[i].field))
+            out[i] = agg
+        return tuple(out)
+
+    def read(self, aggs: tuple[Aggregate, ...], name: str, stage: str | None, event: Event) -> object:
+        """The value of aggregate ``name`` seen by the condition of ``stage`` testing ``event``."""
+        i = self.index.get(name)
+        if i is None:
+            msg = f"no aggregate named {name!r}; declared: {sorted(self.index)}"
+            raise PatternError(msg, pattern=self.name)
+        spec = self.specs[i]
+        agg = aggs[i] if aggs else make_aggregate(spec.function, **dict(spec.params))
+        if spec.include_current and stage == spec.stage:
+            return value_with(agg, input_of(event, spec.field))
+        return agg.get()
+
+    def reader(self, aggs: tuple[Aggregate, ...], event: Event) -> Callable[[str, str | None], object]:
+        """``read`` bound to one partial match's aggregates and the event being tested."""
+
+        def read(name: str, stage: str | None = None) -> object:
+            return self.read(aggs, name, stage, event)
+
+        return read

@@ -297,8 +297,8 @@ def test_empty_model() -> None:
 def test_doctests() -> None:
     import doctest
 
-    import workbench.widgets.model
+    import workbench.widgets.rows
 
-    result = doctest.testmod(workbench.widgets.model)
+    result = doctest.testmod(workbench.widgets.rows)  # next_state's example
     assert result.attempted > 0
     assert result.failed == 0

@@ -24,9 +24,7 @@ def errors(magics: Any, argv: Sequence[str]) -> Any:
     p = ArgParser(prog="%cep errors", description="Condition errors of the last replay (runs go on).")
     p.add_argument("-o", "--out", help="store the DataFrame in this variable")
     args = p.parse_args(list(argv))
-    session = magics.session
-    live = session.live.errors if session.live is not None else []
-    frame = errors_to_frame([*session.errors, *live])
+    frame = errors_to_frame(magics.session.condition_errors())
     if args.out:
         magics.store(args.out, frame)
         return None

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["errors"]
 
 
-def errors(magics: Any, argv: Sequence[str]) -> Any:
+def errors(magics: CepMagics, argv: Sequence[str]) -> object:
     """Return (or store with ``-o``) the condition errors of the last ``%cep run`` (and of the live
     ``%cep feed``, if one runs) as a DataFrame.
 

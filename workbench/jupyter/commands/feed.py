@@ -12,11 +12,14 @@ everything detected so far.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.errors import CepError
 from workbench.jupyter.commands import ArgParser
 from workbench.session.session import to_frame
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["feed"]
 
@@ -34,7 +37,7 @@ def _parser() -> ArgParser:
     return p
 
 
-def feed(magics: Any, argv: Sequence[str]) -> Any:
+def feed(magics: CepMagics, argv: Sequence[str]) -> object:
     """Run the feed action; return the detections it caused as a DataFrame (``None`` on --start)."""
     args = _parser().parse_args(list(argv))
     session = magics.session

@@ -139,7 +139,7 @@ def _times(values: Sequence[int | float]) -> pd.Series:
     return pd.Series(values, dtype="float64")
 
 
-def _objects(values: Sequence[Any]) -> pd.Series:
+def _objects(values: Sequence[object]) -> pd.Series:
     """A column that keeps Python objects as they are (keys, tuples, dicts)."""
     # Fill an object array element by element (so tuples stay single cells), then wrap it once:
     # setting Series cells one by one costs ~0.4 ms each.
@@ -411,7 +411,7 @@ def _column_values(frame: pd.DataFrame, col: str) -> list[Any]:
     return out
 
 
-def _is_missing(v: Any) -> bool:
+def _is_missing(v: object) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     return isinstance(v, float) and math.isnan(v)

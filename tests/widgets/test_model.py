@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from workbench.engine import Detection, Event, TraceKind, TraceRecord
-from workbench.widgets.model import RowId, State, TimelineModel
+from workbench.widgets.model import TimelineModel
+from workbench.widgets.rows import RowId, State
 
 K = TraceKind
 

@@ -24,7 +24,7 @@ __all__ = ["SUFFIXES", "load_events", "read_frame"]
 SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
 
 
-def read_frame(path: str | Path) -> Any:
+def read_frame(path: str | Path) -> pd.DataFrame:
     """Read an event file into a DataFrame (by suffix); a :class:`CepError` names what is wrong."""
     import pandas as pd
 
@@ -122,6 +122,6 @@ def load_events(
     return out
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     """The type name of ``value`` for messages."""
     return str(value.__class__.__name__)

@@ -12,7 +12,7 @@ import contextlib
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
@@ -25,12 +25,15 @@ from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["CepSession", "RunOutcome", "describe", "kind_of", "late_note", "to_frame"]
 
 Progress = Callable[[int, int], None]
 
 
-def to_frame(detections: Sequence[Detection]) -> Any:
+def to_frame(detections: Sequence[Detection]) -> pd.DataFrame:
     """Detections as a DataFrame (the single place that picks the conversion)."""
     from workbench.results import detections_to_frame
 
@@ -271,7 +274,7 @@ class CepSession:
         self._keep(names, _result_of(self.live), self.live_events)
         return self.live
 
-    def feed(self, items: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
+    def feed(self, items: Iterable[Event | Mapping[str, object]]) -> list[Detection]:
         """Push events into the live engine (stamped with the clock) and fire due timers."""
         if self.live is None:
             msg = "no live feed: start one with %cep feed NAME... --start"
@@ -320,11 +323,11 @@ class CepSession:
             raise CepError(msg)
         return list(self.runs[name].detections)
 
-    def matches(self, name: str) -> Any:
+    def matches(self, name: str) -> pd.DataFrame:
         """The detections of the last run of ``name`` as a DataFrame."""
         return to_frame(self.detections(name))
 
-    def listing(self) -> Any:
+    def listing(self) -> pd.DataFrame:
         """One row per defined pattern: name, kind, elements, partition, detections of the last run."""
         import pandas as pd
 

@@ -59,20 +59,7 @@ from workbench.widgets.rows import (
     subject,
 )
 
-__all__ = [
-    "LEVELS",
-    "Band",
-    "DetectionMark",
-    "Instance",
-    "Marker",
-    "RowId",
-    "RowState",
-    "State",
-    "TimelineModel",
-    "View",
-    "next_state",
-    "subject",
-]
+__all__ = ["TimelineModel"]
 
 
 #: instance-level records that end an instance (unless a later record of it follows).

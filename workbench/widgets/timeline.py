@@ -30,6 +30,7 @@ from typing import Any
 import ipywidgets as widgets
 from bokeh.embed import file_html
 from bokeh.models import ColumnDataSource, Range1d
+from bokeh.plotting import figure
 from bokeh.resources import INLINE
 
 from workbench.engine.detection import Detection, TraceRecord
@@ -46,7 +47,8 @@ from workbench.widgets.figure import (
     time_axis,
     x_extent,
 )
-from workbench.widgets.model import TimelineModel, View
+from workbench.widgets.model import TimelineModel
+from workbench.widgets.rows import View
 from workbench.widgets.sync import SentView
 
 __all__ = ["Timeline", "load_bokeh"]
@@ -336,17 +338,17 @@ class Timeline:
     # ------------------------------------------------------------------ callbacks
     _quiet = False
 
-    def _on_slider(self, change: Mapping[str, Any]) -> None:
+    def _on_slider(self, change: Mapping[str, int]) -> None:
         if self._quiet:
             return
         n = len(self.model.times)
         self.following = n == 0 or change["new"] >= n - 1
         self.refresh()
 
-    def _on_speed(self, change: Mapping[str, Any]) -> None:
+    def _on_speed(self, change: Mapping[str, float]) -> None:
         self.play.interval = max(20, int(400 / float(change["new"])))
 
-    def _on_filter(self, _change: Mapping[str, Any]) -> None:
+    def _on_filter(self, _change: Mapping[str, object]) -> None:
         by_name = {str(k): k for k in self.model.keys}
         k, p = self.key_filter.value, self.pattern_filter.value
         self.keys = None if k == _ALL else {by_name.get(k, k)}
@@ -354,13 +356,13 @@ class Timeline:
         self._sent.view = None
         self.refresh()
 
-    def _on_select(self, change: Mapping[str, Any]) -> None:
+    def _on_select(self, change: Mapping[str, int | None]) -> None:
         new = change["new"]
         index = None if new is None or new < 0 else int(new)
         if index != self.selected:
             self.select(index)
 
-    def _on_tap(self, _attr: str, _old: Any, new: list[int]) -> None:
+    def _on_tap(self, _attr: str, _old: object, new: list[int]) -> None:
         # A tap on a detection star: the indices are rows of the browser's source, which holds the
         # detections in the order we sent them (our own list, never the source read back).
         if new and 0 <= new[0] < len(self._sent.detections):
@@ -438,7 +440,7 @@ class Timeline:
         return len(records), len(detections)
 
     # ------------------------------------------------------------------ export
-    def standalone_figure(self, title: str | None = None) -> Any:
+    def standalone_figure(self, title: str | None = None) -> figure:
         """A new bokeh figure of the whole run (current filters), with its own data sources."""
         view = self.model.view(keys=self.keys, patterns=self.patterns, **self.limits)
         sources = {

@@ -28,10 +28,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.errors import CepError, CepSyntaxError
 from workbench.language.errors import CepCompileError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from workbench.engine.events import Event
+    from workbench.session.session import RunOutcome
 
 __all__ = ["main"]
 
@@ -84,7 +90,7 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(frame: Any, out: str) -> None:
+def _write(frame: pd.DataFrame, out: str) -> None:
     suffix = Path(out).suffix.lower()
     if suffix == ".csv":
         frame.to_csv(out, index=False)
@@ -102,7 +108,7 @@ def _write(frame: Any, out: str) -> None:
 def _run(args: argparse.Namespace) -> int:
     from workbench.session.inputs import load_events
     from workbench.session.progress import TextProgress
-    from workbench.session.session import CepSession, late_note, to_frame
+    from workbench.session.session import CepSession, to_frame
     from workbench.session.typecheck import field_mismatches, type_mismatches
 
     source = args.on or args.events
@@ -122,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
 
     data = read_frame(source)
     outcomes = []
-    events: list[Any] = []
+    events: list[Event] = []
     for part_key, group in session.partition_groups(names, args.key):
         events = load_events(data, time=args.time, key=part_key, type=args.type)
         progress = None if args.quiet or len(events) < 10_000 else TextProgress()
@@ -150,6 +156,14 @@ def _run(args: argparse.Namespace) -> int:
     fields = {f for e in events for f in e.fields}
     for note in [*type_mismatches(patterns, {e.type for e in events}), *field_mismatches(patterns, fields)]:
         print(f"warning: {note}", file=sys.stderr)
+    _report(args, outcome, len(events))
+    return 3 if outcome.errors else 0
+
+
+def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int) -> None:
+    """Write the late events and condition errors where asked; warn and summarise on stderr."""
+    from workbench.session.session import late_note
+
     if args.late:
         from workbench.results import events_to_frame
 
@@ -172,9 +186,8 @@ def _run(args: argparse.Namespace) -> int:
             count = sum(f.count for f in outcome.errors)
             failed = f", {len(outcome.errors)} condition error(s) on {count} event(s)"
         where = f" -> {args.out}" if args.out else ""
-        summary = f"{len(events)} events, {len(outcome.detections)} detection(s){late}{failed}{where}"
+        summary = f"{n_events} events, {len(outcome.detections)} detection(s){late}{failed}{where}"
         print(summary, file=sys.stderr)
-    return 3 if outcome.errors else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

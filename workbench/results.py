@@ -39,7 +39,7 @@ The reverse direction, :func:`frame_to_events`, reads a DataFrame with columns `
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -139,7 +139,7 @@ def _times(values: Sequence[int | float]) -> pd.Series:
     return pd.Series(values, dtype="float64")
 
 
-def _objects(values: Sequence[Any]) -> pd.Series:
+def _objects(values: Sequence[object]) -> pd.Series:
     """A column that keeps Python objects as they are (keys, tuples, dicts)."""
     # Fill an object array element by element (so tuples stay single cells), then wrap it once:
     # setting Series cells one by one costs ~0.4 ms each.
@@ -345,6 +345,51 @@ def events_to_frame(events: Iterable[Event]) -> pd.DataFrame:
 _MS = pd.Timedelta(milliseconds=1)
 
 
+def _event_field_columns(
+    frame: pd.DataFrame,
+    type_column: str,
+    time_column: str,
+    key_column: str | None,
+    fields: Sequence[str] | None,
+) -> list[str]:
+    """The columns that become event fields: ``fields``, checked, or every column not reserved."""
+    reserved = {type_column, time_column, "seq", "type", "time", "t"}
+    if key_column is not None:
+        reserved.add(key_column)
+    if fields is None:
+        return [str(c) for c in frame.columns if c not in reserved]
+    unknown = [c for c in fields if c not in frame.columns]
+    if unknown:
+        msg = f"field columns {unknown} are not in the DataFrame; columns: {list(frame.columns)}"
+        raise EventError(msg, field=unknown[0])
+    return list(fields)
+
+
+def _row_event(
+    where: str,
+    i: int,
+    typ: object,
+    t: object,
+    key: object,
+    fields: dict[str, object],
+    names: Mapping[str, str | None],
+) -> Event:
+    """One row's event; an error names the row (``where``, position ``i``) and the column."""
+    if _is_missing(typ):
+        msg = f"{where}: missing event type in column {names['type']!r}"
+        raise EventError(msg, position=i, field=names["type"])
+    if _is_missing(t):
+        msg = f"{where}: missing event time in column {names['time']!r}"
+        raise EventError(msg, position=i, field=names["time"])
+    row = {"type": typ, "time": t, "key": None if _is_missing(key) else key, "fields": fields}
+    try:
+        return make_event(row)
+    except EventError as err:
+        column = names.get(err.field or "")
+        msg = f"{where}, column {column!r}: {err.args[0]}"
+        raise EventError(msg, position=i, field=column) from None
+
+
 def _column_values(frame: pd.DataFrame, col: str) -> list[Any]:
     """A column as plain Python values; datetimes and durations become milliseconds (``None`` for NaT)."""
     s: Any = frame[col]  # the stubs do not model Series // Timedelta
@@ -366,7 +411,7 @@ def _column_values(frame: pd.DataFrame, col: str) -> list[Any]:
     return out
 
 
-def _is_missing(v: Any) -> bool:
+def _is_missing(v: object) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     return isinstance(v, float) and math.isnan(v)
@@ -413,17 +458,9 @@ def frame_to_events(
             msg = f"the DataFrame has no {what} column {required!r}; columns: {list(frame.columns)}"
             raise EventError(msg, field=required)
     has_key = key_column is not None and key_column in frame.columns
-    reserved = {type_column, time_column, "seq", "type", "time", "t"}
-    if has_key and key_column is not None:
-        reserved.add(key_column)
-    if fields is None:
-        field_cols = [str(c) for c in frame.columns if c not in reserved]
-    else:
-        unknown = [c for c in fields if c not in frame.columns]
-        if unknown:
-            msg = f"field columns {unknown} are not in the DataFrame; columns: {list(frame.columns)}"
-            raise EventError(msg, field=unknown[0])
-        field_cols = list(fields)
+    field_cols = _event_field_columns(
+        frame, type_column, time_column, key_column if has_key else None, fields
+    )
     types = _column_values(frame, type_column)
     # A time column with a gap is float64 in pandas: whole values go back to int milliseconds.
     times = [
@@ -431,27 +468,11 @@ def frame_to_events(
     ]
     keys: list[Hashable] = _column_values(frame, key_column) if has_key and key_column else []
     columns = {c: _column_values(frame, c) for c in field_cols}
-    labels = frame.index.tolist()
+    names = {"type": type_column, "time": time_column, "key": key_column}
     out: list[Event] = []
-    for i, label in enumerate(labels):
-        where = f"row {i} (index {label!r})"
-        typ = types[i]
-        if _is_missing(typ):
-            msg = f"{where}: missing event type in column {type_column!r}"
-            raise EventError(msg, position=i, field=type_column)
-        t = times[i]
-        if _is_missing(t):
-            msg = f"{where}: missing event time in column {time_column!r}"
-            raise EventError(msg, position=i, field=time_column)
+    for i, label in enumerate(frame.index.tolist()):
         key = keys[i] if has_key else None
-        if _is_missing(key):
-            key = None
         row_fields = {c: columns[c][i] for c in field_cols if not _is_missing(columns[c][i])}
-        try:
-            event = make_event({"type": typ, "time": t, "key": key, "fields": row_fields})
-        except EventError as err:
-            column = {"type": type_column, "time": time_column, "key": key_column}.get(err.field or "")
-            msg = f"{where}, column {column!r}: {err.args[0]}"
-            raise EventError(msg, position=i, field=column) from None
+        event = _row_event(f"row {i} (index {label!r})", i, types[i], times[i], key, row_fields, names)
         out.append(event)
     return out

@@ -9,36 +9,15 @@ Screenshots go to ``artifacts/``.
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-TOKEN = "cep-highlight-test-token"
-START_TIMEOUT_S = 60.0
+from tests.browser.lab import ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, Lab
+
 UI_TIMEOUT_MS = 30_000
 
 CEP_CELL = """%%cep fraud -o hits
@@ -62,10 +41,7 @@ sequence s within 5mins
 CEP_FILE = "# a pattern file for `workbench run`\nsequence s within 5s\n  begin a where a.x > 1\n"
 PYTHON_CELL = "total = sum([1, 2, 3])  # an ordinary Python cell\nprint('within', total)"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (make system-deps)"),
-]
+pytestmark = BROWSER_MARKS
 
 
 def _labextension_installed() -> bool:
@@ -95,97 +71,12 @@ def _notebook() -> dict[str, Any]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _write_settings(settings: Path) -> None:
-    """User settings: no news toast, every cell kept in the DOM."""
-    files = {
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-            "fetchNews": "false",
-            "checkForUpdates": False,
-        },
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    }
-    for name, value in files.items():
-        path = settings / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(value), encoding="utf-8")
-
-
-@dataclass(frozen=True)
-class Lab:
-    """A running JupyterLab server."""
-
-    url: str
-    log: Path
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    if not _labextension_installed():
-        pytest.fail("the cep-highlight labextension is not installed: pip install ./extensions/cep_highlight")
-    base = tmp_path_factory.mktemp("lab")
-    home, notebooks, settings = base / "home", base / "notebooks", base / "settings"
-    for folder in (home, notebooks):
-        folder.mkdir()
-    _write_settings(settings)
-    (notebooks / "highlight.ipynb").write_text(json.dumps(_notebook()), encoding="utf-8")
-    (notebooks / "patterns.cep").write_text(CEP_FILE, encoding="utf-8")
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "JUPYTER_CONFIG_DIR": str(home / "config"),
-        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-        "IPYTHONDIR": str(home / "ipython"),
-        "JUPYTERLAB_SETTINGS_DIR": str(settings),
-        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-    }
-    port = _free_port()
-    log = base / "lab.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable, "-m", "jupyterlab", "--allow-root", "--no-browser",
-                "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
-                f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={notebooks}",
-                "--expose-app-in-browser",
-            ],
-            cwd=notebooks, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f"JupyterLab did not answer in {START_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}"
-                )
-            time.sleep(0.25)
-        yield Lab(url, log)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-
-
 @pytest.fixture(scope="module")
 def page(lab: Lab) -> Iterator[Any]:
+    if not _labextension_installed():
+        pytest.fail("the cep-highlight labextension is not installed: pip install ./extensions/cep_highlight")
+    lab.write_notebook("highlight.ipynb", _notebook())
+    (lab.root / "patterns.cep").write_text(CEP_FILE, encoding="utf-8")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
@@ -200,7 +91,7 @@ def page(lab: Lab) -> Iterator[Any]:
             pg.on("pageerror", lambda exc: errors.append(str(exc)))
             pg.on("console", on_console)
             pg.set_default_timeout(UI_TIMEOUT_MS)
-            pg.goto(f"{lab.url}/lab/tree/highlight.ipynb?token={TOKEN}&reset")
+            pg.goto(f"{lab.url}/lab/tree/highlight.ipynb?token={lab.token}&reset")
             pg.wait_for_selector(f"{PANEL} .jp-Cell .cm-editor")
             pg.wait_for_selector(f"{PANEL} .cep-Editor .cep-tok-keyword")
             yield pg

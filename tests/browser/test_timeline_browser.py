@@ -10,47 +10,19 @@ Screenshots go to ``artifacts/``. Every process the test starts is stopped in it
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
-import os
 import re
-import secrets
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-START_TIMEOUT_S = 90.0
+from tests.browser.lab import ARTIFACTS, BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, ROOT, Lab
+
 UI_TIMEOUT_MS = 60_000
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (make system-deps)"),
-]
+pytestmark = BROWSER_MARKS
 
 # The notebook: events in a DataFrame, a reaction group written with %%cep, a replay with %cep run,
 # and the timeline of that run scrubbed back to its first step (so that Play has work to do).
@@ -115,117 +87,11 @@ def _notebook() -> dict[str, Any]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@dataclass
-class Lab:
-    url: str
-    token: str
-    log: Path
-
-
-def _write_settings(settings: Path) -> None:
-    """User settings: no news toast over the page, and every cell kept in the DOM."""
-    files = {
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-            "fetchNews": "false",
-            "checkForUpdates": False,
-        },
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    }
-    for rel, data in files.items():
-        path = settings / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data), encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    base = tmp_path_factory.mktemp("timeline-lab")
-    home, nbdir = base / "home", base / "nb"
-    for d in (home, nbdir, home / "runtime", home / "ipython", home / "settings", home / "workspaces"):
-        d.mkdir(parents=True, exist_ok=True)
-    _write_settings(home / "settings")
-    (nbdir / "timeline.ipynb").write_text(json.dumps(_notebook()), encoding="utf-8")
-    shutil.copy(ROOT / "notebooks" / DEMO_NOTEBOOK, nbdir / DEMO_NOTEBOOK)
-    token = secrets.token_hex(16)
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(
-        HOME=str(home),
-        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-        IPYTHONDIR=str(home / "ipython"),
-        JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
-        JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
-        BOKEH_RESOURCES="inline",
-    )
-    exe = Path(sys.executable).parent / "jupyter-lab"
-    log = base / "lab.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                str(exe),
-                "--allow-root",
-                "--no-browser",
-                "--ip=127.0.0.1",
-                f"--port={port}",
-                f"--IdentityProvider.token={token}",
-                f"--ServerApp.root_dir={nbdir}",
-                "--ServerApp.port_retries=0",
-                "--expose-app-in-browser",
-            ],
-            cwd=nbdir,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: the teardown stops kernels too
-        )
-    url = f"http://127.0.0.1:{port}"
-    # A CI timeout sends SIGTERM: turn it into KeyboardInterrupt so this teardown still runs.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"jupyter-lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"jupyter-lab did not answer in {START_TIMEOUT_S} s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.3)
-        yield Lab(url, token, log)
-    finally:
-        _stop(proc)
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server and its kernels (its process group), politely first."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-    with contextlib.suppress(ProcessLookupError):  # kernels share the group: none outlives the server
-        os.killpg(proc.pid, signal.SIGKILL)
+@pytest.fixture(scope="module", autouse=True)
+def _notebooks(lab: Lab) -> None:
+    """This module's notebooks in the shared server's folder."""
+    lab.write_notebook("timeline.ipynb", _notebook())
+    shutil.copy(ROOT / "notebooks" / DEMO_NOTEBOOK, lab.root / DEMO_NOTEBOOK)
 
 
 _BROWSER_BANDS = """() => {

@@ -80,7 +80,7 @@ def test_annotations_match_compiler(grammar: Grammar, lexicon: dict[str, list[st
 
 
 def test_duration_units_match_parser(lexicon: dict[str, list[str] | str]) -> None:
-    tables = python_string_tables(LANGUAGE / "parser.py", "DURATION_UNITS")
+    tables = python_string_tables(LANGUAGE / "grammar.py", "DURATION_UNITS")
     assert set(tables.get("DURATION_UNITS", ())) == set(_strings(lexicon["DURATION_UNITS"]))
 
 

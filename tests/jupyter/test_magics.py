@@ -154,6 +154,24 @@ def test_live_feed(ip: Any) -> None:
     assert len(ip.run_line_magic("cep", "matches live")) == 1
 
 
+def test_live_feed_records_condition_errors_as_a_replay_does(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", "sequence bad\n  begin a: A where a.x > 1")
+    ip.user_ns["batch"] = [{"type": "A", "key": "k", "x": "text"}, {"type": "A", "key": "k", "x": 5}]
+    ip.run_line_magic("cep", "feed bad --start")
+    frame = ip.run_line_magic("cep", "feed --from batch")
+    assert len(frame) == 1  # the string did not match; the number did
+    errors = ip.run_line_magic("cep", "errors")
+    assert list(errors["pattern"]) == ["bad"]
+    assert list(errors["count"]) == [1]
+    ip.run_line_magic("cep", "feed --stop")
+    ip.run_line_magic("cep", "feed bad --start --strict")
+    with pytest.raises(CepCellError, match="bad"):
+        ip.run_line_magic("cep", "feed --from batch")
+    ip.run_line_magic("cep", "feed --stop")
+    with pytest.raises(CepCellError, match="--strict goes with --start only"):
+        ip.run_line_magic("cep", "feed --tick --strict")
+
+
 def test_progress_bar_for_long_inputs(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     m = magics(ip)
     m.progress_threshold = 5

@@ -69,7 +69,7 @@ class CepCompletions:
 
 @functools.cache
 def _keywords() -> frozenset[str]:
-    from workbench.language.parser import keywords
+    from workbench.language.grammar import keywords
 
     return keywords()
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from workbench.session.session import CepSession
+
 
 __all__ = ["current_session", "load_ipython_extension", "unload_ipython_extension"]
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """Register :class:`~workbench.jupyter.magics.CepMagics` with the shell."""
     from workbench.jupyter.completion import register
     from workbench.jupyter.magics import CepMagics
@@ -16,7 +22,7 @@ def load_ipython_extension(ipython: Any) -> None:
     register(ipython)  # tab completion in %%cep cells and on %cep lines
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """Remove the magics (IPython has no unregister API: drop them from the magics table)."""
     from workbench.jupyter.completion import unregister
 
@@ -25,7 +31,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     unregister(ipython)
 
 
-def current_session(shell: Any = None) -> Any:
+def current_session(shell: InteractiveShell | None = None) -> CepSession:
     """The :class:`~workbench.session.session.CepSession` of the running kernel's ``%cep`` magics.
 
     It holds the defined patterns and, per pattern, the detections and trace of its last run:
@@ -33,6 +39,7 @@ def current_session(shell: Any = None) -> Any:
     magics are not loaded (``%load_ext workbench``).
     """
     from workbench.errors import CepError
+    from workbench.session.session import CepSession
 
     if shell is None:
         from IPython import get_ipython
@@ -42,4 +49,6 @@ def current_session(shell: Any = None) -> Any:
     if magic is None:
         msg = "the workbench magics are not loaded in this kernel: run %load_ext workbench"
         raise CepError(msg)
-    return magic.__self__.session
+    session = magic.__self__.session
+    assert isinstance(session, CepSession)
+    return session

@@ -77,7 +77,7 @@ class CepMagics(Magics):
         self.session = CepSession()
 
     @line_cell_magic
-    def cep(self, line: str = "", cell: str | None = None) -> Any:
+    def cep(self, line: str = "", cell: str | None = None) -> object:
         """Define patterns (cell) or run a subcommand (line); see the module docstring."""
         var = None
         if m := _CAPTURE.match(line):
@@ -96,7 +96,7 @@ class CepMagics(Magics):
             return None
         return result
 
-    def resolve(self, source: str) -> Any:
+    def resolve(self, source: str) -> object:
         """``--on`` value: a variable of the user's namespace, else a file path."""
         ns = self.shell.user_ns if self.shell is not None else {}
         if source.isidentifier() and source in ns:
@@ -110,7 +110,7 @@ class CepMagics(Magics):
             raise CepError(msg)
         return source
 
-    def store(self, name: str, value: Any) -> None:
+    def store(self, name: str, value: object) -> None:
         """Put ``value`` into the user's namespace as ``name``."""
         if self.shell is None:
             msg = "the %cep magics are not attached to a shell"

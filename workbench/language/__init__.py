@@ -21,7 +21,8 @@ from __future__ import annotations
 from workbench.language.compile import Definition, compile_pattern, compile_patterns, compile_text
 from workbench.language.errors import CepCompileError
 from workbench.language.functions import register_function, registered_functions, unregister_function
-from workbench.language.parser import parse, parse_duration
+from workbench.language.grammar import parse_duration
+from workbench.language.parser import parse
 from workbench.language.printer import format_pattern
 
 __all__ = [

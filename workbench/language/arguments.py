@@ -12,7 +12,7 @@ from workbench.errors import CepError
 from workbench.language import ast
 from workbench.language.conditions import nearest
 from workbench.language.context import Context
-from workbench.language.parser import parse_duration
+from workbench.language.grammar import parse_duration
 
 __all__ = [
     "CHANNEL_ANNOTATIONS",

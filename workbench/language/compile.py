@@ -45,6 +45,58 @@ __all__ = [
 # ---- public entry points ---------------------------------------------------------------------------
 
 
+def _definition_name(
+    ctx: Context,
+    item: ast.SequenceDef | ast.GroupDef | ast.ReceiveDef,
+    names: Mapping[str, SourceSpan],
+    default_name: str | None,
+) -> str:
+    """The definition's name: written, else the default (for the first unnamed one); never twice."""
+    if item.name is not None:
+        name = item.name.text
+    elif default_name is not None:
+        name = default_name
+    else:
+        msg = "this definition needs a name (write e.g. 'sequence my_pattern ...')"
+        raise ctx.fail(msg, item.span)
+    if name in names:
+        msg = f"pattern {name!r} is defined twice (first on line {names[name].line})"
+        raise ctx.fail(msg, item.name.span if item.name else item.span)
+    return name
+
+
+def _compile_definition(
+    ctx: Context, item: ast.SequenceDef | ast.GroupDef | ast.ReceiveDef, name: str, *, validate: bool
+) -> tuple[Pattern, dict[str, SourceSpan]]:
+    """One definition's pattern and the spans of its elements (stages or channels, by name).
+
+    With ``validate`` the engine family compiles it too; its errors point at the element's span.
+    """
+    pattern: Pattern
+    spans: dict[str, SourceSpan]
+    if isinstance(item, ast.SequenceDef):
+        seq_builder = SequenceCompiler(ctx)
+        pattern = seq_builder.build(item, name)
+        spans = seq_builder.spans
+    elif isinstance(item, ast.ReceiveDef):
+        pattern = compile_receive(ctx, item, name)
+        spans = {}
+    else:
+        grp_builder = GroupCompiler(ctx)
+        pattern = grp_builder.build(item, name)
+        spans = grp_builder.scope.channel_ids
+    if validate:
+        try:
+            compile_matcher(pattern)
+        except CepCompileError:
+            raise
+        except CepError as err:
+            element = getattr(err, "element", None)
+            span = spans.get(element, item.span) if isinstance(element, str) else item.span
+            raise ctx.fail(str(err), span) from None
+    return pattern, spans
+
+
 def compile_script(
     script: ast.Script,
     *,
@@ -71,41 +123,11 @@ def compile_script(
             typed = zip((f.text for f in item.fields), item.types or (None,) * len(item.fields), strict=True)
             ctx.field_types[item.type.text] = {f: t for f, t in typed if t}
             continue
-        if item.name is not None:
-            name = item.name.text
-        elif default_name is not None and unnamed == 0:
-            name = default_name
-            unnamed += 1
-        else:
-            msg = "this definition needs a name (write e.g. 'sequence my_pattern ...')"
-            raise ctx.fail(msg, item.span)
-        if name in names:
-            msg = f"pattern {name!r} is defined twice (first on line {names[name].line})"
-            raise ctx.fail(msg, item.name.span if item.name else item.span)
+        name = _definition_name(ctx, item, names, default_name if unnamed == 0 else None)
+        unnamed += item.name is None
         names[name] = item.span
         ctx.pattern = name
-        pattern: Pattern
-        spans: dict[str, SourceSpan]
-        if isinstance(item, ast.SequenceDef):
-            seq_builder = SequenceCompiler(ctx)
-            pattern = seq_builder.build(item, name)
-            spans = seq_builder.spans
-        elif isinstance(item, ast.ReceiveDef):
-            pattern = compile_receive(ctx, item, name)
-            spans = {}
-        else:
-            grp_builder = GroupCompiler(ctx)
-            pattern = grp_builder.build(item, name)
-            spans = grp_builder.scope.channel_ids
-        if validate:
-            try:
-                compile_matcher(pattern)
-            except CepCompileError:
-                raise
-            except CepError as err:
-                element = getattr(err, "element", None)
-                span = spans.get(element, item.span) if isinstance(element, str) else item.span
-                raise ctx.fail(str(err), span) from None
+        pattern, spans = _compile_definition(ctx, item, name, validate=validate)
         out.append(
             Definition(
                 pattern,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast as pyast
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from workbench.engine.expr import ir
 from workbench.engine.reactions import patterns as grp
@@ -59,6 +60,25 @@ def compile_receive(ctx: Context, node: ast.ReceiveDef, name: str) -> grp.Receiv
     if "count" in annots and annots["count"].args:
         count = int_arg(ctx, annots["count"].args[0], "@count")
     return grp.Receive(name, type_, match, where, count, constants)
+
+
+class _ChannelOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`~workbench.engine.reactions.patterns.Channel` its annotations set."""
+
+    negated: bool
+    stop: bool
+    stop_ids: tuple[str, ...]
+    pause_ids: tuple[str, ...]
+    resume_ids: tuple[str, ...]
+    paused: bool
+    optional: bool
+    count: grp.Count
+    size: grp.Size
+    timer: grp.Timer
+    timeout_ms: float
+    vars: tuple[tuple[str, str], ...]
+    after: tuple[str, ...]
+    collect: tuple[tuple[str, ir.Node], ...]
 
 
 # ---- reaction groups -------------------------------------------------------------------------------
@@ -157,13 +177,7 @@ class GroupCompiler:
         match, type_ = self._head(node.head, set(self.scope.variables), binds)
         where = None
         if node.where is not None:
-            scope = Scope(
-                variables=frozenset(self.scope.variables),
-                fields=self.ctx.fields_of([type_] if type_ else []),
-                field_types=self.ctx.types_of([type_] if type_ else []),
-                functions=self.ctx.functions,
-            )
-            where = check_condition(node.where, scope, self.ctx.source)
+            where = check_condition(node.where, self._scope([type_] if type_ else []), self.ctx.source)
         self.scope.variables.update(v for v, _ in binds)
         ident = "initiator"
         if "id" in annots:
@@ -235,12 +249,7 @@ class GroupCompiler:
         if not (isinstance(node, pyast.Call) and isinstance(node.func, pyast.Name)):
             raise ctx.fail(bad, arg.span)
         kind = node.func.id
-        scope = Scope(
-            variables=frozenset(self.scope.variables),
-            fields=ctx.fields_of(types),
-            field_types=ctx.types_of(types),
-            functions=ctx.functions,
-        )
+        scope = self._scope(types)
 
         pieces = call_arguments(text)
 
@@ -264,6 +273,15 @@ class GroupCompiler:
         msg = bad + nearest(kind, ["MapCounter", "SortedAccumulator"])
         raise ctx.fail(msg, arg.span)
 
+    def _scope(self, types: Sequence[str]) -> Scope:
+        """The names a condition on events of ``types`` may read: group variables and their fields."""
+        return Scope(
+            variables=frozenset(self.scope.variables),
+            fields=self.ctx.fields_of(types),
+            field_types=self.ctx.types_of(types),
+            functions=self.ctx.functions,
+        )
+
     def _channel(self, ch: ast.Channel) -> grp.Channel:
         ctx = self.ctx
         annots = check_annotations(ctx, ch.annotations, CHANNEL_ANNOTATIONS, "a channel")
@@ -273,61 +291,80 @@ class GroupCompiler:
         types = [type_] if type_ else []
         where = None
         if ch.where is not None:
-            scope = Scope(
-                variables=frozenset(self.scope.variables),
-                fields=ctx.fields_of(types),
-                field_types=ctx.types_of(types),
-                functions=ctx.functions,
-            )
-            where = check_condition(ch.where, scope, ctx.source)
-        kw: dict[str, Any] = {}
+            where = check_condition(ch.where, self._scope(types), ctx.source)
+        opts = _ChannelOptions()
         for name, a in annots.items():
             args = a.args or ()
             if name == "not":
-                kw["negated"] = True
+                opts["negated"] = True
             elif name == "stop":
                 for each in ch.annotations:  # bare @stop and @stop(ids) may both be given
                     if each.name.text == "stop" and each.args:
-                        kw["stop_ids"] = self._ids(each)
+                        opts["stop_ids"] = self._ids(each)
                     elif each.name.text == "stop":
-                        kw["stop"] = True
-            elif name in ("pause", "resume", "after"):
-                kw[f"{name}_ids" if name != "after" else "after"] = self._ids(a)
-            elif name in ("paused", "optional"):
-                kw[name] = True
+                        opts["stop"] = True
+            elif name == "pause":
+                opts["pause_ids"] = self._ids(a)
+            elif name == "resume":
+                opts["resume_ids"] = self._ids(a)
+            elif name == "after":
+                opts["after"] = self._ids(a)
+            elif name == "paused":
+                opts["paused"] = True
+            elif name == "optional":
+                opts["optional"] = True
             elif name == "count":
-                n = int_arg(ctx, args[0], "@count's first argument")
-                m = int_arg(ctx, args[1], "@count's second argument") if len(args) > 1 else None
-                mode = ident_arg(ctx, args[2], "@count's mode") if len(args) > 2 else None
-                if mode is not None and mode not in ("ignore", "record", "strict"):
-                    hint = nearest(mode, ["ignore", "record", "strict"])
-                    msg = f"@count mode must be ignore, record or strict{hint}"
-                    raise ctx.fail(msg, args[2].span)
-                kw["count"] = grp.Count.of(n, m, mode)
+                opts["count"] = self._count(args)
             elif name == "size":
                 n = int_arg(ctx, args[0], "@size's first argument")
                 r = opt_int(ctx, args[1], "@size's second argument") if len(args) > 1 else None
                 acc = self._accumulator(args[2], types) if len(args) > 2 else None
-                kw["size"] = grp.Size(n, r, acc)
+                opts["size"] = grp.Size(n, r, acc)
             elif name == "timer":
                 d = ms_arg(ctx, args[0], "@timer's delay")
                 p = opt_ms(ctx, args[1], "@timer's period") if len(args) > 1 else None
                 acc = self._accumulator(args[2], types) if len(args) > 2 else None
-                kw["timer"] = grp.Timer(d, p, acc)
+                opts["timer"] = grp.Timer(d, p, acc)
             elif name == "timeout":
-                kw["timeout_ms"] = ms_arg(ctx, args[0], "@timeout")
+                opts["timeout_ms"] = ms_arg(ctx, args[0], "@timeout")
             elif name == "vars":
-                wanted = {ident_arg(ctx, x, "an argument of @vars") for x in args}
-                known = {v for v, _ in binds}
-                for x in args:
-                    v = ident_arg(ctx, x, "an argument of @vars")
-                    if v not in known:
-                        msg = f"@vars names {v!r}, which this channel does not bind{nearest(v, known)}"
-                        raise ctx.fail(msg, x.span)
-                chosen = [(v, f) for v, f in binds if not wanted or v in wanted]
-                binds = [(v, f) for v, f in binds if wanted and v not in wanted]
-                kw["vars"] = tuple(chosen)
-                self.scope.vars.update(v for v, _ in chosen)
+                opts["vars"], binds = self._vars(args, binds)
+        collects = self._collects(ch, types)
+        if collects:
+            opts["collect"] = collects
+        return grp.Channel(ident, type_, match, where, binds=tuple(binds), **opts)
+
+    def _count(self, args: tuple[ast.Expr | ast.Duration, ...]) -> grp.Count:
+        ctx = self.ctx
+        n = int_arg(ctx, args[0], "@count's first argument")
+        m = int_arg(ctx, args[1], "@count's second argument") if len(args) > 1 else None
+        mode = ident_arg(ctx, args[2], "@count's mode") if len(args) > 2 else None
+        if mode is not None and mode not in ("ignore", "record", "strict"):
+            hint = nearest(mode, ["ignore", "record", "strict"])
+            msg = f"@count mode must be ignore, record or strict{hint}"
+            raise ctx.fail(msg, args[2].span)
+        return grp.Count.of(n, m, mode)
+
+    def _vars(
+        self, args: tuple[ast.Expr | ast.Duration, ...], binds: list[tuple[str, str]]
+    ) -> tuple[tuple[tuple[str, str], ...], list[tuple[str, str]]]:
+        """``@vars``: the chosen (variable, field) pairs, and the binds left to the channel."""
+        ctx = self.ctx
+        wanted = {ident_arg(ctx, x, "an argument of @vars") for x in args}
+        known = {v for v, _ in binds}
+        for x in args:
+            v = ident_arg(ctx, x, "an argument of @vars")
+            if v not in known:
+                msg = f"@vars names {v!r}, which this channel does not bind{nearest(v, known)}"
+                raise ctx.fail(msg, x.span)
+        chosen = [(v, f) for v, f in binds if not wanted or v in wanted]
+        rest = [(v, f) for v, f in binds if wanted and v not in wanted]
+        self.scope.vars.update(v for v, _ in chosen)
+        return tuple(chosen), rest
+
+    def _collects(self, ch: ast.Channel, types: Sequence[str]) -> tuple[tuple[str, ir.Node], ...]:
+        """``@collect(var, expr)`` pairs of a channel: the list variable and the value appended."""
+        ctx = self.ctx
         collects = []
         for a in ch.annotations:
             if a.name.text == "collect":
@@ -342,16 +379,9 @@ class GroupCompiler:
                 if not isinstance(value, ast.Expr):
                     msg_0 = "@collect's value must be an expression"
                     raise ctx.fail(msg_0, value.span)
-                scope = Scope(
-                    variables=frozenset(self.scope.variables),
-                    fields=ctx.fields_of(types),
-                    field_types=ctx.types_of(types),
-                    functions=ctx.functions,
-                )
-                collects.append((var, check_condition(value, scope, ctx.source, what="expression")))
-        if collects:
-            kw["collect"] = tuple(collects)
-        return grp.Channel(ident, type_, match, where, binds=tuple(binds), **kw)
+                node = check_condition(value, self._scope(types), ctx.source, what="expression")
+                collects.append((var, node))
+        return tuple(collects)
 
     def _block(
         self,
@@ -375,6 +405,29 @@ class GroupCompiler:
         if not members:
             msg = f"an @{block.operator} group needs at least one channel"
             raise ctx.fail(msg, block.span)
+        timeout, exit_count, exit_size = self._exit_args(annots)
+        where = self._exit_where(annots)
+        if state:
+            if initiator is None:
+                msg = "'state' variables need an initiator ('on ...')"
+                raise ctx.fail(msg, block.span)
+            initiator = dataclasses.replace(initiator, state=state)
+        return grp.ReactionGroup(
+            name,
+            block.operator,  # type: ignore[arg-type]
+            tuple(members),
+            timeout_ms=timeout,
+            timeout_channel="timeout_channel" in annots,
+            initiator=initiator,
+            instances=instances,
+            exit=grp.Exit(exit_count, exit_size),
+            where=where,
+            constants=constants,
+        )
+
+    def _exit_args(self, annots: Mapping[str, ast.Annotation]) -> tuple[float | None, int | None, int | None]:
+        """A group's ``@timeout``, ``@count`` and ``@size`` exit arguments (``None`` where absent)."""
+        ctx = self.ctx
         timeout = (
             ms_arg(ctx, annots["timeout"].args[0], "@timeout")
             if "timeout" in annots and annots["timeout"].args
@@ -390,39 +443,17 @@ class GroupCompiler:
             if "size" in annots and annots["size"].args
             else None
         )
-        where = None
-        if "where" in annots and annots["where"].args:
-            arg = annots["where"].args[0]
-            if not isinstance(arg, ast.Expr):
-                msg_0 = "@where takes a condition"
-                raise ctx.fail(msg_0, arg.span)
-            scope = Scope(
-                variables=frozenset(self.scope.variables | self.scope.vars), functions=ctx.functions
-            )
-            where = check_condition(arg, scope, ctx.source)
-        if state:
-            if initiator is None:
-                msg = "'state' variables need an initiator ('on ...')"
-                raise ctx.fail(msg, block.span)
-            initiator = grp.Initiator(
-                initiator.type,
-                initiator.match,
-                initiator.where,
-                initiator.bind,
-                initiator.mult,
-                initiator.template,
-                state,
-                initiator.id,
-            )
-        return grp.ReactionGroup(
-            name,
-            block.operator,  # type: ignore[arg-type]
-            tuple(members),
-            timeout_ms=timeout,
-            timeout_channel="timeout_channel" in annots,
-            initiator=initiator,
-            instances=instances,
-            exit=grp.Exit(exit_count, exit_size),
-            where=where,
-            constants=constants,
+        return timeout, exit_count, exit_size
+
+    def _exit_where(self, annots: Mapping[str, ast.Annotation]) -> ir.Node | None:
+        """A group's ``@where`` exit condition, over the group's variables (no event fields)."""
+        if "where" not in annots or not annots["where"].args:
+            return None
+        arg = annots["where"].args[0]
+        if not isinstance(arg, ast.Expr):
+            msg_0 = "@where takes a condition"
+            raise self.ctx.fail(msg_0, arg.span)
+        scope = Scope(
+            variables=frozenset(self.scope.variables | self.scope.vars), functions=self.ctx.functions
         )
+        return check_condition(arg, scope, self.ctx.source)

@@ -23,7 +23,7 @@ from workbench.engine.nfa import pattern as seq
 from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
 from workbench.errors import PatternError
-from workbench.language.parser import DURATION_UNITS, keywords
+from workbench.language.grammar import DURATION_UNITS, keywords
 
 __all__ = ["condition_text", "format_duration", "format_name", "format_pattern"]
 

@@ -248,6 +248,28 @@ class SequenceCompiler:
             lo, optional = 1, True
         return seq.Quantifier(lo, hi, optional, greedy, inner, window)
 
+    def _check_group(self, stage: ast.Stage, negated: bool) -> None:
+        """A group of stages takes no 'where', negation, 'within ... of previous' or 'greedy'."""
+        if stage.where:
+            msg = "a group of stages has no 'where' (put conditions on its stages)"
+            raise self.ctx.fail(msg, stage.where[0][1].span)
+        if negated:
+            msg = (
+                "a group of stages cannot be negated ('not next (...)' / 'not followed by (...)'); "
+                "negate a single stage instead"
+            )
+            raise self.ctx.fail(msg, stage.span)
+        if stage.within_previous is not None:
+            msg = (
+                "'within ... of previous' applies to a single stage, not to a group "
+                "(use 'within D' on the group, or put it on the group's first stage)"
+            )
+            raise self.ctx.fail(msg, stage.within_previous.span)
+        greedy = next((q for q in stage.quantifiers if q.kind == "greedy"), None)
+        if greedy is not None:
+            msg = "a group of stages cannot be 'greedy' (only a single looping stage can)"
+            raise self.ctx.fail(msg, greedy.span)
+
     def _stage(self, stage: ast.Stage, first: bool) -> seq.Stage | seq.GroupStage:
         ctx = self.ctx
         contiguity, negated = _CONTIGUITY[stage.contiguity]
@@ -262,25 +284,7 @@ class SequenceCompiler:
         until = self._condition(stage.until, types, "until condition", current) if stage.until else None
         if stage.group is not None:
             inner = tuple(self._stage(s, i == 0) for i, s in enumerate(stage.group.stages))
-            if stage.where:
-                msg = "a group of stages has no 'where' (put conditions on its stages)"
-                raise ctx.fail(msg, stage.where[0][1].span)
-            if negated:
-                msg = (
-                    "a group of stages cannot be negated ('not next (...)' / 'not followed by (...)'); "
-                    "negate a single stage instead"
-                )
-                raise ctx.fail(msg, stage.span)
-            if stage.within_previous is not None:
-                msg = (
-                    "'within ... of previous' applies to a single stage, not to a group "
-                    "(use 'within D' on the group, or put it on the group's first stage)"
-                )
-                raise ctx.fail(msg, stage.within_previous.span)
-            greedy = next((q for q in stage.quantifiers if q.kind == "greedy"), None)
-            if greedy is not None:
-                msg = "a group of stages cannot be 'greedy' (only a single looping stage can)"
-                raise ctx.fail(msg, greedy.span)
+            self._check_group(stage, negated)
             name = _group_name(inner)
             self.spans[name] = stage.group.span  # the engine reports a group's problems by this name
             return seq.GroupStage(

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.engine.events import Event, make_event
 from workbench.errors import CepError, EventError
 from workbench.language.conditions import nearest
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["SUFFIXES", "load_events", "read_frame"]
 
 SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
 
 
-def read_frame(path: str | Path) -> Any:
+def read_frame(path: str | Path) -> pd.DataFrame:
     """Read an event file into a DataFrame (by suffix); a :class:`CepError` names what is wrong."""
     import pandas as pd
 
@@ -46,6 +49,31 @@ def read_frame(path: str | Path) -> Any:
     raise CepError(msg)
 
 
+def _frame_events(frame: pd.DataFrame, *, time: str | None, key: str | None, type: str | None) -> list[Event]:
+    """A DataFrame's events; ``key`` names the partition key column (checked)."""
+    from workbench.results import frame_to_events
+
+    source = frame
+    if key is not None and key not in source.columns:
+        columns = [str(c) for c in source.columns]
+        msg = (
+            f"the events have no partition key column {key!r}{nearest(key, columns)} "
+            f"(it comes from --key or the pattern's 'partition by {key}'); "
+            f"columns: {', '.join(columns) or 'none'}"
+        )
+        raise EventError(msg, field=key)
+    if key is not None and key != "key" and key in source.columns and "key" not in source.columns:
+        # key by a copy, so the column stays a field conditions can read (partition by symbol)
+        source = source.assign(key=source[key])
+        key = "key"
+    return frame_to_events(
+        source,
+        type_column=type or "type",
+        time_column=time,
+        key_column=key if key is not None else "key",
+    )
+
+
 def load_events(
     source: Any,
     *,
@@ -56,29 +84,10 @@ def load_events(
     """Events from a DataFrame, a file path or an iterable of mappings/events (see module doc)."""
     import pandas as pd
 
-    from workbench.results import frame_to_events
-
     if isinstance(source, str | Path):
         source = read_frame(source)
     if isinstance(source, pd.DataFrame):
-        if key is not None and key not in source.columns:
-            columns = [str(c) for c in source.columns]
-            msg = (
-                f"the events have no partition key column {key!r}{nearest(key, columns)} "
-                f"(it comes from --key or the pattern's 'partition by {key}'); "
-                f"columns: {', '.join(columns) or 'none'}"
-            )
-            raise EventError(msg, field=key)
-        if key is not None and key != "key" and key in source.columns and "key" not in source.columns:
-            # key by a copy, so the column stays a field conditions can read (partition by symbol)
-            source = source.assign(key=source[key])
-            key = "key"
-        return frame_to_events(
-            source,
-            type_column=type or "type",
-            time_column=time,
-            key_column=key if key is not None else "key",
-        )
+        return _frame_events(source, time=time, key=key, type=type)
     if isinstance(source, Mapping) or not isinstance(source, Iterable):
         msg = (
             f"cannot read events from a {type_name(source)}; "
@@ -113,6 +122,6 @@ def load_events(
     return out
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     """The type name of ``value`` for messages."""
     return str(value.__class__.__name__)

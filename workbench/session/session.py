@@ -8,27 +8,32 @@ and tests use it directly.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
-from workbench.engine.runtime import Clock, Engine
+from workbench.engine.matcher import Pattern
+from workbench.engine.runtime import Clock, Engine, RunResult
 from workbench.errors import CepError, CepRuntimeError
 from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["CepSession", "RunOutcome", "describe", "kind_of", "late_note", "to_frame"]
 
 Progress = Callable[[int, int], None]
 
 
-def to_frame(detections: Sequence[Detection]) -> Any:
+def to_frame(detections: Sequence[Detection]) -> pd.DataFrame:
     """Detections as a DataFrame (the single place that picks the conversion)."""
     from workbench.results import detections_to_frame
 
@@ -83,6 +88,7 @@ class CepSession:
         self.runs: dict[str, _Run] = {}
         self.live: Engine | None = None
         self.live_names: tuple[str, ...] = ()
+        self.live_events: dict[int, Event] = {}  # the live feed's matched events, by seq
         self.late: list[Event] = []  # the late events of the last replay (%cep late)
         self.errors: list[ConditionFault] = []  # the condition errors of the last replay (%cep errors)
         self.datetime_times = False  # the last replay's time column held datetimes (explain shows dates)
@@ -163,12 +169,9 @@ class CepSession:
         """
         from workbench.backends import get_backend
 
-        if not names:
-            msg = "name at least one pattern to run"
-            raise CepError(msg)
-        patterns = [self.get(n).pattern for n in names]
+        patterns = self._patterns(names)
         runner = get_backend(backend)
-        try:
+        with self._located(names):
             result = runner.run(
                 patterns,
                 _reporting(events, progress),
@@ -176,27 +179,43 @@ class CepSession:
                 trace=trace,
                 strict=strict,
             )
+        if progress is not None:
+            progress(len(events), len(events))
+        self.late = list(result.late)
+        self.errors = list(result.errors)
+        stamped = _stamped(events)
+        self._keep(names, result, {e.seq: e for e in stamped})
+        return RunOutcome(
+            list(result.detections), list(result.trace), list(result.late), stamped, list(result.errors)
+        )
+
+    def _patterns(self, names: Sequence[str]) -> list[Pattern]:
+        """The patterns called ``names`` (at least one), for a replay or a live feed."""
+        if not names:
+            msg = "name at least one pattern to run"
+            raise CepError(msg)
+        return [self.get(n).pattern for n in names]
+
+    @contextlib.contextmanager
+    def _located(self, names: Sequence[str]) -> Iterator[None]:
+        """A runtime error (``strict``) that names a stage or channel also says where it was written."""
+        try:
+            yield
         except CepRuntimeError as err:
             where = self._locate(names, str(err))
             if not where:
                 raise
             located = f"{err}{where}"
             raise type(err)(located) from err
-        if progress is not None:
-            progress(len(events), len(events))
-        self.late = list(result.late)
-        self.errors = list(result.errors)
-        stamped = _stamped(events)
-        by_seq = {e.seq: e for e in stamped}
+
+    def _keep(self, names: Sequence[str], result: RunResult, events: dict[int, Event]) -> None:
+        """Record each pattern's detections and trace (a replay's, or a live feed's so far)."""
         for n in names:
             self.runs[n] = _Run(
                 [d for d in result.detections if d.pattern == n],
                 [r for r in result.trace if r.pattern == n],
-                by_seq,
+                events,
             )
-        return RunOutcome(
-            list(result.detections), list(result.trace), list(result.late), stamped, list(result.errors)
-        )
 
     def partition_groups(self, names: Sequence[str], key: str | None) -> list[tuple[str | None, list[str]]]:
         """The patterns to run together, by the key column each needs.
@@ -241,27 +260,33 @@ class CepSession:
             f"\n    {text}\n    {' ' * (span.column - 1)}^"
         )
 
-    def start_feed(self, names: Sequence[str], *, clock: Clock | None = None) -> Engine:
-        """Start a live processing-time engine on the named patterns (replacing a running one)."""
-        patterns = [self.get(n).pattern for n in names]
-        self.live = Engine(patterns, time_mode="processing", clock=clock, trace=True)
+    def start_feed(self, names: Sequence[str], *, clock: Clock | None = None, strict: bool = False) -> Engine:
+        """Start a live processing-time engine on the named patterns (replacing a running one).
+
+        It runs as a replay does (traced, condition errors recorded once per kind, ``strict``
+        raises with the place the failing element was written); only the clock differs: the
+        wall clock (or ``clock``) stamps each event.
+        """
+        patterns = self._patterns(names)
+        self.live = Engine(patterns, time_mode="processing", clock=clock, trace=True, strict=strict)
         self.live_names = tuple(names)
-        for n in names:
-            self.runs[n] = _Run()
+        self.live_events = {}
+        self._keep(names, _result_of(self.live), self.live_events)
         return self.live
 
-    def feed(self, items: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
+    def feed(self, items: Iterable[Event | Mapping[str, object]]) -> list[Detection]:
         """Push events into the live engine (stamped with the clock) and fire due timers."""
         if self.live is None:
             msg = "no live feed: start one with %cep feed NAME... --start"
             raise CepError(msg)
         out: list[Detection] = []
-        for item in items:
-            raw = dict(item) if isinstance(item, Mapping) else item
-            if isinstance(raw, dict) and "time" not in raw and "t" not in raw:
-                raw["time"] = 0  # replaced by the clock in processing-time mode
-            out.extend(self.live.process(raw))
-        out.extend(self.live.tick())
+        with self._located(self.live_names):
+            for item in items:
+                raw = dict(item) if isinstance(item, Mapping) else item
+                if isinstance(raw, dict) and "time" not in raw and "t" not in raw:
+                    raw["time"] = 0  # replaced by the clock in processing-time mode
+                out.extend(self.live.process(raw))
+            out.extend(self.live.tick())
         self._collect_live()
         return out
 
@@ -269,20 +294,24 @@ class CepSession:
         """Flush and close the live engine."""
         if self.live is None:
             return []
-        out = self.live.finish()
+        with self._located(self.live_names):
+            out = self.live.finish()
         self._collect_live()
         self.live = None
         return out
 
+    def condition_errors(self) -> list[ConditionFault]:
+        """The condition errors of the last replay, then those of the live feed (if one runs)."""
+        live = self.live.errors if self.live is not None else []
+        return [*self.errors, *live]
+
     def _collect_live(self) -> None:
         assert self.live is not None
-        for n in self.live_names:
-            run = self.runs.setdefault(n, _Run())
-            run.detections = [d for d in self.live.detections if d.pattern == n]
-            run.trace = [r for r in self.live.trace_records if r.pattern == n]
-            for d in run.detections:
-                for e in d.events:
-                    run.events[e.seq] = e
+        result = _result_of(self.live)
+        for d in result.detections:
+            for e in d.events:
+                self.live_events[e.seq] = e
+        self._keep(self.live_names, result, self.live_events)
 
     # ---- views
 
@@ -294,11 +323,11 @@ class CepSession:
             raise CepError(msg)
         return list(self.runs[name].detections)
 
-    def matches(self, name: str) -> Any:
+    def matches(self, name: str) -> pd.DataFrame:
         """The detections of the last run of ``name`` as a DataFrame."""
         return to_frame(self.detections(name))
 
-    def listing(self) -> Any:
+    def listing(self) -> pd.DataFrame:
         """One row per defined pattern: name, kind, elements, partition, detections of the last run."""
         import pandas as pd
 
@@ -389,6 +418,11 @@ def _reporting(events: Sequence[Event], progress: Progress | None) -> Iterator[E
         if progress is not None and i % step == 0:
             progress(i, total)
         yield e
+
+
+def _result_of(engine: Engine) -> RunResult:
+    """What an engine has produced so far, as a replay returns it."""
+    return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors)
 
 
 def _stamped(events: Sequence[Event]) -> list[Event]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workbench.widgets.model import State, TimelineModel
+from workbench.widgets.model import TimelineModel
+from workbench.widgets.rows import State
 
 if TYPE_CHECKING:
     from workbench.widgets.timeline import Timeline

@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
-from bokeh.models import ColumnDataSource, DatetimeTickFormatter, FactorRange, HoverTool, Range1d
+from bokeh.models import (
+    ColumnDataSource,
+    DatetimeTickFormatter,
+    FactorRange,
+    HoverTool,
+    Range1d,
+)
 from bokeh.models.annotations import Legend, LegendItem, Span
+from bokeh.models.glyph import Glyph
+from bokeh.models.glyphs import HBar, Scatter
+from bokeh.models.renderers import GlyphRenderer
 from bokeh.plotting import figure
 
-from workbench.widgets.model import Band, DetectionMark, Marker
+from workbench.widgets.rows import Band, DetectionMark, Marker
 from workbench.widgets.styles import KIND_GLYPHS, STATE_COLORS, kind_color, marker_size
 
 __all__ = [
@@ -25,6 +34,7 @@ __all__ = [
     "cap_width",
     "detection_columns",
     "empty_columns",
+    "figure_height",
     "marker_columns",
     "marker_ids",
     "time_axis",
@@ -106,11 +116,16 @@ def x_extent(first: float, last: float) -> tuple[float, float]:
 EPOCH_MS_FROM = 1e11  # times beyond this (1973 onwards, in ms) are read as dates
 
 
-def time_axis(fig: Any, first: float) -> None:
+def time_axis(fig: figure, first: float) -> None:
     """Label the x axis with dates when the times look like epoch milliseconds (the unit they are in)."""
     if math.isfinite(first) and first >= EPOCH_MS_FROM:
         fig.xaxis[0].formatter = DatetimeTickFormatter()
         fig.xaxis[0].axis_label = "event time"
+
+
+def figure_height(rows: int) -> int:
+    """The figure's height in pixels for ``rows`` rows (24 px a row, within 220..900)."""
+    return max(220, min(900, 70 + 24 * max(1, rows)))
 
 
 def build_figure(
@@ -121,13 +136,12 @@ def build_figure(
     title: str,
     cursor: float | None,
     extent: tuple[float, float] = (0.0, 1.0),
-) -> tuple[Any, Span, FactorRange]:
+) -> tuple[figure, Span, FactorRange]:
     """The bokeh figure over the four sources (bands, markers, detections, highlight)."""
     y_range = FactorRange(factors=list(reversed(rows)) or [""])
-    height = max(220, min(900, 70 + 24 * max(1, len(rows))))
     fig = figure(
         width=width,
-        height=height,
+        height=figure_height(len(rows)),
         y_range=y_range,
         x_range=Range1d(start=extent[0], end=extent[1]),
         title=title,
@@ -138,7 +152,30 @@ def build_figure(
     fig.ygrid.grid_line_color = None
     time_axis(fig, extent[0])
     fig.yaxis.major_label_text_font_size = "9pt"
-    bands = fig.hbar(
+    bands = _draw_bands(fig, sources["bands"])
+    marks, dets = _draw_points(fig, sources)
+    fig.add_tools(HoverTool(renderers=[marks, dets], tooltips=[("", "@text")]))
+    fig.add_tools(
+        HoverTool(
+            renderers=[bands], tooltips=[("state", "@state @label"), ("from", "@start"), ("to", "@end")]
+        )
+    )
+    fig.add_layout(_legend(fig), "right")
+    span = Span(
+        location=cursor if cursor is not None and math.isfinite(cursor) else 0,
+        dimension="height",
+        line_color="#e15759",
+        line_dash="dashed",
+        line_width=1,
+        visible=cursor is not None,
+    )
+    fig.add_layout(span)
+    return fig, span, y_range
+
+
+def _draw_bands(fig: figure, source: ColumnDataSource) -> GlyphRenderer[HBar]:
+    """State bands (with a tick for zero-length ones) and their ``k/n`` labels; the bars' renderer."""
+    bars = fig.hbar(
         y="row",
         left="start",
         right="end",
@@ -146,7 +183,7 @@ def build_figure(
         fill_color="color",
         line_color="white",
         fill_alpha=0.85,
-        source=sources["bands"],
+        source=source,
     )
     fig.rect(
         x="start",
@@ -156,7 +193,7 @@ def build_figure(
         height=0.6,
         fill_color="color",
         line_color="color",
-        source=sources["bands"],
+        source=source,
     )
     fig.text(
         x="mid",
@@ -165,8 +202,15 @@ def build_figure(
         text_align="center",
         text_baseline="middle",
         text_font_size="8pt",
-        source=sources["bands"],
+        source=source,
     )
+    return bars
+
+
+def _draw_points(
+    fig: figure, sources: Mapping[str, ColumnDataSource]
+) -> tuple[GlyphRenderer[Scatter], GlyphRenderer[Scatter]]:
+    """Trace markers, detection stars and the selection ring; the markers' and stars' renderers."""
     marks = fig.scatter(
         x="time",
         y="row",
@@ -195,27 +239,15 @@ def build_figure(
         line_width=3,
         source=sources["highlight"],
     )
-    fig.add_tools(HoverTool(renderers=[marks, dets], tooltips=[("", "@text")]))
-    fig.add_tools(
-        HoverTool(
-            renderers=[bands], tooltips=[("state", "@state @label"), ("from", "@start"), ("to", "@end")]
-        )
-    )
-    # One legend entry per state, each with a never-drawn (NaN) glyph in that state's colour.
+    return marks, dets
+
+
+def _legend(fig: figure) -> Legend:
+    """One legend entry per state, each with a never-drawn (NaN) glyph in that state's colour."""
     items = []
     entries = [(str(s).replace("_", " "), "square", c) for s, c in STATE_COLORS.items()]
     for label, glyph, color in [*entries, ("detection", "star", "#d4a017")]:
-        r: Any = fig.scatter(x=[math.nan], y=[math.nan], marker=glyph, size=10, color=color)
-        items.append(LegendItem(label=label, renderers=[r]))
-    legend = Legend(items=items, label_text_font_size="8pt", glyph_height=12, spacing=0)
-    fig.add_layout(legend, "right")
-    span = Span(
-        location=cursor if cursor is not None and math.isfinite(cursor) else 0,
-        dimension="height",
-        line_color="#e15759",
-        line_dash="dashed",
-        line_width=1,
-        visible=cursor is not None,
-    )
-    fig.add_layout(span)
-    return fig, span, y_range
+        r = fig.scatter(x=[math.nan], y=[math.nan], marker=glyph, size=10, color=color)
+        # bokeh's stubs make GlyphRenderer invariant in its glyph; a legend takes any glyph's renderer
+        items.append(LegendItem(label=label, renderers=[cast("GlyphRenderer[Glyph]", r)]))
+    return Legend(items=items, label_text_font_size="8pt", glyph_height=12, spacing=0)

@@ -39,212 +39,33 @@ import bisect
 import heapq
 import math
 from collections.abc import Collection, Hashable, Iterable
-from dataclasses import dataclass, field
-from enum import StrEnum
 
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
+from workbench.widgets.rows import (
+    LEVELS,
+    Band,
+    DetectionMark,
+    Instance,
+    Marker,
+    RowId,
+    RowState,
+    State,
+    View,
+    bin_markers,
+    describe,
+    next_state,
+    shows_paused,
+    subject,
+)
 
-__all__ = [
-    "LEVELS",
-    "Band",
-    "DetectionMark",
-    "Instance",
-    "Marker",
-    "RowId",
-    "RowState",
-    "State",
-    "TimelineModel",
-    "View",
-    "next_state",
-    "subject",
-]
-
-
-class State(StrEnum):
-    """The state of a channel, stage or instance over an interval."""
-
-    WAITING = "waiting"
-    ACTIVE = "active"
-    PAUSED = "paused"
-    COUNTED = "counted"
-    STOPPED = "stopped"
-    NEGATED = "negated"
-    VIOLATED = "violated"
-    TIMED_OUT = "timed_out"
-    DETECTED = "detected"
-    FAILED = "failed"
-    PRUNED = "pruned"
+__all__ = ["TimelineModel"]
 
 
-_SET_STATE: dict[TraceKind, State] = {
-    TraceKind.STOPPED: State.STOPPED,
-    TraceKind.NEGATED: State.NEGATED,
-    TraceKind.VIOLATED: State.VIOLATED,
-    TraceKind.TIMED_OUT: State.TIMED_OUT,
-    TraceKind.DETECTED: State.DETECTED,
-    TraceKind.FAILED: State.FAILED,
-    TraceKind.PRUNED: State.PRUNED,
-}
+#: instance-level records that end an instance (unless a later record of it follows).
 _ENDS_INSTANCE = frozenset(
     {TraceKind.DETECTED, TraceKind.FAILED, TraceKind.TIMED_OUT, TraceKind.STOPPED, TraceKind.PRUNED}
 )
-LEVELS = ("element", "instance", "key", "pattern")
-"""Aggregation levels of a :class:`View`, finest first."""
-
-
-@dataclass(frozen=True, slots=True)
-class RowId:
-    """A row: an instance (``element is None``) or one of its channels or stages."""
-
-    pattern: str
-    key: Hashable
-    instance: int
-    element: str | None = None
-
-    def label(self) -> str:
-        """``key · pattern#instance · element`` (the instance row says ``(instance)``)."""
-        return f"{self.key} · {self.pattern}#{self.instance} · {self.element or '(instance)'}"
-
-
-@dataclass(frozen=True, slots=True)
-class RowState:
-    """A row's state at one time: ``live`` is False once its instance has ended."""
-
-    row: RowId
-    state: State
-    label: str
-    live: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Band:
-    """A state segment ``[start, end)`` on a row (``label`` is ``k/n`` for counted states)."""
-
-    row: str
-    start: float
-    end: float
-    state: State
-    label: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """A trace record (or ``count`` records binned together) at a point of a row."""
-
-    row: str
-    time: float
-    kind: str
-    text: str
-    seq: int | None = None
-    count: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class DetectionMark:
-    """A detection on its instance's row; ``index`` is its position in the model's detections."""
-
-    row: str
-    time: float
-    index: int
-    kind: str
-    text: str
-
-
-@dataclass(slots=True)
-class Instance:
-    """Everything the model knows about one instance (mutable: the live mode appends)."""
-
-    pattern: str
-    key: Hashable
-    instance: int
-    start: float
-    end: float | None = None
-    last: float = -math.inf
-    elements: list[str] = field(default_factory=list)
-    records: list[TraceRecord] = field(default_factory=list)
-    # per row (None = the instance): [(time, state, label)], the state from that time on
-    changes: dict[str | None, list[tuple[float, State, str]]] = field(default_factory=dict)
-    paused_from: dict[str | None, tuple[State, str]] = field(default_factory=dict)
-
-    def row(self, element: str | None = None) -> RowId:
-        """The :class:`RowId` of the instance (or one of its elements)."""
-        return RowId(self.pattern, self.key, self.instance, element)
-
-    def ended_by(self, t: float) -> bool:
-        """Whether the instance has ended at time ``t``."""
-        return self.end is not None and self.end <= t
-
-
-@dataclass(frozen=True, slots=True)
-class View:
-    """What the figure draws: row labels (top to bottom) and columnar glyph data."""
-
-    rows: list[str]
-    bands: list[Band]
-    markers: list[Marker]
-    detections: list[DetectionMark]
-    level: str
-    time: float
-    hidden_instances: int
-    binned: bool
-
-
-def next_state(
-    current: tuple[State, str], paused_from: tuple[State, str] | None, record: TraceRecord
-) -> tuple[State, str]:
-    """The state (and label) a row moves to when ``record`` applies to it.
-
-    >>> from workbench.engine import TraceRecord, TraceKind
-    >>> next_state((State.ACTIVE, ""), None, TraceRecord(1, "p", "k", 1, TraceKind.COUNTED, "c",
-    ...            detail={"count": 2, "of": 3}))
-    (<State.COUNTED: 'counted'>, '2/3')
-    """
-    kind = record.kind
-    if kind in (TraceKind.STARTED, TraceKind.EXTENDED):
-        return State.ACTIVE, ""
-    if kind is TraceKind.ACCEPTED:
-        return current if current[0] is State.COUNTED else (State.ACTIVE, "")
-    if kind is TraceKind.COUNTED:
-        k, n = record.detail.get("count"), record.detail.get("of")
-        return State.COUNTED, (f"{k}/{n}" if n is not None else f"{k}") if k is not None else ""
-    if kind is TraceKind.PAUSED:
-        return State.PAUSED, ""
-    if kind is TraceKind.RESUMED:
-        return paused_from if paused_from is not None else (State.ACTIVE, "")
-    if kind in _SET_STATE:
-        return _SET_STATE[kind], ""
-    if kind is TraceKind.IGNORED and record.detail.get("paused"):
-        return State.PAUSED, ""  # an event ignored because the channel is paused
-    return current  # IGNORED, LATE: markers only
-
-
-def subject(record: TraceRecord) -> str | None:
-    """The row a record applies to: its element, except that ``failed`` is about the whole instance.
-
-    A ``failed`` record's element names the cause (the channel whose timeout or ``@stop`` ended the
-    group), so it lands on the instance's row.
-    """
-    return None if record.kind is TraceKind.FAILED else record.element
-
-
-def _shows_paused(record: TraceRecord) -> bool:
-    """A first record that proves its channel was paused before it (a channel declared paused)."""
-    if record.kind is TraceKind.RESUMED:
-        return True
-    return record.kind is TraceKind.IGNORED and bool(record.detail.get("paused"))
-
-
-def _describe(record: TraceRecord, events: dict[int, Event]) -> str:
-    parts = [str(record.kind)]
-    if record.element is not None:
-        parts.append(f"on {record.element}")
-    if record.event_seq is not None:
-        e = events.get(record.event_seq)
-        parts.append(e.describe() if e is not None else f"event #{record.event_seq}")
-    if record.detail:
-        parts.append(", ".join(f"{k}={v}" for k, v in record.detail.items()))
-    return " ".join(parts) + f" @ {record.time}"
 
 
 class TimelineModel:
@@ -312,7 +133,7 @@ class TimelineModel:
         if el is not None and el not in inst.changes:
             inst.elements.append(el)
             # Before its first record a row waits -- unless that record shows it was paused all along.
-            first = State.PAUSED if _shows_paused(record) else State.WAITING
+            first = State.PAUSED if shows_paused(record) else State.WAITING
             inst.changes[el] = [(inst.start, first, "")] if inst.start < t else []
         changes = inst.changes[el]
         current = changes[-1][1:] if changes else (State.WAITING, "")
@@ -411,13 +232,7 @@ class TimelineModel:
         level = self._level(window, late_keys, max_rows)
 
         def row_of(inst: Instance, el: str | None) -> str:
-            if level == "element":
-                return inst.row(el).label()
-            if level == "instance":
-                return inst.row().label()
-            if level == "key":
-                return f"{inst.key} · {inst.pattern}"
-            return inst.pattern
+            return _row_name(level, inst, el)
 
         rows: list[str] = []
         bands: list[Band] = []
@@ -435,7 +250,7 @@ class TimelineModel:
                     continue
                 markers.append(
                     Marker(
-                        row_of(inst, subject(r)), r.time, str(r.kind), _describe(r, self.events), r.event_seq
+                        row_of(inst, subject(r)), r.time, str(r.kind), describe(r, self.events), r.event_seq
                     )
                 )
         for k in late_keys:
@@ -443,7 +258,25 @@ class TimelineModel:
             recs = [r for r in self.late[k] if r.time <= now]
             if recs and name not in rows:
                 rows.append(name)
-            markers.extend(Marker(name, r.time, "late", _describe(r, self.events), r.event_seq) for r in recs)
+            markers.extend(Marker(name, r.time, "late", describe(r, self.events), r.event_seq) for r in recs)
+        dets = self._detection_marks(now, keys, patterns, window, level, rows, markers)
+        binned = len(markers) > max_markers
+        if binned:
+            markers = bin_markers(markers, max_markers)
+        return View(rows, bands, markers, dets, level, now, hidden, binned)
+
+    def _detection_marks(
+        self,
+        now: float,
+        keys: Collection[Hashable] | None,
+        patterns: Collection[str] | None,
+        window: list[Instance],
+        level: str,
+        rows: list[str],
+        markers: list[Marker],
+    ) -> list[DetectionMark]:
+        """The detections up to ``now`` on their instances' rows; adds rows (and event markers) for
+        detections of instances the trace never mentioned."""
         in_window = {(i.pattern, i.key, i.instance): i for i in window}
         dets = []
         for n, d in enumerate(self.detections):
@@ -454,7 +287,7 @@ class TimelineModel:
             ident = (d.pattern, d.key, d.instance)
             owner = in_window.get(ident)
             if owner is not None:
-                name = row_of(owner, None)
+                name = _row_name(level, owner, None)
             elif ident not in self.instances:
                 # An instance the trace never mentioned (tracing was off): the detection and its
                 # events still get a row of their own.
@@ -473,10 +306,7 @@ class TimelineModel:
             if d.negated:
                 text += " | not: " + ", ".join(d.negated)
             dets.append(DetectionMark(name, d.time, n, d.kind, text))
-        binned = len(markers) > max_markers
-        if binned:
-            markers = _bin(markers, max_markers)
-        return View(rows, bands, markers, dets, level, now, hidden, binned)
+        return dets
 
     def window(
         self,
@@ -533,23 +363,12 @@ class TimelineModel:
         return out
 
 
-def _bin(markers: list[Marker], limit: int) -> list[Marker]:
-    """Fold markers into per (row, kind, time bucket) bins so that at most about ``limit`` remain."""
-    groups = {(m.row, m.kind) for m in markers}
-    buckets = max(1, limit // max(1, len(groups)))
-    lo = min(m.time for m in markers)
-    hi = max(m.time for m in markers)
-    width = (hi - lo) / buckets or 1.0
-    bins: dict[tuple[str, str, int], list[Marker]] = {}
-    for m in markers:
-        b = min(buckets - 1, int((m.time - lo) / width))
-        bins.setdefault((m.row, m.kind, b), []).append(m)
-    out = []
-    for (row, kind, _), ms in bins.items():
-        if len(ms) == 1:
-            out.append(ms[0])
-            continue
-        t0, t1 = ms[0].time, ms[-1].time
-        text = f"{len(ms)} × {kind} between {t0} and {t1}"
-        out.append(Marker(row, sum(m.time for m in ms) / len(ms), kind, text, None, len(ms)))
-    return out
+def _row_name(level: str, inst: Instance, el: str | None) -> str:
+    """The row an instance's element lands on at aggregation ``level``."""
+    if level == "element":
+        return inst.row(el).label()
+    if level == "instance":
+        return inst.row().label()
+    if level == "key":
+        return f"{inst.key} · {inst.pattern}"
+    return inst.pattern

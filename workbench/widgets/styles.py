@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from workbench.widgets.model import State
+from workbench.widgets.rows import State
 
 __all__ = ["KIND_GLYPHS", "STATE_COLORS", "kind_color", "marker_size"]
 

@@ -29,7 +29,8 @@ from typing import Any
 
 import ipywidgets as widgets
 from bokeh.embed import file_html
-from bokeh.models import ColumnDataSource
+from bokeh.models import ColumnDataSource, Range1d
+from bokeh.plotting import figure
 from bokeh.resources import INLINE
 
 from workbench.engine.detection import Detection, TraceRecord
@@ -38,18 +39,17 @@ from workbench.engine.runtime import Engine, RunResult
 from workbench.results import detections_to_frame
 from workbench.widgets.bokehjs import bokehjs_loader, figure_area
 from workbench.widgets.figure import (
-    MarkerId,
     band_columns,
     build_figure,
-    cap_width,
     detection_columns,
     empty_columns,
     marker_columns,
-    marker_ids,
     time_axis,
     x_extent,
 )
-from workbench.widgets.model import TimelineModel, View
+from workbench.widgets.model import TimelineModel
+from workbench.widgets.rows import View
+from workbench.widgets.sync import SentView
 
 __all__ = ["Timeline", "load_bokeh"]
 
@@ -110,11 +110,6 @@ class Timeline:
         self.selected: int | None = None
         self.following = True  # the cursor sits at the newest time (live mode), until scrubbed
         self._task: asyncio.Task[None] | None = None
-        self._sent_view: View | None = None
-        self._sent_rows: list[str] = []
-        self._sent_bands: dict[tuple[str, float, str, str], tuple[int, float]] = {}
-        self._sent_markers: dict[MarkerId, tuple[int, str]] = {}
-        self._sent_detections: list[int] = []  # detection indices in the order the browser holds them
         self._extent = (0.0, 1.0)
         self._consumed: dict[int, tuple[int, int]] = {}  # id(engine) -> records, detections taken
         self.deltas = {"stream": 0, "patch": 0, "reset": 0}  # counters, for tests and curiosity
@@ -127,6 +122,7 @@ class Timeline:
         self.figure, self._span, self._y_range = build_figure(
             [], self.sources, width=width, title=title, cursor=None
         )
+        self._sent = SentView(self.sources, self.figure, self._y_range, self.deltas)
         self.sources["detections"].selected.on_change("indices", self._on_tap)
         self._build_controls()
         self.refresh()
@@ -208,7 +204,7 @@ class Timeline:
         deltas sent while no view exists are lost, so every display starts from here. The data
         comes from the model, never from the (echo-polluted) Python-side sources.
         """
-        self._sent_view = None
+        self._sent.view = None
         self.refresh()
         self.plot.update_from_model(self.figure)
 
@@ -260,7 +256,7 @@ class Timeline:
         else:
             d = self.model.detections[index]
             pts = self.model.detection_points(index)
-            rows = set(self._sent_rows)
+            rows = set(self._sent.rows)
             shown = [(r, t) for r, t, _ in pts if r in rows]
             self.sources["highlight"].data = {"row": [r for r, _ in shown], "time": [t for _, t in shown]}
             frame = detections_to_frame([d])
@@ -275,15 +271,15 @@ class Timeline:
         """Bring controls and figure up to date with the model (a delta when possible)."""
         self._sync_controls()
         view = self.view()
-        if not self._try_delta(view):
-            self._reset(view)
-        self._sent_view = view
+        self._sent.update(view)
         # The x axis spans the whole run (not the data drawn so far): scrubbing moves the cursor, not
         # the axis. Set only when the run grew, so the user's zoom survives playback.
         extent = x_extent(self.model.first, self.model.horizon)
         if extent != self._extent:
             self._extent = extent
-            self.figure.x_range.start, self.figure.x_range.end = extent
+            x_range = self.figure.x_range
+            assert isinstance(x_range, Range1d)  # build_figure makes it one
+            x_range.start, x_range.end = extent
             time_axis(self.figure, self.model.first)
         t = view.time
         self._span.location = t if math.isfinite(t) else 0
@@ -339,120 +335,38 @@ class Timeline:
         finally:
             self._quiet = False
 
-    def _reset(self, view: View) -> None:
-        self.deltas["reset"] += 1
-        self._y_range.factors = list(reversed(view.rows)) or [""]
-        self.figure.height = max(220, min(900, 70 + 24 * max(1, len(view.rows))))
-        self.sources["bands"].data = band_columns(view.bands)
-        self.sources["markers"].data = marker_columns(view.markers)
-        self.sources["detections"].data = detection_columns(view.detections)
-        self._sent_rows = list(view.rows)
-        self._sent_bands = {
-            (b.row, b.start, str(b.state), b.label): (i, b.end) for i, b in enumerate(view.bands)
-        }
-        self._sent_markers = {
-            ident: (i, m.text) for i, (ident, m) in enumerate(marker_ids(view.markers).items())
-        }
-        self._sent_detections = [d.index for d in view.detections]
-
-    def _try_delta(self, view: View) -> bool:
-        """Send ``view`` as stream/patch deltas against what was sent; False if it needs a reset."""
-        old = self._sent_view
-        if old is None or view.level != old.level or view.binned or old.binned:
-            return False
-        if view.hidden_instances != old.hidden_instances or view.time < old.time:
-            return False
-        if not set(self._sent_rows) <= set(view.rows):
-            return False
-        bands = {(b.row, b.start, str(b.state), b.label): b for b in view.bands}
-        if not self._sent_bands.keys() <= bands.keys():
-            return False  # a band changed state or vanished: redraw
-        marks = marker_ids(view.markers)
-        if not self._sent_markers.keys() <= marks.keys():
-            return False
-        if view.rows != self._sent_rows:
-            self._y_range.factors = list(reversed(view.rows))
-            self.figure.height = max(220, min(900, 70 + 24 * len(view.rows)))
-            self._sent_rows = list(view.rows)
-        patches = []
-        for ident, (i, end) in self._sent_bands.items():
-            b = bands[ident]
-            if b.end != end:
-                patches.append((i, b))
-                self._sent_bands[ident] = (i, b.end)
-        if patches:
-            self.deltas["patch"] += 1
-            self.sources["bands"].patch(
-                {
-                    "end": [(i, b.end) for i, b in patches],
-                    "mid": [(i, (b.start + b.end) / 2) for i, b in patches],
-                    "cap": [(i, cap_width(b)) for i, b in patches],
-                }
-            )
-        new_bands = [b for ident, b in bands.items() if ident not in self._sent_bands]
-        if new_bands:
-            base = len(self._sent_bands)
-            for j, b in enumerate(new_bands):
-                self._sent_bands[(b.row, b.start, str(b.state), b.label)] = (base + j, b.end)
-            self.deltas["stream"] += 1
-            self.sources["bands"].stream(band_columns(new_bands))
-        # A detection that arrives later names the events of markers already sent: patch their text.
-        texts = []
-        for mid, (i, text) in self._sent_markers.items():
-            if marks[mid].text != text:
-                texts.append((i, marks[mid].text))
-                self._sent_markers[mid] = (i, marks[mid].text)
-        if texts:
-            self.deltas["patch"] += 1
-            self.sources["markers"].patch({"text": texts})
-        new_ids = [mid for mid in marks if mid not in self._sent_markers]
-        if new_ids:
-            base = len(self._sent_markers)
-            for j, mid in enumerate(new_ids):
-                self._sent_markers[mid] = (base + j, marks[mid].text)
-            new_markers = [marks[mid] for mid in new_ids]
-            self.deltas["stream"] += 1
-            self.sources["markers"].stream(marker_columns(new_markers))
-        held = set(self._sent_detections)
-        new_dets = [d for d in view.detections if d.index not in held]
-        if new_dets:
-            self._sent_detections.extend(d.index for d in new_dets)
-            self.deltas["stream"] += 1
-            self.sources["detections"].stream(detection_columns(new_dets))
-        return True
-
     # ------------------------------------------------------------------ callbacks
     _quiet = False
 
-    def _on_slider(self, change: Mapping[str, Any]) -> None:
+    def _on_slider(self, change: Mapping[str, int]) -> None:
         if self._quiet:
             return
         n = len(self.model.times)
         self.following = n == 0 or change["new"] >= n - 1
         self.refresh()
 
-    def _on_speed(self, change: Mapping[str, Any]) -> None:
+    def _on_speed(self, change: Mapping[str, float]) -> None:
         self.play.interval = max(20, int(400 / float(change["new"])))
 
-    def _on_filter(self, _change: Mapping[str, Any]) -> None:
+    def _on_filter(self, _change: Mapping[str, object]) -> None:
         by_name = {str(k): k for k in self.model.keys}
         k, p = self.key_filter.value, self.pattern_filter.value
         self.keys = None if k == _ALL else {by_name.get(k, k)}
         self.patterns = None if p == _ALL else {p}
-        self._sent_view = None
+        self._sent.view = None
         self.refresh()
 
-    def _on_select(self, change: Mapping[str, Any]) -> None:
+    def _on_select(self, change: Mapping[str, int | None]) -> None:
         new = change["new"]
         index = None if new is None or new < 0 else int(new)
         if index != self.selected:
             self.select(index)
 
-    def _on_tap(self, _attr: str, _old: Any, new: list[int]) -> None:
+    def _on_tap(self, _attr: str, _old: object, new: list[int]) -> None:
         # A tap on a detection star: the indices are rows of the browser's source, which holds the
         # detections in the order we sent them (our own list, never the source read back).
-        if new and 0 <= new[0] < len(self._sent_detections):
-            self.select(self._sent_detections[new[0]])
+        if new and 0 <= new[0] < len(self._sent.detections):
+            self.select(self._sent.detections[new[0]])
 
     # ------------------------------------------------------------------ live mode
     def add(self, records: Iterable[TraceRecord] = (), detections: Iterable[Detection] = ()) -> None:
@@ -526,7 +440,7 @@ class Timeline:
         return len(records), len(detections)
 
     # ------------------------------------------------------------------ export
-    def standalone_figure(self, title: str | None = None) -> Any:
+    def standalone_figure(self, title: str | None = None) -> figure:
         """A new bokeh figure of the whole run (current filters), with its own data sources."""
         view = self.model.view(keys=self.keys, patterns=self.patterns, **self.limits)
         sources = {

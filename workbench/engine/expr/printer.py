@@ -70,12 +70,7 @@ class _Printer:
 
     def _node(self, node: Node) -> tuple[str, int]:
         if isinstance(node, Literal):
-            value = node.value
-            if isinstance(value, bool) or value is None:
-                return repr(value), _ATOM
-            if isinstance(value, int | float):
-                return repr(value), (_UNARY if value < 0 or repr(value).startswith("-") else _ATOM)
-            return repr(value), _ATOM
+            return _literal(node.value)
         if isinstance(node, Name):
             return node.name, _ATOM
         if isinstance(node, Stage):
@@ -122,24 +117,30 @@ class _Printer:
             then = self.text(node.then, _OR)
             return f"{then} if {self.text(node.test, _OR)} else {self.text(node.orelse, _IF)}", _IF
         if isinstance(node, Let):
-            params = ", ".join(node.params)
-            self.bound.append(frozenset(node.params))
-            body = self.text(node.body, _IF)
-            self.bound.pop()
-            return f"(lambda {params}: {body})({self._args(node.args)})", _PRIMARY
+            return self._let(node), _PRIMARY
         if isinstance(node, Comprehension):
-            clauses = []
-            depth = len(self.bound)
-            for clause in node.clauses:
-                part = f"for {_target(clause.target, top=True)} in {self.text(clause.source, _OR)}"
-                self.bound.append(target_names(clause.target))
-                part += "".join(f" if {self.text(c, _OR)}" for c in clause.conditions)
-                clauses.append(part)
-            inner = f"{self.text(node.element, _IF)} {' '.join(clauses)}"
-            del self.bound[depth:]
-            return (f"({inner})" if node.generator else f"[{inner}]"), _ATOM
+            return self._comprehension(node), _ATOM
         msg = f"cannot print a {type(node).__name__}"
         raise TypeError(msg)
+
+    def _let(self, node: Let) -> str:
+        params = ", ".join(node.params)
+        self.bound.append(frozenset(node.params))
+        body = self.text(node.body, _IF)
+        self.bound.pop()
+        return f"(lambda {params}: {body})({self._args(node.args)})"
+
+    def _comprehension(self, node: Comprehension) -> str:
+        clauses = []
+        depth = len(self.bound)
+        for clause in node.clauses:
+            part = f"for {_target(clause.target, top=True)} in {self.text(clause.source, _OR)}"
+            self.bound.append(target_names(clause.target))
+            part += "".join(f" if {self.text(c, _OR)}" for c in clause.conditions)
+            clauses.append(part)
+        inner = f"{self.text(node.element, _IF)} {' '.join(clauses)}"
+        del self.bound[depth:]
+        return f"({inner})" if node.generator else f"[{inner}]"
 
     def _primary(self, node: Node) -> str:
         if (
@@ -164,3 +165,12 @@ def _target(target: Target, *, top: bool = False) -> str:
     if len(target) == 1:
         inner += ","
     return inner if top and len(target) > 1 else f"({inner})"
+
+
+def _literal(value: object) -> tuple[str, int]:
+    """A literal's text and level: a negative number binds as a unary minus."""
+    if isinstance(value, bool) or value is None:
+        return repr(value), _ATOM
+    if isinstance(value, int | float):
+        return repr(value), (_UNARY if value < 0 or repr(value).startswith("-") else _ATOM)
+    return repr(value), _ATOM

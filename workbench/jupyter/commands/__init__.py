@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from IPython.core.error import UsageError
 
 from workbench.language.conditions import nearest
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["SUBCOMMANDS", "ArgParser", "dispatch"]
 
@@ -24,7 +27,7 @@ class ArgParser(argparse.ArgumentParser):
         raise UsageError(message or self.format_help())
 
 
-def _table() -> dict[str, Callable[[Any, Sequence[str]], Any]]:
+def _table() -> dict[str, Callable[[CepMagics, Sequence[str]], object]]:
     from workbench.jupyter.commands import (
         errors,
         explain,
@@ -55,7 +58,7 @@ def _table() -> dict[str, Callable[[Any, Sequence[str]], Any]]:
 SUBCOMMANDS = ("run", "feed", "list", "show", "matches", "explain", "timeline", "late", "errors", "remove")
 
 
-def dispatch(magics: Any, argv: Sequence[str]) -> Any:
+def dispatch(magics: CepMagics, argv: Sequence[str]) -> object:
     """Run the subcommand named by ``argv[0]``."""
     if not argv:
         msg = f"%cep needs a subcommand: {', '.join(SUBCOMMANDS)} (or use %%cep to define patterns)"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.run import replay
 from workbench.session.session import describe
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["define"]
 
@@ -29,7 +32,7 @@ def _parser() -> ArgParser:
     return p
 
 
-def define(magics: Any, argv: Sequence[str], cell: str) -> Any:
+def define(magics: CepMagics, argv: Sequence[str], cell: str) -> object:
     """Compile the cell; print what was defined; replay ``--on`` if given."""
     args = _parser().parse_args(list(argv))
     defs = magics.session.define(cell, first_line=CELL_FIRST_LINE, default_name=args.name)

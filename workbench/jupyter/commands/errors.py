@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["errors"]
 
 
-def errors(magics: Any, argv: Sequence[str]) -> Any:
+def errors(magics: CepMagics, argv: Sequence[str]) -> object:
     """Return (or store with ``-o``) the condition errors of the last ``%cep run`` (and of the live
     ``%cep feed``, if one runs) as a DataFrame.
 
@@ -24,9 +27,7 @@ def errors(magics: Any, argv: Sequence[str]) -> Any:
     p = ArgParser(prog="%cep errors", description="Condition errors of the last replay (runs go on).")
     p.add_argument("-o", "--out", help="store the DataFrame in this variable")
     args = p.parse_args(list(argv))
-    session = magics.session
-    live = session.live.errors if session.live is not None else []
-    frame = errors_to_frame([*session.errors, *live])
+    frame = errors_to_frame(magics.session.condition_errors())
     if args.out:
         magics.store(args.out, frame)
         return None

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["explain"]
 
 
-def _key(text: str) -> Any:
+def _key(text: str) -> object:
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return text
 
 
-def explain(magics: Any, argv: Sequence[str]) -> None:
+def explain(magics: CepMagics, argv: Sequence[str]) -> None:
     """Print the explanation from the trace of the last run."""
     p = ArgParser(prog="%cep explain", description="Explain instances from the engine trace.")
     p.add_argument("name")

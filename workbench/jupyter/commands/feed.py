@@ -3,17 +3,23 @@
 ``%cep feed NAME... --start`` starts a processing-time engine (the wall clock stamps each event);
 ``%cep feed --from VAR`` pushes the events of an iterable (mappings or events) and fires due timers,
 returning the detections they caused; ``%cep feed --tick`` only fires timers; ``%cep feed --stop``
-flushes and closes the engine. ``%cep matches NAME`` shows everything detected so far.
+flushes and closes the engine. The feed runs through the session as a replay does
+(:meth:`~workbench.session.session.CepSession.start_feed`): condition errors show in
+``%cep errors``, and ``--start --strict`` stops at the first one. ``%cep matches NAME`` shows
+everything detected so far.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.errors import CepError
 from workbench.jupyter.commands import ArgParser
 from workbench.session.session import to_frame
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["feed"]
 
@@ -27,10 +33,11 @@ def _parser() -> ArgParser:
     mode.add_argument("--tick", action="store_true", help="fire the timers the clock has passed")
     mode.add_argument("--stop", action="store_true", help="flush and stop the live engine")
     p.add_argument("-o", "--out", help="store the detections DataFrame in this variable")
+    p.add_argument("--strict", action="store_true", help="with --start: stop at the first condition error")
     return p
 
 
-def feed(magics: Any, argv: Sequence[str]) -> Any:
+def feed(magics: CepMagics, argv: Sequence[str]) -> object:
     """Run the feed action; return the detections it caused as a DataFrame (``None`` on --start)."""
     args = _parser().parse_args(list(argv))
     session = magics.session
@@ -38,11 +45,14 @@ def feed(magics: Any, argv: Sequence[str]) -> Any:
         if not args.names:
             msg = "%cep feed --start needs at least one pattern name"
             raise CepError(msg)
-        session.start_feed(args.names)
+        session.start_feed(args.names, strict=args.strict)
         print(f"live feed started on {', '.join(args.names)} (processing time)")
         return None
     if args.names:
         msg = "pattern names go with --start only"
+        raise CepError(msg)
+    if args.strict:
+        msg = "--strict goes with --start only"
         raise CepError(msg)
     if args.stop:
         detections = session.stop_feed()

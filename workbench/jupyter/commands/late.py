@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["late"]
 
 
-def late(magics: Any, argv: Sequence[str]) -> Any:
+def late(magics: CepMagics, argv: Sequence[str]) -> object:
     """Return (or store with ``-o``) the late events of the last ``%cep run`` as a DataFrame.
 
     An event is late when its time is at or below the watermark when it arrives (its time is more

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["matches"]
 
 
-def matches(magics: Any, argv: Sequence[str]) -> Any:
+def matches(magics: CepMagics, argv: Sequence[str]) -> object:
     """Return (or store with ``-o``) the detections DataFrame of the last run of NAME."""
     p = ArgParser(prog="%cep matches", description="Detections of the last run of a pattern.")
     p.add_argument("name")

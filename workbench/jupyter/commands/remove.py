@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["remove"]
 
 
-def remove(magics: Any, argv: Sequence[str]) -> None:
+def remove(magics: CepMagics, argv: Sequence[str]) -> None:
     """Remove the named patterns from the session."""
     p = ArgParser(prog="%cep remove", description="Forget patterns.")
     p.add_argument("names", nargs="+")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.timeline import build as build_timeline
@@ -11,6 +11,10 @@ from workbench.jupyter.progress import make_progress
 from workbench.session.inputs import load_events
 from workbench.session.session import errors_note, late_note, to_frame
 from workbench.session.typecheck import field_mismatches, type_mismatches
+
+if TYPE_CHECKING:
+    from workbench.engine.events import Event
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["replay", "run"]
 
@@ -35,7 +39,7 @@ def _parser() -> ArgParser:
 
 
 def replay(
-    magics: Any,
+    magics: CepMagics,
     names: Sequence[str],
     source: str,
     *,
@@ -45,7 +49,7 @@ def replay(
     out_of_orderness: float = 0,
     backend: str = "local",
     strict: bool = False,
-) -> Any:
+) -> object:
     """Load ``source``, run ``names`` over it, and return the detections DataFrame."""
     from workbench.backends import get_backend
 
@@ -60,7 +64,7 @@ def replay(
         data = list(data)  # read once; each partition group loads the events again
     session.datetime_times = _datetime_column(data, time)
     outcomes = []
-    events: list[Any] = []
+    events: list[Event] = []
     for part_key, group in session.partition_groups(names, key):
         events = load_events(data, time=time, key=part_key, type=type_)
         progress = make_progress(len(events), threshold=magics.progress_threshold, shell=magics.shell)
@@ -87,7 +91,7 @@ def replay(
     return to_frame(outcome.detections)
 
 
-def run(magics: Any, argv: Sequence[str]) -> Any:
+def run(magics: CepMagics, argv: Sequence[str]) -> object:
     """Replay; return the detections DataFrame, or store it with ``-o``."""
     args = _parser().parse_args(list(argv))
     frame = replay(
@@ -112,10 +116,12 @@ def run(magics: Any, argv: Sequence[str]) -> Any:
     return frame
 
 
-def _datetime_column(data: Any, time: str | None) -> bool:
+def _datetime_column(data: object, time: str | None) -> bool:
     """Whether ``data`` is a DataFrame whose time column holds datetimes."""
-    columns = getattr(data, "columns", None)
-    if columns is None:
+    import pandas as pd
+
+    if not isinstance(data, pd.DataFrame):
         return False
+    columns = data.columns
     name = time or ("time" if "time" in columns else "t")
     return name in columns and str(data[name].dtype).startswith("datetime64")

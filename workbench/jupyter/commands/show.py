@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
 
 __all__ = ["show"]
 
 
-def show(magics: Any, argv: Sequence[str]) -> None:
+def show(magics: CepMagics, argv: Sequence[str]) -> None:
     """Print the pattern's canonical text, its state diagram and one line per stage/channel."""
     p = ArgParser(prog="%cep show", description="Show a pattern's compiled structure.")
     p.add_argument("name")

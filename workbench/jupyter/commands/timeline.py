@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
+
+if TYPE_CHECKING:
+    from workbench.jupyter.magics import CepMagics
+    from workbench.session.session import CepSession
+    from workbench.widgets import Timeline
 
 __all__ = ["build", "timeline"]
 
@@ -18,7 +23,7 @@ def _parser() -> ArgParser:
     return p
 
 
-def build(session: Any, names: Sequence[str], keys: Sequence[Hashable] | None = None) -> Any:
+def build(session: CepSession, names: Sequence[str], keys: Sequence[Hashable] | None = None) -> Timeline:
     """The :class:`~workbench.widgets.Timeline` of the last run (or live feed) of ``names``."""
     from workbench.widgets import Timeline
 
@@ -26,7 +31,7 @@ def build(session: Any, names: Sequence[str], keys: Sequence[Hashable] | None = 
     return Timeline(trace, detections, keys=list(keys) if keys else None, title=", ".join(names))
 
 
-def timeline(magics: Any, argv: Sequence[str]) -> Any:
+def timeline(magics: CepMagics, argv: Sequence[str]) -> object:
     """Build the timeline; return it (Jupyter displays it) or store it with ``-o``."""
     args = _parser().parse_args(list(argv))
     widget = build(magics.session, args.names, args.key)

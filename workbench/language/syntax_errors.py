@@ -1,0 +1,173 @@
+"""Parse errors of ``%%cep`` text as :class:`~workbench.errors.CepSyntaxError`.
+
+:func:`syntax_error` turns lark's ``UnexpectedInput`` into a message that says what was found, what
+was expected (in words, not terminal names), and the nearest keyword or duration unit when the
+mistake looks like a typo, with the span in the caller's coordinates.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from workbench.errors import CepSyntaxError, SourceSpan
+from workbench.language.grammar import DURATION_UNITS, keywords, lark_parser
+
+__all__ = ["syntax_error"]
+
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "QUOTED_NAME": "a `quoted name`",
+    "ANNOT_NAME": "an annotation name",
+    "DURATION": "a duration (250ms, 10s, 5min, 1h, 3d)",
+    "INT": "a whole number",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "OPERATOR": "'@and' or '@or'",
+    "FIRST_OR_LAST": "'first' or 'last'",
+    "NOT_IN": "'not in'",
+    "IS_NOT": "'is not'",
+    "ADD_OP": "'+' or '-'",
+    "MUL_OP": "an operator",
+    "UNARY_OP": "'-'",
+    "ONCE": "'once'",
+    "$END": "the end of the text",
+}
+
+
+def _describe(name: str) -> str:
+    if name in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[name]
+    try:
+        term = lark_parser().get_terminal(name)
+    except KeyError:
+        return name.lower()
+    if term.pattern.type == "str":
+        return f"'{term.pattern.value}'"
+    return name.lower()
+
+
+def _expected_text(expected: set[str]) -> tuple[str, list[str]]:
+    terminals = {t.name: t for t in lark_parser().terminals}
+    words = sorted(
+        terminals[e].pattern.value
+        for e in expected
+        if e in terminals and terminals[e].pattern.type == "str" and terminals[e].pattern.value.isalpha()
+    )
+    described = [f"'{w}'" for w in words] + sorted(
+        {_describe(e) for e in expected if not e.startswith("__")} - {f"'{w}'" for w in words}
+    )
+    if len(described) > 18:
+        described = [*described[:18], "..."]
+    if len(described) == 1:
+        return described[0], words
+    return "one of " + ", ".join(described), words
+
+
+def _suggest(got: str, candidates: list[str]) -> str:
+    close = difflib.get_close_matches(got, candidates, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+#: what people write for a duration unit -> the unit the language spells.
+_UNIT_SPELLINGS = {
+    **{w: "ms" for w in ("msec", "msecs", "millis", "millisecond", "milliseconds")},
+    **{w: "s" for w in ("secs", "second", "seconds")},
+    **{w: "min" for w in ("m", "mins", "minute", "minutes")},
+    **{w: "h" for w in ("hr", "hrs", "hour", "hours")},
+    **{w: "d" for w in ("day", "days")},
+}
+
+
+def _duration_hint(rest: str) -> str:
+    """A hint for a malformed duration at the start of ``rest`` (``5 mins``, ``10``), else ``""``."""
+    m = re.match(r"(\d+(?:\.\d+)?)\s*([A-Za-z]*)", rest)
+    if m is None:
+        return ""
+    number, unit = m.group(1), m.group(2)
+    if unit in keywords():  # 'within 10 begin ...': the next word is the language's, not a unit
+        unit = ""
+    units = "units: " + ", ".join(DURATION_UNITS)
+    if not unit:
+        return f" (a duration needs a unit: write e.g. '{number}s' or '{number}ms'; {units})"
+    fixed = _UNIT_SPELLINGS.get(unit.lower(), unit.lower() if unit.lower() in DURATION_UNITS else None)
+    if fixed is None:
+        close = difflib.get_close_matches(unit.lower(), list(DURATION_UNITS), n=1, cutoff=0.5)
+        fixed = close[0] if close else None
+    if fixed is None:
+        return f" ({units})"
+    return f" (did you mean '{number}{fixed}'? {units})"
+
+
+def _end_of(text: str) -> tuple[int, int]:
+    lines = text.split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxError:
+    source = "\n" * (first_line - 1) + text
+    if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
+        line, col = _end_of(text)
+        what, _ = _expected_text(set(err.expected))
+        msg = f"unexpected end of text; expected {what}"
+    elif isinstance(err, UnexpectedToken):
+        line, col = err.line, err.column
+        what, words = _expected_text(set(err.expected))
+        got = str(err.token)
+        msg = f"unexpected {got!r}; expected {what}"
+        if re.fullmatch(r"[A-Za-z_]\w*", got):
+            msg += _suggest(got, words)
+        elif "DURATION" in err.expected:
+            msg += _duration_hint(text.split("\n")[line - 1][col - 1 :])
+    elif isinstance(err, UnexpectedCharacters):
+        line, col = err.line, err.column
+        ch = text.split("\n")[line - 1][col - 1 : col] if line >= 1 else ""
+        allowed = set(err.allowed or ())
+        what, words = _expected_text(allowed) if allowed else ("something else", [])
+        word = re.match(r"[A-Za-z_]\w*", text.split("\n")[line - 1][col - 1 :])
+        got = word.group(0) if word else ch
+        msg = f"unexpected {got!r}; expected {what}"
+        if word:
+            msg += _suggest(got, words)
+        elif "DURATION" in allowed:
+            msg += _duration_hint(text.split("\n")[line - 1][col - 1 :])
+    else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
+        line, col = max(err.line, 1), max(err.column, 1)
+        msg = str(err)
+    dangling = _dangling_annotation(text, line, col)
+    if dangling is not None:  # 'a: logout(...) @stop(c) }': annotations come first
+        line, col, written = dangling
+        msg = (
+            f"'{written}' annotates nothing: annotations go before the channel or block they apply to "
+            f"(write '{written} a: type(...)')"
+        )
+    elif text[_offset(text, line, col) :].startswith("@") and text[
+        : _offset(text, line, col)
+    ].rstrip().endswith("}"):
+        msg += " (a group's own annotations go right after its operator: '@and @timeout(5s) { ... }')"
+    line += first_line - 1
+    return CepSyntaxError(msg, SourceSpan(line, col, line, col + 1), source)
+
+
+_TRAILING_ANNOTATION = re.compile(r"@([A-Za-z_]\w*)(\([^()]*\))?\s*$")
+
+
+def _dangling_annotation(text: str, line: int, col: int) -> tuple[int, int, str] | None:
+    """Where an annotation followed by ``}`` (or the end) starts: ``(line, column, name)``, else ``None``."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines) or lines[line - 1][col - 1 : col] not in ("}", ""):
+        return None
+    before = "\n".join([*lines[: line - 1], lines[line - 1][: col - 1]])
+    m = _TRAILING_ANNOTATION.search(before)
+    if m is None or m.group(1) in ("and", "or"):
+        return None
+    start_line = before.count("\n", 0, m.start()) + 1
+    start_col = m.start() - (before.rfind("\n", 0, m.start()) + 1) + 1
+    return start_line, start_col, m.group(0).strip()
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    """The character offset of (line, column) in ``text`` (both 1-based)."""
+    return sum(len(x) + 1 for x in text.split("\n")[: line - 1]) + col - 1

@@ -36,7 +36,6 @@ from workbench.language.errors import CepCompileError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench.engine.events import Event
     from workbench.session.session import RunOutcome
 
 __all__ = ["main"]
@@ -106,7 +105,6 @@ def _write(frame: pd.DataFrame, out: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from workbench.session.inputs import load_events
     from workbench.session.progress import TextProgress
     from workbench.session.session import CepSession, to_frame
     from workbench.session.typecheck import field_mismatches, type_mismatches
@@ -126,24 +124,19 @@ def _run(args: argparse.Namespace) -> int:
         raise CepError(msg)
     from workbench.session.inputs import read_frame
 
-    data = read_frame(source)
-    outcomes = []
-    events: list[Event] = []
-    for part_key, group in session.partition_groups(names, args.key):
-        events = load_events(data, time=args.time, key=part_key, type=args.type)
-        progress = None if args.quiet or len(events) < 10_000 else TextProgress()
-        outcomes.append(
-            session.run(
-                group,
-                events,
-                progress=progress,
-                trace=False,
-                out_of_orderness=args.out_of_orderness,
-                backend=args.backend,
-                strict=args.strict,
-            )
-        )
-    outcome = session.merge(outcomes)
+    done = session.replay(
+        names,
+        read_frame(source),
+        time=args.time,
+        key=args.key,
+        type=args.type,
+        progress=lambda total: None if args.quiet or total < 10_000 else TextProgress(),
+        trace=False,
+        out_of_orderness=args.out_of_orderness,
+        backend=args.backend,
+        strict=args.strict,
+    )
+    outcome = done.outcome
     frame = to_frame(outcome.detections)
     if args.out:
         _write(frame, args.out)
@@ -153,10 +146,9 @@ def _run(args: argparse.Namespace) -> int:
         with pd.option_context("display.max_rows", None, "display.width", 200):
             print(frame.drop(columns=["extra"], errors="ignore").to_string(index=False))
     patterns = [session.get(n).pattern for n in names]
-    fields = {f for e in events for f in e.fields}
-    for note in [*type_mismatches(patterns, {e.type for e in events}), *field_mismatches(patterns, fields)]:
+    for note in [*type_mismatches(patterns, done.types), *field_mismatches(patterns, done.fields)]:
         print(f"warning: {note}", file=sys.stderr)
-    _report(args, outcome, len(events))
+    _report(args, outcome, done.rows)
     return 3 if outcome.errors else 0
 
 

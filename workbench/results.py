@@ -39,16 +39,15 @@ The reverse direction, :func:`frame_to_events`, reads a DataFrame with columns `
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
-from workbench.engine.events import Event, make_event
+from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
-from workbench.errors import EventError
 
 __all__ = [
     "DETECTION_COLUMNS",
@@ -342,80 +341,6 @@ def events_to_frame(events: Iterable[Event]) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------- DataFrame -> events
 
-_MS = pd.Timedelta(milliseconds=1)
-
-
-def _event_field_columns(
-    frame: pd.DataFrame,
-    type_column: str,
-    time_column: str,
-    key_column: str | None,
-    fields: Sequence[str] | None,
-) -> list[str]:
-    """The columns that become event fields: ``fields``, checked, or every column not reserved."""
-    reserved = {type_column, time_column, "seq", "type", "time", "t"}
-    if key_column is not None:
-        reserved.add(key_column)
-    if fields is None:
-        return [str(c) for c in frame.columns if c not in reserved]
-    unknown = [c for c in fields if c not in frame.columns]
-    if unknown:
-        msg = f"field columns {unknown} are not in the DataFrame; columns: {list(frame.columns)}"
-        raise EventError(msg, field=unknown[0])
-    return list(fields)
-
-
-def _row_event(
-    where: str,
-    i: int,
-    typ: object,
-    t: object,
-    key: object,
-    fields: dict[str, object],
-    names: Mapping[str, str | None],
-) -> Event:
-    """One row's event; an error names the row (``where``, position ``i``) and the column."""
-    if _is_missing(typ):
-        msg = f"{where}: missing event type in column {names['type']!r}"
-        raise EventError(msg, position=i, field=names["type"])
-    if _is_missing(t):
-        msg = f"{where}: missing event time in column {names['time']!r}"
-        raise EventError(msg, position=i, field=names["time"])
-    row = {"type": typ, "time": t, "key": None if _is_missing(key) else key, "fields": fields}
-    try:
-        return make_event(row)
-    except EventError as err:
-        column = names.get(err.field or "")
-        msg = f"{where}, column {column!r}: {err.args[0]}"
-        raise EventError(msg, position=i, field=column) from None
-
-
-def _column_values(frame: pd.DataFrame, col: str) -> list[Any]:
-    """A column as plain Python values; datetimes and durations become milliseconds (``None`` for NaT)."""
-    s: Any = frame[col]  # the stubs do not model Series // Timedelta
-    if isinstance(s.dtype, pd.DatetimeTZDtype):
-        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
-    if pd.api.types.is_datetime64_dtype(s.dtype):
-        s = (s - pd.Timestamp(0)).floordiv(_MS).astype(_INT)  # NaT -> <NA>, the rest int
-    elif pd.api.types.is_timedelta64_dtype(s.dtype):
-        s = s.floordiv(_MS).astype(_INT)
-    values = s.tolist()
-    out: list[Any] = []
-    for v in values:
-        if isinstance(v, pd.Timestamp):  # object column holding timestamps
-            ts = v.tz_convert("UTC").tz_localize(None) if v.tzinfo is not None else v
-            v = (ts - pd.Timestamp(0)) // _MS
-        elif isinstance(v, pd.Timedelta):
-            v = v // _MS
-        out.append(v)
-    return out
-
-
-def _is_missing(v: object) -> bool:
-    if v is None or v is pd.NA or v is pd.NaT:
-        return True
-    return isinstance(v, float) and math.isnan(v)
-
 
 def frame_to_events(
     frame: pd.DataFrame,
@@ -451,28 +376,9 @@ def frame_to_events(
     >>> frame_to_events(df)
     [Event(type='a', time=1000, key=None, fields={'x': 2}, seq=-1)]
     """
-    if time_column is None:
-        time_column = "time" if "time" in frame.columns or "t" not in frame.columns else "t"
-    for required, what in ((type_column, "type"), (time_column, "time")):
-        if required not in frame.columns:
-            msg = f"the DataFrame has no {what} column {required!r}; columns: {list(frame.columns)}"
-            raise EventError(msg, field=required)
-    has_key = key_column is not None and key_column in frame.columns
-    field_cols = _event_field_columns(
-        frame, type_column, time_column, key_column if has_key else None, fields
+    from workbench.backends.columnar.frame import EventColumns
+
+    columns = EventColumns.from_frame(
+        frame, type_column=type_column, time_column=time_column, key_column=key_column, fields=fields
     )
-    types = _column_values(frame, type_column)
-    # A time column with a gap is float64 in pandas: whole values go back to int milliseconds.
-    times = [
-        int(v) if isinstance(v, float) and v.is_integer() else v for v in _column_values(frame, time_column)
-    ]
-    keys: list[Hashable] = _column_values(frame, key_column) if has_key and key_column else []
-    columns = {c: _column_values(frame, c) for c in field_cols}
-    names = {"type": type_column, "time": time_column, "key": key_column}
-    out: list[Event] = []
-    for i, label in enumerate(frame.index.tolist()):
-        key = keys[i] if has_key else None
-        row_fields = {c: columns[c][i] for c in field_cols if not _is_missing(columns[c][i])}
-        event = _row_event(f"row {i} (index {label!r})", i, types[i], times[i], key, row_fields, names)
-        out.append(event)
-    return out
+    return columns.events()

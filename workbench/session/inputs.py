@@ -3,7 +3,8 @@
 Accepted: a pandas DataFrame, a path to a ``.csv``, ``.jsonl``/``.ndjson``, ``.json`` (a list of
 records) or ``.parquet`` file, or an iterable of event mappings / :class:`~workbench.engine.Event`.
 Columns: ``type``, ``time`` (or ``t``), ``key`` and one column per field; other names can be given
-(``time=``, ``key=``, ``type=``). Conversion of frames is :func:`workbench.results.frame_to_events`.
+(``time=``, ``key=``, ``type=``). Frames are converted by
+:class:`~workbench.backends.columnar.frame.EventColumns` (column by column, an event per row on demand).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from workbench.language.conditions import nearest
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SUFFIXES", "load_events", "read_frame"]
+    from workbench.backends.columnar.frame import EventColumns
+
+__all__ = ["SUFFIXES", "load_columns", "load_events", "read_frame"]
 
 SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
 
@@ -49,11 +52,22 @@ def read_frame(path: str | Path) -> pd.DataFrame:
     raise CepError(msg)
 
 
-def _frame_events(frame: pd.DataFrame, *, time: str | None, key: str | None, type: str | None) -> list[Event]:
-    """A DataFrame's events; ``key`` names the partition key column (checked)."""
-    from workbench.results import frame_to_events
+def load_columns(
+    source: object, *, time: str | None = None, key: str | None = None, type: str | None = None
+) -> EventColumns | None:
+    """A DataFrame's (or an event file's) events as columns; ``None`` for an iterable of events.
 
-    source = frame
+    ``key`` names the partition key column (checked; a column other than ``key`` is copied, so it
+    stays a field that conditions can read). Raises :class:`EventError` for a missing column.
+    """
+    import pandas as pd
+
+    from workbench.backends.columnar.frame import EventColumns
+
+    if isinstance(source, str | Path):
+        source = read_frame(source)
+    if not isinstance(source, pd.DataFrame):
+        return None
     if key is not None and key not in source.columns:
         columns = [str(c) for c in source.columns]
         msg = (
@@ -66,7 +80,7 @@ def _frame_events(frame: pd.DataFrame, *, time: str | None, key: str | None, typ
         # key by a copy, so the column stays a field conditions can read (partition by symbol)
         source = source.assign(key=source[key])
         key = "key"
-    return frame_to_events(
+    return EventColumns.from_frame(
         source,
         type_column=type or "type",
         time_column=time,
@@ -82,12 +96,9 @@ def load_events(
     type: str | None = None,
 ) -> list[Event]:
     """Events from a DataFrame, a file path or an iterable of mappings/events (see module doc)."""
-    import pandas as pd
-
-    if isinstance(source, str | Path):
-        source = read_frame(source)
-    if isinstance(source, pd.DataFrame):
-        return _frame_events(source, time=time, key=key, type=type)
+    columns = load_columns(source, time=time, key=key, type=type)
+    if columns is not None:
+        return columns.events()
     if isinstance(source, Mapping) or not isinstance(source, Iterable):
         msg = (
             f"cannot read events from a {type_name(source)}; "

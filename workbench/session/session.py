@@ -12,6 +12,7 @@ import contextlib
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.engine.clock import stamp
@@ -28,7 +29,9 @@ from workbench.language.conditions import nearest
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CepSession", "RunOutcome", "describe", "kind_of", "late_note", "to_frame"]
+    from workbench.backends.columnar.frame import EventColumns
+
+__all__ = ["CepSession", "Replay", "RunOutcome", "describe", "kind_of", "late_note", "to_frame"]
 
 Progress = Callable[[int, int], None]
 
@@ -66,15 +69,25 @@ class RunOutcome:
     detections: list[Detection]
     trace: list[TraceRecord]
     late: list[Event]
-    events: list[Event]
+    events: Mapping[int, Event]  # by seq (a replay of a DataFrame builds them on first read)
     errors: list[ConditionFault] = field(default_factory=list)
+
+
+@dataclass
+class Replay:
+    """What :meth:`CepSession.replay` produced: the outcome, and what the input held."""
+
+    outcome: RunOutcome
+    types: frozenset[str]  # the event types of the input
+    fields: frozenset[str]  # the fields at least one event has
+    rows: int  # the number of events
 
 
 @dataclass
 class _Run:
     detections: list[Detection] = field(default_factory=list)
     trace: list[TraceRecord] = field(default_factory=list)
-    events: dict[int, Event] = field(default_factory=dict)
+    events: Mapping[int, Event] = field(default_factory=dict)
 
 
 class CepSession:
@@ -183,10 +196,96 @@ class CepSession:
             progress(len(events), len(events))
         self.late = list(result.late)
         self.errors = list(result.errors)
-        stamped = _stamped(events)
-        self._keep(names, result, {e.seq: e for e in stamped})
+        by_seq = {e.seq: e for e in _stamped(events)}
+        return self._outcome(names, result, by_seq)
+
+    def replay(
+        self,
+        names: Sequence[str],
+        data: object,
+        *,
+        time: str | None = None,
+        key: str | None = None,
+        type: str | None = None,
+        progress: Callable[[int], Progress | None] | None = None,
+        trace: bool = True,
+        out_of_orderness: int | float = 0,
+        backend: str = "local",
+        strict: bool = False,
+    ) -> Replay:
+        """Replay ``data`` (a DataFrame, an event file, or events) through the named patterns.
+
+        Patterns partitioned by different fields run as separate groups (:meth:`partition_groups`)
+        and their outcomes are merged. A DataFrame or file replayed locally goes column by column
+        (:mod:`workbench.backends.columnar`): an event is built only for the rows a pattern can
+        use, with the same results. ``progress(total)`` makes a progress callback (or ``None``).
+        """
+        from workbench.session.inputs import load_columns, load_events, read_frame
+
+        if isinstance(data, str | Path):
+            data = read_frame(data)  # read once for every group
+        elif isinstance(data, Iterator):
+            data = list(data)  # read once: each partition group loads the events again
+        outcomes: list[RunOutcome] = []
+        types: frozenset[str] = frozenset()
+        fields: frozenset[str] = frozenset()
+        rows = 0
+        for part_key, group in self.partition_groups(names, key):
+            cols = load_columns(data, time=time, key=part_key, type=type) if backend == "local" else None
+            if cols is not None:
+                report = progress(cols.rows) if progress is not None else None
+                outcomes.append(self._replay_columns(group, cols, report, trace, out_of_orderness, strict))
+                types, fields, rows = cols.types_present(), cols.fields_present(), cols.rows
+                continue
+            events = load_events(data, time=time, key=part_key, type=type)
+            report = progress(len(events)) if progress is not None else None
+            outcomes.append(
+                self.run(
+                    group,
+                    events,
+                    progress=report,
+                    trace=trace,
+                    out_of_orderness=out_of_orderness,
+                    backend=backend,
+                    strict=strict,
+                )
+            )
+            types = frozenset(e.type for e in events)
+            fields = frozenset(f for e in events for f in e.fields)
+            rows = len(events)
+        return Replay(self.merge(outcomes), types, fields, rows)
+
+    def _replay_columns(
+        self,
+        names: Sequence[str],
+        cols: EventColumns,
+        progress: Progress | None,
+        trace: bool,
+        out_of_orderness: int | float,
+        strict: bool,
+    ) -> RunOutcome:
+        from workbench.backends.columnar.frame import RowEvents
+        from workbench.backends.columnar.replay import replay_columns
+
+        patterns = self._patterns(names)
+        with self._located(names):
+            result = replay_columns(
+                patterns,
+                cols,
+                out_of_orderness=out_of_orderness,
+                trace=trace,
+                strict=strict,
+                progress=progress,
+            )
+        return self._outcome(names, result, RowEvents(cols))
+
+    def _outcome(self, names: Sequence[str], result: RunResult, events: Mapping[int, Event]) -> RunOutcome:
+        """Keep a replay's results (``%cep late``, ``%cep errors``, explain) and return them."""
+        self.late = list(result.late)
+        self.errors = list(result.errors)
+        self._keep(names, result, events)
         return RunOutcome(
-            list(result.detections), list(result.trace), list(result.late), stamped, list(result.errors)
+            list(result.detections), list(result.trace), list(result.late), events, list(result.errors)
         )
 
     def _patterns(self, names: Sequence[str]) -> list[Pattern]:
@@ -208,7 +307,7 @@ class CepSession:
             located = f"{err}{where}"
             raise type(err)(located) from err
 
-    def _keep(self, names: Sequence[str], result: RunResult, events: dict[int, Event]) -> None:
+    def _keep(self, names: Sequence[str], result: RunResult, events: Mapping[int, Event]) -> None:
         """Record each pattern's detections and trace (a replay's, or a live feed's so far)."""
         for n in names:
             self.runs[n] = _Run(

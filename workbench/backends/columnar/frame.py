@@ -11,7 +11,7 @@ what strict contiguity (``next``) needs once rows that no stage reads are skippe
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,7 +21,7 @@ import pandas as pd
 from workbench.engine.events import Event, make_event
 from workbench.errors import EventError
 
-__all__ = ["EventColumns", "convert_column"]
+__all__ = ["EventColumns", "RowEvents", "convert_column"]
 
 _MS = pd.Timedelta(milliseconds=1)
 _EPOCH = pd.Timestamp(0)
@@ -161,7 +161,7 @@ class EventColumns:
         Raises :class:`EventError` naming the row and column for a missing type or time, a
         non-numeric time or an unhashable key.
         """
-        where = f"row {i} (index {self.frame.index[i]!r})"
+        where = f"row {i} (index {self.frame.index[i : i + 1].tolist()[0]!r})"
         typ = self.values("type")[i]
         if _is_missing(typ):
             msg = f"{where}: missing event type in column {self.names['type']!r}"
@@ -271,3 +271,45 @@ class EventColumns:
             return None
         k = self.values("key")[i]
         return None if _is_missing(k) else k
+
+    def types_present(self) -> frozenset[str]:
+        """The event types the rows hold."""
+        return frozenset(str(t) for t in self.columns["type"].dropna().unique().tolist())
+
+    def fields_present(self) -> frozenset[str]:
+        """The fields at least one row has (a value that is not missing)."""
+        return frozenset(c for c in self.fields if bool(self.columns[c].notna().any()))
+
+
+class RowEvents(Mapping[int, Event]):
+    """The events of :class:`EventColumns` by ``seq`` (the row position), each built when first read.
+
+    What a replay keeps to show events later (explain, the timeline) without building one per row.
+
+    >>> cols = EventColumns.from_frame(pd.DataFrame({"type": ["a", "b"], "time": [1, 2]}))
+    >>> events = RowEvents(cols)
+    >>> len(events), events[1].seq, events.get(5)
+    (2, 1, None)
+    """
+
+    def __init__(self, columns: EventColumns) -> None:
+        self._columns = columns
+        self._built: dict[int, Event] = {}
+
+    def __getitem__(self, seq: int) -> Event:
+        event = self._built.get(seq)
+        if event is None:
+            try:
+                inside = 0 <= seq < self._columns.rows
+            except TypeError:  # explain looks up records without an event (seq None)
+                inside = False
+            if not inside:
+                raise KeyError(seq)
+            event = self._built[seq] = self._columns.event(seq).with_seq(seq)
+        return event
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self._columns.rows))
+
+    def __len__(self) -> int:
+        return self._columns.rows

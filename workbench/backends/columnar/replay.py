@@ -16,7 +16,7 @@ buffered and released by the clock).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +26,7 @@ from workbench.backends.columnar.frame import EventColumns
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.runtime import Engine, RunResult
 
-__all__ = ["replay_frame", "rows_to_feed"]
+__all__ = ["replay_columns", "replay_frame", "rows_to_feed"]
 
 
 def replay_frame(
@@ -55,11 +55,34 @@ def replay_frame(
     cols = EventColumns.from_frame(
         frame, type_column=type_column, time_column=time_column, key_column=key_column
     )
+    return replay_columns(
+        patterns, cols, out_of_orderness=out_of_orderness, until=until, trace=trace, strict=strict
+    )
+
+
+def replay_columns(
+    patterns: Sequence[Pattern | Matcher],
+    cols: EventColumns,
+    *,
+    out_of_orderness: int | float = 0,
+    until: int | float | None = None,
+    trace: bool = False,
+    strict: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> RunResult:
+    """:func:`replay_frame` over converted columns; ``progress(done, total)`` about every 1%."""
     engine = Engine(patterns, out_of_orderness=out_of_orderness, trace=trace, strict=strict)
     rows = rows_to_feed(engine, cols)
     # every row when rows is None: that also validates each row, with the row's own message
     events = cols.events() if rows is None else cols.events_at(rows)
-    engine.process_many(events)
+    if progress is None:
+        engine.process_many(events)
+    else:
+        step = max(len(events) // 100, 1)
+        for start in range(0, len(events), step):
+            progress(start, len(events))
+            engine.process_many(events[start : start + step])
+        progress(len(events), len(events))
     engine.finish(until)
     return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors)
 

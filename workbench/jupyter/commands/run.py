@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
-from workbench.session.inputs import load_events
 from workbench.session.session import errors_note, late_note, to_frame
 from workbench.session.typecheck import field_mismatches, type_mismatches
 
 if TYPE_CHECKING:
-    from workbench.engine.events import Event
     from workbench.jupyter.magics import CepMagics
 
 __all__ = ["replay", "run"]
@@ -63,26 +61,21 @@ def replay(
     elif isinstance(data, Iterator):
         data = list(data)  # read once; each partition group loads the events again
     session.datetime_times = _datetime_column(data, time)
-    outcomes = []
-    events: list[Event] = []
-    for part_key, group in session.partition_groups(names, key):
-        events = load_events(data, time=time, key=part_key, type=type_)
-        progress = make_progress(len(events), threshold=magics.progress_threshold, shell=magics.shell)
-        outcomes.append(
-            session.run(
-                group,
-                events,
-                progress=progress,
-                trace=magics.trace,
-                out_of_orderness=out_of_orderness,
-                backend=backend,
-                strict=strict,
-            )
-        )
-    outcome = session.merge(outcomes)
+    done = session.replay(
+        names,
+        data,
+        time=time,
+        key=key,
+        type=type_,
+        progress=lambda total: make_progress(total, threshold=magics.progress_threshold, shell=magics.shell),
+        trace=magics.trace,
+        out_of_orderness=out_of_orderness,
+        backend=backend,
+        strict=strict,
+    )
+    outcome = done.outcome
     patterns = [session.get(n).pattern for n in names]
-    fields = {f for e in events for f in e.fields}
-    for note in [*type_mismatches(patterns, {e.type for e in events}), *field_mismatches(patterns, fields)]:
+    for note in [*type_mismatches(patterns, done.types), *field_mismatches(patterns, done.fields)]:
         print(f"note: {note}")
     if outcome.late:
         print("note: " + late_note(outcome.late, out_of_orderness, "see them with %cep late"))

@@ -111,7 +111,7 @@ def make_event(raw: object, position: int | None = None) -> Event:
     {'price': 2}
     """
     if isinstance(raw, Event):
-        return _fast_check(raw, position)
+        return check_built(raw, position)
     typ: object
     if isinstance(raw, Mapping):
         if "type" not in raw or raw["type"] is None:
@@ -148,8 +148,9 @@ def make_event(raw: object, position: int | None = None) -> Event:
     return Event(typ, time, key, dict(fields), -1 if position is None else position)
 
 
-def _fast_check(event: Event, position: int | None) -> Event:
-    """Cheap validation of an already-built :class:`Event` (the hot path of replays)."""
+def check_built(event: Event, position: int | None) -> Event:
+    """Validate an already-built :class:`Event` (:func:`~workbench.engine.clock.stamp` accepts the
+    common case before calling this)."""
     time = event.time
     if type(time) is not int and type(time) is not float:
         _check_time(time, position, "time")

@@ -152,9 +152,9 @@ class ShardedEngine(Outputs):
                 self.matchers,
                 out_of_orderness=out_of_orderness,
                 trace=trace,
-                on_detection=self._emit,
-                on_reaction=self._react,
-                on_trace=self._trace,
+                on_detection=self.emit,
+                on_reaction=self.react,
+                on_trace=self.record,
                 collect=False,
             )
             for _ in range(shards)

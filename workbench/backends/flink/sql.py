@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from workbench.backends.base import BackendError, Input
+from workbench.backends.flink import require_pyflink
 from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
@@ -274,10 +275,11 @@ def _columns(events: Sequence[Event]) -> dict[str, type]:
 
 def run_sql(pattern: SequencePattern, inputs: Iterable[Input], *, parallelism: int = 1) -> RunResult:
     """Run ``pattern`` as ``MATCH_RECOGNIZE`` over in-order events on a local mini-cluster."""
+    require_pyflink()
     from pyflink.common import Row, Types
     from pyflink.table import Schema, StreamTableEnvironment
 
-    from workbench.backends.flink import make_environment
+    from workbench.backends.flink.env import make_environment
 
     events = []
     for position, item in enumerate(inputs):

@@ -16,10 +16,8 @@ replay planner of the backends) asks :func:`is_late` and numbers events with :fu
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
 
-from workbench.engine.events import Event, check_built, make_event
+from workbench.engine.events import Event, EventLike, check_built, make_event
 from workbench.errors import CepError
 
 __all__ = ["START", "EventClock", "Watermark", "is_late", "releases", "stamp"]
@@ -51,7 +49,7 @@ def releases(watermark: Watermark, t: float) -> bool:
     return t <= watermark[0]
 
 
-def stamp(raw: Event | Mapping[str, Any], position: int) -> Event:
+def stamp(raw: EventLike, position: int) -> Event:
     """Validate ``raw`` and number it with its input ``position`` (an event with a ``seq`` keeps it).
 
     The one place where events get their ``seq``. Raises :class:`~workbench.errors.EventError`

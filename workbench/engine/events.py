@@ -15,7 +15,7 @@ from typing import Any
 
 from workbench.errors import EventError
 
-__all__ = ["Event", "make_event"]
+__all__ = ["Event", "EventLike", "make_event"]
 
 _RESERVED = frozenset({"type", "time", "t", "key", "seq"})
 
@@ -87,6 +87,10 @@ class Event:
         """A short human-readable form: ``login#3@120[user=u1, ip=1.2.3.4]``."""
         inner = ", ".join(f"{k}={v}" for k, v in self.fields.items())
         return f"{self.type}#{self.seq}@{self.time}[{inner}]"
+
+
+EventLike = Event | Mapping[str, object]
+"""What hosts accept as an event: an :class:`Event`, or a mapping that :func:`make_event` validates."""
 
 
 def _check_time(value: Any, position: int | None, name: str = "time") -> int | float:

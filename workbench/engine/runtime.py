@@ -1,9 +1,11 @@
 """The keyed runtime: splitter, event-time clock, watermarks, timers, late events.
 
-:class:`Engine` runs many patterns over one stream. Each event is validated, stamped with its
-arrival position (``seq``), routed by key (the splitter: Prova's conversation id, Flink's
-``keyBy``, the patent's stream splitter) and by event type to the matchers that can use it, and
-handed to each matcher together with that key's state.
+:class:`Engine` runs many patterns over one stream. It is the clock
+(:class:`~workbench.engine.clock.EventClock`: watermark, lateness, ``seq`` stamping) plus a table
+of per-key states, driving the one per-key host (:class:`~workbench.engine.host.KeyHost`). Each
+event is validated, stamped with its arrival position (``seq``), routed by key (the splitter:
+Prova's conversation id, Flink's ``keyBy``, the patent's stream splitter) and by event type to the
+matchers that can use it, and handed to the host together with that key's state.
 
 Time and ordering rules (event-time mode, the default):
 
@@ -40,7 +42,7 @@ from typing import Any, Literal
 
 from workbench.engine.clock import EventClock, Watermark, is_late, releases, stamp
 from workbench.engine.detection import Detection, Reaction, TraceRecord
-from workbench.engine.events import Event
+from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.faults import ConditionFault
 from workbench.engine.host import KeyHost, KeyState, late_record
@@ -189,7 +191,7 @@ class Engine(Outputs):
         raise CepError(msg)
 
     # ------------------------------------------------------------------ input
-    def process(self, raw: Event | Mapping[str, Any]) -> list[Detection]:
+    def process(self, raw: EventLike) -> list[Detection]:
         """Feed one event; return the detections emitted as a consequence (possibly by timers).
 
         ``raw`` is an :class:`~workbench.engine.events.Event` or a mapping (see
@@ -202,7 +204,7 @@ class Engine(Outputs):
         self._take(raw)
         return out
 
-    def process_many(self, events: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
+    def process_many(self, events: Iterable[EventLike]) -> list[Detection]:
         """Feed events in order; return all detections they caused.
 
         Same results as calling :meth:`process` per event; in-order events of an event-time engine
@@ -311,7 +313,7 @@ class Engine(Outputs):
         heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))
 
     # ------------------------------------------------------------------ internals
-    def _take(self, raw: Event | Mapping[str, Any]) -> None:
+    def _take(self, raw: EventLike) -> None:
         clock = self.event_clock
         position = clock.next_seq
         clock.next_seq = position + 1  # a rejected event still occupies its input position
@@ -391,7 +393,7 @@ class Engine(Outputs):
 
 def run(
     patterns: Sequence[Pattern | Matcher] | Pattern | Matcher,
-    events: Iterable[Event | Mapping[str, Any]],
+    events: Iterable[EventLike],
     *,
     until: int | float | None = None,
     out_of_orderness: int | float = 0,

@@ -14,12 +14,11 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyflink.common import Types
 from pyflink.common.watermark_strategy import TimestampAssigner
-from pyflink.datastream import KeyedProcessFunction, RuntimeContext
-from pyflink.datastream.state import ValueStateDescriptor
+from pyflink.datastream import KeyedProcessFunction, RuntimeContext, TimerService
+from pyflink.datastream.state import ValueState, ValueStateDescriptor
 
 from workbench.backends.keyed import HostOutput, KeyedDriver, KeyRecord
 from workbench.engine.clock import is_late
@@ -84,10 +83,11 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         offsets: per run, what its times are shifted by on Flink's time axis.
     """
 
+    _state: ValueState
+
     def __init__(self, hosts: Sequence[KeyedDriver], offsets: Sequence[int]) -> None:
         self.hosts = list(hosts)
         self.offsets = list(offsets)
-        self._state: Any = None
 
     def open(self, runtime_context: RuntimeContext) -> None:
         descriptor = ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY())
@@ -147,7 +147,7 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
             yield run, out
 
     @staticmethod
-    def _wake(state: KeyRecord, due: int | float | None, offset: int, timers: Any) -> None:
+    def _wake(state: KeyRecord, due: int | float | None, offset: int, timers: TimerService) -> None:
         """Keep one Flink timer per key, at the next due item (earlier ones stay registered)."""
         if due is None:
             return

@@ -1,4 +1,4 @@
-"""A pure-Python stand-in for a distributed keyed runtime, to test KeyHost without Flink.
+"""A pure-Python stand-in for a distributed keyed runtime, to test KeyedDriver without Flink.
 
 It behaves like Flink's keyed operator where it matters: each key's state is pickled between
 calls, the runtime keeps at most one timer per key and millisecond, watermarks lag behind the
@@ -14,7 +14,7 @@ import random
 from collections.abc import Hashable, Sequence
 
 from workbench.backends.base import Input, compile_all
-from workbench.backends.keyed import HostOutput, KeyHost, KeyHostState, collect_results
+from workbench.backends.keyed import HostOutput, KeyedDriver, KeyRecord, collect_results
 from workbench.backends.replay import plan_replay
 from workbench.engine.matcher import Matcher
 from workbench.engine.runtime import RunResult
@@ -32,16 +32,18 @@ def simulate(
     finish: bool = True,
     trace: bool = False,
 ) -> RunResult:
-    """Run through KeyHost as a distributed runtime would, with random watermark progress."""
+    """Run through KeyedDriver as a distributed runtime would, with random watermark progress."""
     plan = plan_replay(inputs, out_of_orderness=out_of_orderness, until=until, finish=finish)
-    host = KeyHost(compile_all(matchers), horizon=plan.horizon, final_after=plan.final_after, tracing=trace)
+    host = KeyedDriver(
+        compile_all(matchers), horizon=plan.horizon, final_after=plan.final_after, tracing=trace
+    )
     states: dict[Hashable, bytes] = {}
     timers: set[tuple[int, Hashable]] = set()
     outputs: list[HostOutput] = []
     watermark = -(2**63)
     max_ts = -(2**63)
 
-    def wake(state: KeyHostState, key: Hashable) -> None:
+    def wake(state: KeyRecord, key: Hashable) -> None:
         # One runtime timer per key, at its next due item (as the Flink operator does).
         due = host.next_due(state)
         if due is not None and (state.wake is None or _millis(due) < state.wake):
@@ -59,7 +61,7 @@ def simulate(
             timers.discard((ts, key))
             if key not in states:
                 continue
-            state: KeyHostState = pickle.loads(states[key])
+            state: KeyRecord = pickle.loads(states[key])
             if state.wake is not None and state.wake <= ts:
                 state.wake = None
             outs, _ = host.advance(state, key, max(ts, wm) + 1)
@@ -71,7 +73,7 @@ def simulate(
                 states[key] = pickle.dumps(state)
 
     for key in host.startup_keys():
-        state = KeyHostState()
+        state = KeyRecord()
         host.initial_timers(state, key)
         wake(state, key)
         states[key] = pickle.dumps(state)
@@ -80,7 +82,7 @@ def simulate(
         if late or ts <= watermark:
             outputs.extend(host.late(event, position))
         elif host.wants(event):
-            state = pickle.loads(states[event.key]) if event.key in states else KeyHostState()
+            state = pickle.loads(states[event.key]) if event.key in states else KeyRecord()
             host.accept(state, event, position)
             if state.wake is None or ts < state.wake:
                 timers.add((ts, event.key))

@@ -12,7 +12,7 @@ from benchmarks.reference import REFERENCE
 from benchmarks.run import read_events
 from benchmarks.workload import WorkloadSpec, write_csv
 from workbench.backends import LocalBackend
-from workbench.backends.flink_sql import SqlUnsupported, match_recognize, sql_reasons
+from workbench.backends.flink.sql import SqlUnsupported, match_recognize, sql_reasons
 from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, SkipStrategy, Stage
 
 FIELDS = {"type": "type", "price": "f_price", "ip": "f_ip"}

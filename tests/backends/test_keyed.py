@@ -1,4 +1,4 @@
-"""KeyHost under a simulated distributed runtime equals the local engine, whatever the interleaving."""
+"""KeyedDriver under a simulated distributed runtime equals the local engine, whatever the interleaving."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tests.backends.matchers import PairWithin, Ticker, standard_matchers
 from tests.backends.simulate import simulate
 from tests.backends.strategies import random_options, random_script
 from workbench.backends import AdvanceTime, LocalBackend
-from workbench.backends.keyed import KeyHost, KeyHostState
+from workbench.backends.keyed import KeyedDriver, KeyRecord
 from workbench.backends.replay import Bound, plan_replay
 
 
@@ -69,10 +69,10 @@ def test_plan_marks_late_events_like_the_engine() -> None:
 
 
 def test_events_nobody_uses_are_not_buffered() -> None:
-    host = KeyHost([PairWithin()])
+    host = KeyedDriver([PairWithin()])
     plan = plan_replay([{"type": "zzz", "time": 1}])
     assert not host.wants(plan.events[0][0])
-    assert KeyHostState().is_empty()
+    assert KeyRecord().is_empty()
 
 
 def test_key_state_survives_an_idle_matcher_before_another() -> None:

@@ -32,8 +32,10 @@ def get_backend(name: str, *, parallelism: int = 1) -> Backend:
 
         return FlinkBackend(parallelism=parallelism)
     if name == "flink-sql":
-        from workbench.backends.flink import FlinkBackend as _requires_pyflink  # noqa: F401
-        from workbench.backends.flink_sql import FlinkSqlBackend
+        from workbench.backends.flink import require_pyflink
+        from workbench.backends.flink.sql import FlinkSqlBackend
+
+        require_pyflink()
 
         return FlinkSqlBackend(parallelism=parallelism)
     msg = f"unknown backend {name!r}; known: {', '.join(BACKENDS)}"

@@ -9,11 +9,11 @@ default), a flush up to ``until``, or nothing (``finish=False``: what is still b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Protocol, TypeAlias, runtime_checkable
 
-from workbench.engine.events import Event
+from workbench.engine.events import EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.runtime import RunResult
@@ -37,7 +37,7 @@ class AdvanceTime:
     watermark: int | float
 
 
-Input: TypeAlias = Event | Mapping[str, Any] | AdvanceTime
+Input: TypeAlias = EventLike | AdvanceTime
 """One item of an input script."""
 
 PatternLike: TypeAlias = Pattern | Matcher

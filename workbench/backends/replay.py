@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from workbench.backends.base import AdvanceTime, Input
-from workbench.engine.clock import EventClock, is_late, stamp
+from workbench.engine.clock import EventClock, Watermark, is_late, releases, stamp
 from workbench.engine.events import Event
 from workbench.errors import CepError
 
@@ -38,15 +38,20 @@ class Bound:
 
     def admits_event(self, t: int | float) -> bool:
         """Whether an event at ``t`` is processed once the watermark stands here."""
-        return t <= self.time
+        return releases(self.watermark, t)
 
     def admits_timer(self, t: int | float) -> bool:
-        """Whether a timer at ``t`` fires once the watermark stands here."""
-        return t < self.time or (self.closed and t == self.time)
+        """Whether a timer at ``t`` fires once the watermark stands here (the lateness rule)."""
+        return is_late(self.watermark, t)
 
     def makes_late(self, t: int | float) -> bool:
         """Whether an event at ``t`` arriving now is late (:func:`~workbench.engine.clock.is_late`)."""
-        return is_late((self.time, self.closed), t)
+        return is_late(self.watermark, t)
+
+    @property
+    def watermark(self) -> Watermark:
+        """The :data:`~workbench.engine.clock.Watermark` tuple."""
+        return (self.time, self.closed)
 
 
 @dataclass(frozen=True, slots=True)

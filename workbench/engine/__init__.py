@@ -1,6 +1,7 @@
 """The CEP engine: pure Python, standard library only, deterministic.
 
-Events (:mod:`.events`), the keyed runtime (:mod:`.runtime`), the records it emits
+Events (:mod:`.events`), event time (:mod:`.clock`), the per-key host every driver runs matchers
+through (:mod:`.host`), the keyed runtime (:mod:`.runtime`), the records it emits
 (:mod:`.detection`), the matcher contract (:mod:`.matcher`) and the restricted condition
 evaluator (:mod:`.expr`). Pattern families plug in as matchers.
 """

@@ -16,13 +16,11 @@ replay planner of the backends) asks :func:`is_late` and numbers events with :fu
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
 
-from workbench.engine.events import Event, _fast_check, make_event
+from workbench.engine.events import Event, EventLike, check_built, make_event
 from workbench.errors import CepError
 
-__all__ = ["START", "EventClock", "Watermark", "is_late", "stamp"]
+__all__ = ["START", "EventClock", "Watermark", "is_late", "releases", "stamp"]
 
 Watermark = tuple[float, bool]
 """``(time, closed)``; tuples order as watermarks do (closed is later than open at one time)."""
@@ -33,6 +31,8 @@ START: Watermark = (-math.inf, False)
 def is_late(watermark: Watermark, t: float) -> bool:
     """Whether an event at ``t`` arriving now is late: below the watermark, or at a closed one.
 
+    The same rule says when a timer at ``t`` is due: once an event at ``t`` could no longer come.
+
     >>> is_late((5, False), 5), is_late((5, True), 5), is_late((5, False), 4)
     (False, True, True)
     """
@@ -40,20 +40,43 @@ def is_late(watermark: Watermark, t: float) -> bool:
     return t < wm or (closed and t == wm)
 
 
-def stamp(raw: Event | Mapping[str, Any], position: int) -> Event:
+def releases(watermark: Watermark, t: float) -> bool:
+    """Whether the watermark releases a buffered event at ``t`` (open or closed, ``t`` at it is due).
+
+    >>> releases((5, False), 5), releases((5, False), 6)
+    (True, False)
+    """
+    return t <= watermark[0]
+
+
+def stamp(raw: EventLike, position: int) -> Event:
     """Validate ``raw`` and number it with its input ``position`` (an event with a ``seq`` keeps it).
 
-    Raises :class:`~workbench.errors.EventError` naming the position and the field at fault.
+    The one place where events get their ``seq``. Raises :class:`~workbench.errors.EventError`
+    naming the position and the field at fault.
+
+    >>> stamp({"type": "a", "time": 1}, 7).seq, stamp(Event("a", 1, seq=3), 7).seq
+    (7, 3)
     """
-    # Why the class test first: replays hand over built events, and this runs once per event
-    event = _fast_check(raw, position) if raw.__class__ is Event else make_event(raw, position)
+    if isinstance(raw, Event):
+        # Why the type tests: replays hand over built events and this runs once per event; only an
+        # unusual one (a bool time, a tuple key, ...) pays for the full check
+        t, key = raw.time, raw.key
+        if (
+            (t.__class__ is not int and t.__class__ is not float)
+            or raw.type.__class__ is not str
+            or (key.__class__ is not str and key.__class__ is not int and key is not None)
+        ):
+            check_built(raw, position)
+        return raw if raw.seq >= 0 else raw.with_seq(position)
+    event = make_event(raw, position)
     return event if event.seq >= 0 else event.with_seq(position)
 
 
 class EventClock:
     """The watermark of one event-time stream with bounded out-of-orderness."""
 
-    __slots__ = ("max_seen", "out_of_orderness", "watermark")
+    __slots__ = ("max_seen", "next_seq", "out_of_orderness", "watermark")
 
     def __init__(self, out_of_orderness: int | float = 0) -> None:
         if out_of_orderness < 0:
@@ -62,6 +85,8 @@ class EventClock:
         self.out_of_orderness = out_of_orderness
         self.watermark: Watermark = START
         self.max_seen = -math.inf
+        #: the arrival position the next event gets (:func:`stamp`)
+        self.next_seq = 0
 
     def accept(self, t: float) -> bool:
         """False for a late event; otherwise advance the clock by it."""
@@ -74,8 +99,18 @@ class EventClock:
             self.watermark = candidate
         return True
 
-    def close(self, watermark: float) -> None:
-        """No event at or below ``watermark`` will come any more (``advance_time``)."""
-        candidate = (watermark, True)
+    def accept_in_order(self, t: float) -> None:
+        """Advance the clock by an event known to be on time and not older than any seen before."""
+        self.max_seen = t
+        candidate = (t - self.out_of_orderness, False)
         if candidate > self.watermark:
             self.watermark = candidate
+
+    def advance(self, watermark: Watermark) -> None:
+        """Move the watermark forward to ``watermark`` (never back)."""
+        if watermark > self.watermark:
+            self.watermark = watermark
+
+    def close(self, watermark: float) -> None:
+        """No event at or below ``watermark`` will come any more (``advance_time``)."""
+        self.advance((watermark, True))

@@ -15,7 +15,7 @@ from typing import Any
 
 from workbench.errors import EventError
 
-__all__ = ["Event", "make_event"]
+__all__ = ["Event", "EventLike", "make_event"]
 
 _RESERVED = frozenset({"type", "time", "t", "key", "seq"})
 
@@ -89,6 +89,10 @@ class Event:
         return f"{self.type}#{self.seq}@{self.time}[{inner}]"
 
 
+EventLike = Event | Mapping[str, object]
+"""What hosts accept as an event: an :class:`Event`, or a mapping that :func:`make_event` validates."""
+
+
 def _check_time(value: Any, position: int | None, name: str = "time") -> int | float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         msg = f"time must be a number of milliseconds, got {type(value).__name__} {value!r}"
@@ -111,7 +115,7 @@ def make_event(raw: object, position: int | None = None) -> Event:
     {'price': 2}
     """
     if isinstance(raw, Event):
-        return _fast_check(raw, position)
+        return check_built(raw, position)
     typ: object
     if isinstance(raw, Mapping):
         if "type" not in raw or raw["type"] is None:
@@ -148,8 +152,9 @@ def make_event(raw: object, position: int | None = None) -> Event:
     return Event(typ, time, key, dict(fields), -1 if position is None else position)
 
 
-def _fast_check(event: Event, position: int | None) -> Event:
-    """Cheap validation of an already-built :class:`Event` (the hot path of replays)."""
+def check_built(event: Event, position: int | None) -> Event:
+    """Validate an already-built :class:`Event` (:func:`~workbench.engine.clock.stamp` accepts the
+    common case before calling this)."""
     time = event.time
     if type(time) is not int and type(time) is not float:
         _check_time(time, position, "time")

@@ -20,8 +20,8 @@ its matchers at its :class:`FaultLog`.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.errors import CepRuntimeError
 
@@ -38,7 +38,7 @@ class ConditionFault:
     message: str
     first_seq: int
     first_time: int | float | None
-    first_key: Any
+    first_key: Hashable
     count: int = 1
     last_seq: int = -1
 
@@ -58,7 +58,7 @@ class FaultLog:
         self.strict = strict
         self._faults: dict[tuple[str, str, str], ConditionFault] = {}
 
-    def record(self, pattern: str, where: str, error: BaseException, event: Any) -> None:
+    def record(self, pattern: str, where: str, error: BaseException, event: object) -> None:
         """Count ``error``; with ``strict``, raise it as a :class:`CepRuntimeError` instead."""
         kind = type(error).__name__
         seq = getattr(event, "seq", -1)
@@ -95,6 +95,6 @@ class FaultSink:
         self.pattern = pattern
         self.log = log if log is not None else FaultLog()
 
-    def report(self, where: str, error: BaseException, event: Any) -> None:
+    def report(self, where: str, error: BaseException, event: object) -> None:
         """Record ``error`` of the condition at ``where`` on ``event``."""
         self.log.record(self.pattern, where, error, event)

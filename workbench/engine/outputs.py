@@ -55,20 +55,20 @@ class Outputs:
         if isinstance(sink, FaultSink):
             sink.log = self.fault_log
 
-    def _emit(self, detection: Detection) -> None:
+    def emit(self, detection: Detection) -> None:
         self._out.append(detection)
         if self.collect:
             self.detections.append(detection)
         if self._on_detection is not None:
             self._on_detection(detection)
 
-    def _react(self, reaction: Reaction) -> None:
+    def react(self, reaction: Reaction) -> None:
         if self.collect:
             self.reactions.append(reaction)
         if self._on_reaction is not None:
             self._on_reaction(reaction)
 
-    def _trace(self, record: TraceRecord) -> None:
+    def record(self, record: TraceRecord) -> None:
         if self.collect:
             self.trace_records.append(record)
         if self._on_trace is not None:

@@ -1,9 +1,11 @@
 """The keyed runtime: splitter, event-time clock, watermarks, timers, late events.
 
-:class:`Engine` runs many patterns over one stream. Each event is validated, stamped with its
-arrival position (``seq``), routed by key (the splitter: Prova's conversation id, Flink's
-``keyBy``, the patent's stream splitter) and by event type to the matchers that can use it, and
-handed to each matcher together with that key's state.
+:class:`Engine` runs many patterns over one stream. It is the clock
+(:class:`~workbench.engine.clock.EventClock`: watermark, lateness, ``seq`` stamping) plus a table
+of per-key states, driving the one per-key host (:class:`~workbench.engine.host.KeyHost`). Each
+event is validated, stamped with its arrival position (``seq``), routed by key (the splitter:
+Prova's conversation id, Flink's ``keyBy``, the patent's stream splitter) and by event type to the
+matchers that can use it, and handed to the host together with that key's state.
 
 Time and ordering rules (event-time mode, the default):
 
@@ -38,11 +40,12 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from workbench.engine.clock import is_late, stamp
-from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
-from workbench.engine.events import Event, _fast_check
+from workbench.engine.clock import EventClock, Watermark, is_late, releases, stamp
+from workbench.engine.detection import Detection, Reaction, TraceRecord
+from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.faults import ConditionFault
+from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import Outputs
 from workbench.errors import CepError, PatternError
@@ -51,6 +54,9 @@ __all__ = ["Engine", "EngineSnapshot", "KeyState", "RunResult", "run"]
 
 INF = math.inf
 Clock = Callable[[], float]
+Time = int | float
+Timer = tuple[Time, int, Hashable, int, Hashable]
+"""A queued timer: ``(time, scheduling number, key, pattern index, token)``."""
 
 
 def wall_clock_ms() -> float:
@@ -59,28 +65,19 @@ def wall_clock_ms() -> float:
 
 
 @dataclass(slots=True)
-class KeyState:
-    """Everything the runtime keeps for one key: one state per pattern, and an instance counter."""
-
-    states: dict[int, Any] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
 class EngineSnapshot:
     """A picklable image of the engine's mutable state (patterns are not part of it)."""
 
     pattern_names: tuple[str, ...]
     keys: dict[Hashable, KeyState]
-    timers: list[tuple[int | float, int, Hashable, int, Hashable]]
-    timer_counts: dict[tuple[Hashable, int], int]
-    buffer: list[tuple[int | float, int, Event]]
-    watermark: tuple[float, bool]
+    timers: list[Timer]
+    buffer: list[tuple[Time, int, Event]]
+    watermark: Watermark
     max_seen: float
     next_seq: int
     next_timer: int
     late: list[Event]
     late_count: int
-    instance_counters: dict[tuple[Hashable, int], int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -92,52 +89,6 @@ class RunResult:
     late: list[Event]
     trace: list[TraceRecord]
     errors: list[ConditionFault] = field(default_factory=list)
-
-
-class _Ctx:
-    """The single mutable :class:`~workbench.engine.matcher.Context` implementation."""
-
-    __slots__ = ("_engine", "final", "key", "keystate", "now", "pattern", "pindex", "tracing")
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-        self.key: Hashable = None
-        self.now: int | float = 0
-        self.pindex = 0
-        self.pattern = ""
-        self.keystate = KeyState()
-        self.tracing = engine.tracing
-        self.final = False
-
-    def emit(self, detection: Detection) -> None:
-        self._engine._emit(detection)
-
-    def react(self, reaction: Reaction) -> None:
-        self._engine._react(reaction)
-
-    def schedule(self, time: int | float, token: Hashable) -> None:
-        self._engine._schedule(time, self.key, self.pindex, token)
-
-    def new_instance(self) -> int:
-        counters = self._engine._instance_counters
-        slot = (self.key, self.pindex)
-        n = counters.get(slot, 0) + 1
-        counters[slot] = n
-        return n
-
-    def trace(
-        self,
-        kind: TraceKind,
-        instance: int,
-        element: str | None = None,
-        event_seq: int | None = None,
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        if self.tracing:
-            rec = TraceRecord(
-                self.now, self.pattern, self.key, instance, kind, element, event_seq, detail or {}
-            )
-            self._engine._trace(rec)
 
 
 class Engine(Outputs):
@@ -178,12 +129,8 @@ class Engine(Outputs):
         if time_mode not in ("event", "processing"):
             msg = f"time_mode must be 'event' or 'processing', got {time_mode!r}"
             raise CepError(msg)
-        if out_of_orderness < 0:
-            msg = f"out_of_orderness must be >= 0, got {out_of_orderness!r}"
-            raise CepError(msg)
-        self.matchers: list[Matcher] = []
-        self._by_type: dict[str, list[int]] = {}
-        self._any_type: list[int] = []
+        #: the watermark, the newest event time and the next arrival position
+        self.event_clock = EventClock(out_of_orderness)
         self.out_of_orderness = out_of_orderness
         self.time_mode = time_mode
         self.clock: Clock = clock or wall_clock_ms
@@ -196,17 +143,13 @@ class Engine(Outputs):
             collect=collect,
             strict=strict,
         )
+        self.host = KeyHost((), self, tracing=trace)
+        self.matchers: list[Matcher] = self.host.matchers
         self._keys: dict[Hashable, KeyState] = {}
-        self._timers: list[tuple[int | float, int, Hashable, int, Hashable]] = []
-        self._timer_counts: dict[tuple[Hashable, int], int] = {}
+        self._timers: list[Timer] = []
         self._timer_seq = itertools.count()
-        self._buffer: list[tuple[int | float, int, Event]] = []
-        self._wm: tuple[float, bool] = (-INF, False)
-        self._max_seen = -INF
-        self._next_seq = 0
+        self._buffer: list[tuple[Time, int, Event]] = []
         self._processing = time_mode == "processing"
-        self._instance_counters: dict[tuple[Hashable, int], int] = {}
-        self._ctx = _Ctx(self)
         for p in patterns:
             self.add(p)
 
@@ -217,38 +160,24 @@ class Engine(Outputs):
         if any(m.name == matcher.name for m in self.matchers):
             msg = "a pattern with this name is already in the engine"
             raise PatternError(msg, pattern=matcher.name)
-        index = len(self.matchers)
-        self.matchers.append(matcher)
+        index = self.host.add(matcher)
         self._adopt_faults(matcher)
-        types = matcher.event_types()
-        if types is None:
-            self._any_type.append(index)
-            for lst in self._by_type.values():
-                lst.append(index)
-                lst.sort()
-        else:
-            for t in types:
-                if t not in self._by_type:
-                    self._by_type[t] = list(self._any_type)
-                self._by_type[t].append(index)
-                self._by_type[t].sort()
         # Optional hook: a matcher may ask for timers before any event (Prova groups created at
         # start-up). ``initial_timers()`` yields ``(time, key, token)``.
-        initial = getattr(matcher, "initial_timers", None)
-        if initial is not None:
-            for time, key, token in initial():
-                self._schedule(time, key, index, token)
+        for pindex, time, key, token in self.host.initial_timers():
+            if pindex == index:
+                self.host.schedule_initial(self._key_state(key), key, pindex, time, token)
         return matcher
 
     @property
     def watermark(self) -> float:
         """The current watermark (``-inf`` before any time has passed)."""
-        return self._wm[0]
+        return self.event_clock.watermark[0]
 
     @property
     def keys(self) -> Mapping[Hashable, KeyState]:
-        """Live per-key states (read-only view for inspection)."""
-        return self._keys
+        """The keys that hold matcher states (a read-only view for inspection)."""
+        return {key: ks for key, ks in self._keys.items() if ks.states}
 
     def state_of(self, pattern: str, key: Hashable) -> Any:
         """The per-key state of one pattern (``None`` if the key holds none)."""
@@ -262,7 +191,7 @@ class Engine(Outputs):
         raise CepError(msg)
 
     # ------------------------------------------------------------------ input
-    def process(self, raw: Event | Mapping[str, Any]) -> list[Detection]:
+    def process(self, raw: EventLike) -> list[Detection]:
         """Feed one event; return the detections emitted as a consequence (possibly by timers).
 
         ``raw`` is an :class:`~workbench.engine.events.Event` or a mapping (see
@@ -272,92 +201,60 @@ class Engine(Outputs):
         """
         out: list[Detection] = []
         self._out = out
-        position = self._next_seq
-        self._next_seq = position + 1  # a rejected event still occupies its input position
-        event = stamp(raw, position)
-        if self._processing:
-            now = max(self.clock(), self._max_seen)
-            event = event.with_time(now)
-            self._max_seen = now
-            self._advance((now, False))
-            self._dispatch(event)
-            return out
-        t = event.time
-        wm = self._wm[0]
-        if is_late(self._wm, t):
-            self._late(event)
-            return out
-        if not self._buffer and not self.out_of_orderness and t >= self._max_seen:
-            # Fast path for in-order input: nothing to sort, fire timers strictly before t, go.
-            self._max_seen = t
-            if t > wm:
-                self._wm = (t, False)
-            timers = self._timers
-            if timers and timers[0][0] < t:
-                self._advance(self._wm)
-            self._dispatch(event)
-            return out
-        if t > self._max_seen:
-            self._max_seen = t
-        heapq.heappush(self._buffer, (t, position, event))
-        self._advance((self._max_seen - self.out_of_orderness, False))
+        self._take(raw)
         return out
 
-    def process_many(self, events: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
+    def process_many(self, events: Iterable[EventLike]) -> list[Detection]:
         """Feed events in order; return all detections they caused.
 
-        Same results as calling :meth:`process` per event; in-order :class:`Event` objects of an
-        event-time engine take an inlined fast path (the replay hot loop).
+        Same results as calling :meth:`process` per event; in-order events of an event-time engine
+        take an inlined fast path (the replay hot loop).
         """
         out: list[Detection] = []
-        if self._processing or self.out_of_orderness:
-            for e in events:
-                out.extend(self.process(e))
-            return out
         self._out = out
-        dispatch = self._dispatch
-        by_type, any_type = self._by_type, self._any_type
+        if self._processing or self.out_of_orderness:
+            for raw in events:
+                self._take(raw)
+            return out
+        clock, timers, keys = self.event_clock, self._timers, self._keys
+        by_type, any_type, process = self.host.by_type, self.host.any_type, self.host.process
         for raw in events:
-            if type(raw) is not Event or self._buffer:
-                out.extend(self.process(raw))
-                self._out = out
-                continue
-            position = self._next_seq
-            self._next_seq = position + 1
-            # clock.stamp, inlined for built events: the one per-event call the replay loop saves
-            event = _fast_check(raw, position)
-            if event.seq < 0:
-                event = event.with_seq(position)
+            position = clock.next_seq
+            clock.next_seq = position + 1
+            event = stamp(raw, position)
             t = event.time
-            wm = self._wm[0]
-            # Why the guard: an event newer than the watermark is never late (the usual case)
-            if t < self._max_seen or (t <= wm and is_late(self._wm, t)):
-                self._next_seq = position  # let process() handle lateness/sorting with the same position
-                out.extend(self.process(event))
-                self._out = out
+            wm = clock.watermark
+            # Why the guard: an event at or after the newest one, past an open watermark, with
+            # nothing buffered, is in order (the usual case); anything else goes the general way
+            if t < clock.max_seen or self._buffer or (t <= wm[0] and is_late(wm, t)):
+                self._accept(event, position)
                 continue
-            self._max_seen = t
-            if t > wm:
-                self._wm = (t, False)
-            timers = self._timers
-            if timers and timers[0][0] < t:
-                self._advance(self._wm)
-            if by_type.get(event.type, any_type):  # events no pattern uses only move the clock
-                dispatch(event)
+            clock.accept_in_order(t)
+            if timers and timers[0][0] < t:  # a timer before t may be due: let the clock decide
+                self._advance()
+            targets = by_type.get(event.type, any_type)
+            if targets:  # events no pattern uses only move the clock
+                key = event.key
+                ks = keys.get(key)
+                if ks is None:
+                    ks = keys[key] = KeyState()
+                process(ks, key, event, targets)
+                if not ks.states and not ks.instances and not ks.timer_counts:  # KeyState.is_empty
+                    del keys[key]
         return out
 
     def advance_time(self, watermark: int | float) -> list[Detection]:
         """Declare that no event with ``time <= watermark`` will arrive; fire what is due."""
         self._out = []
-        self._advance((watermark, True))
+        self.event_clock.close(watermark)
+        self._advance()
         return self._out
 
     def tick(self) -> list[Detection]:
         """Processing-time mode: fire the timers the clock has passed."""
         self._out = []
-        now = max(self.clock(), self._max_seen)
-        self._max_seen = now
-        self._advance((now, False))
+        self._now()
+        self._advance()
         return self._out
 
     def finish(self, until: int | float | None = None) -> list[Detection]:
@@ -367,32 +264,30 @@ class Engine(Outputs):
         re-arm, so the flush terminates.
         """
         self._out = []
-        if until is None:
-            self._ctx.final = True
-            try:
-                self._advance((INF, True))
-            finally:
-                self._ctx.final = False
-        else:
-            self._advance((until, True))
+        ctx = self.host.context
+        ctx.final = until is None
+        try:
+            self.event_clock.close(INF if until is None else until)
+            self._advance()
+        finally:
+            ctx.final = False
         return self._out
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:
         """Pickle the mutable state (keys, timers, buffer, clock, counters)."""
+        clock = self.event_clock
         snap = EngineSnapshot(
             tuple(m.name for m in self.matchers),
             self._keys,
             self._timers,
-            self._timer_counts,
             self._buffer,
-            self._wm,
-            self._max_seen,
-            self._next_seq,
+            clock.watermark,
+            clock.max_seen,
+            clock.next_seq,
             next(self._timer_seq),
             self.late,
             self.late_count,
-            self._instance_counters,
         )
         return pickle.dumps(snap)
 
@@ -403,106 +298,102 @@ class Engine(Outputs):
         if snap.pattern_names != names:
             msg = f"snapshot was taken with patterns {snap.pattern_names}, this engine has {names}"
             raise CepError(msg)
+        clock = self.event_clock
         self._keys = snap.keys
         self._timers = snap.timers
-        self._timer_counts = snap.timer_counts
         self._buffer = snap.buffer
-        self._wm = snap.watermark
-        self._max_seen = snap.max_seen
-        self._next_seq = snap.next_seq
+        clock.watermark, clock.max_seen, clock.next_seq = snap.watermark, snap.max_seen, snap.next_seq
         self._timer_seq = itertools.count(snap.next_timer)
         self.late = snap.late
         self.late_count = snap.late_count
-        self._instance_counters = snap.instance_counters
+
+    # ------------------------------------------------------------------ the host's sink
+    def schedule(self, time: Time, key: Hashable, pindex: int, token: Hashable) -> None:
+        """Queue a matcher's timer (:class:`~workbench.engine.host.Sink`)."""
+        heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))
 
     # ------------------------------------------------------------------ internals
+    def _take(self, raw: EventLike) -> None:
+        clock = self.event_clock
+        position = clock.next_seq
+        clock.next_seq = position + 1  # a rejected event still occupies its input position
+        self._accept(stamp(raw, position), position)
+
+    def _accept(self, event: Event, position: int) -> None:
+        """Handle one stamped event: late, processed at once, or buffered until the watermark."""
+        clock = self.event_clock
+        if self._processing:
+            event = event.with_time(self._now())
+            self._advance()
+            self._dispatch(event)
+            return
+        t = event.time
+        # Why before accept(): in-order input with nothing buffered needs no trip through the heap
+        in_order = not self._buffer and not clock.out_of_orderness and t >= clock.max_seen
+        if not clock.accept(t):
+            self._late(event)
+        elif in_order:
+            if self._timers and self._timers[0][0] < t:
+                self._advance()
+            self._dispatch(event)
+        else:
+            heapq.heappush(self._buffer, (t, position, event))
+            self._advance()
+
+    def _now(self) -> Time:
+        """Processing time: move the clock to now (never back)."""
+        clock = self.event_clock
+        now = max(self.clock(), clock.max_seen)
+        clock.max_seen = now
+        clock.advance((now, False))
+        return now
+
     def _late(self, event: Event) -> None:
         self.late_count += 1
         self.late.append(event)
         if self._on_late is not None:
             self._on_late(event)
         if self.tracing:
-            self._trace(TraceRecord(event.time, "", event.key, 0, TraceKind.LATE, None, event.seq, {}))
+            self.record(late_record(event))
 
-    def _advance(self, wm: tuple[float, bool]) -> None:
-        if wm > self._wm:
-            self._wm = wm
-        limit, closed = self._wm
+    def _advance(self) -> None:
+        """Process buffered events and fire timers as far as the watermark admits, in time order."""
+        wm = self.event_clock.watermark
         buf, timers = self._buffer, self._timers
         while True:
-            ev_due = bool(buf) and buf[0][0] <= limit
-            tm_due = bool(timers) and (timers[0][0] < limit or (closed and timers[0][0] == limit))
+            ev_due = bool(buf) and releases(wm, buf[0][0])
+            tm_due = bool(timers) and is_late(wm, timers[0][0])
+            # Why events first at equal time: Prova's "event first" tie rule
             if ev_due and (not tm_due or buf[0][0] <= timers[0][0]):
-                _, _, event = heapq.heappop(buf)
-                self._dispatch(event)
+                self._dispatch(heapq.heappop(buf)[2])
             elif tm_due:
                 time, _, key, pindex, token = heapq.heappop(timers)
-                self._fire(time, key, pindex, token)
+                ks = self._key_state(key)
+                self.host.fire(ks, key, time, pindex, token)
+                if ks.is_empty():
+                    del self._keys[key]
             else:
                 break
 
-    def _dispatch(self, event: Event) -> None:
-        targets = self._by_type.get(event.type, self._any_type)
-        if not targets:
-            return
-        key = event.key
+    def _key_state(self, key: Hashable) -> KeyState:
         ks = self._keys.get(key)
         if ks is None:
             ks = self._keys[key] = KeyState()
-        ctx = self._ctx
-        ctx.key, ctx.now, ctx.keystate = key, event.time, ks
-        states = ks.states
-        matchers = self.matchers
-        for pindex in targets:
-            matcher = matchers[pindex]
-            state = states.get(pindex)
-            if state is None:
-                state = states[pindex] = matcher.new_state(key)
-            ctx.pindex = pindex
-            ctx.pattern = matcher.name
-            matcher.process(state, event, ctx)
-            if matcher.is_idle(state):
-                self._maybe_release(ks, key, pindex)
-        # Drop the key only after every target ran: a later target may still store state in ``ks``.
-        if not ks.states:
-            self._keys.pop(key, None)
+        return ks
 
-    def _fire(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
-        counts = self._timer_counts
-        counts[(key, pindex)] -= 1
-        matcher = self.matchers[pindex]
-        ks = self._keys.get(key)
-        if ks is None:  # a start-up timer (initial_timers) may reach a key that has no state yet
-            ks = self._keys[key] = KeyState()
-        state = ks.states.get(pindex)
-        if state is None:
-            state = ks.states[pindex] = matcher.new_state(key)
-        ctx = self._ctx
-        ctx.key, ctx.now, ctx.keystate, ctx.pindex, ctx.pattern = key, time, ks, pindex, matcher.name
-        matcher.on_timer(state, time, token, ctx)
-        if matcher.is_idle(state):
-            self._maybe_release(ks, key, pindex)
-            if not ks.states:
-                self._keys.pop(key, None)
-
-    def _maybe_release(self, ks: KeyState, key: Hashable, pindex: int) -> None:
-        """Drop an idle state once no timer of it is pending."""
-        if self._timer_counts.get((key, pindex), 0) == 0:
-            self._timer_counts.pop((key, pindex), None)
-            del ks.states[pindex]
-            # The caller drops the key once it holds no state. Instance ids stay unique per key and
-            # pattern: the counters live in ``Engine._instance_counters`` (one int per key and
-            # pattern that ever created an instance), not in the released state.
-
-    def _schedule(self, time: int | float, key: Hashable, pindex: int, token: Hashable) -> None:
-        heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))
-        k = (key, pindex)
-        self._timer_counts[k] = self._timer_counts.get(k, 0) + 1
+    def _dispatch(self, event: Event) -> None:
+        targets = self.host.targets(event.type)
+        if targets:
+            key = event.key
+            ks = self._key_state(key)
+            self.host.process(ks, key, event, targets)
+            if ks.is_empty():
+                del self._keys[key]
 
 
 def run(
     patterns: Sequence[Pattern | Matcher] | Pattern | Matcher,
-    events: Iterable[Event | Mapping[str, Any]],
+    events: Iterable[EventLike],
     *,
     until: int | float | None = None,
     out_of_orderness: int | float = 0,

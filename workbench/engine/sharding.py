@@ -30,15 +30,14 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any
 
 from workbench.engine.clock import EventClock, stamp
 from workbench.engine.detection import Detection, Reaction, TraceRecord
-from workbench.engine.events import Event
+from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import Outputs
@@ -145,16 +144,15 @@ class ShardedEngine(Outputs):
             collect=collect,
             strict=strict,
         )
-        self._next_seq = 0
         self._shard_cache: dict[Hashable, int] = {}
         self.engines = [
             Engine(
                 self.matchers,
                 out_of_orderness=out_of_orderness,
                 trace=trace,
-                on_detection=self._emit,
-                on_reaction=self._react,
-                on_trace=self._trace,
+                on_detection=self.emit,
+                on_reaction=self.react,
+                on_trace=self.record,
                 collect=False,
             )
             for _ in range(shards)
@@ -171,14 +169,15 @@ class ShardedEngine(Outputs):
             index = self._shard_cache[key] = shard_of(key, self.shards)
         return index
 
-    def process(self, raw: Event | Mapping[str, Any]) -> list[Detection]:
+    def process(self, raw: EventLike) -> list[Detection]:
         """Feed one event; return the detections it caused (in its shard)."""
         out: list[Detection] = []
         self._out = out
-        position = self._next_seq
-        self._next_seq = position + 1
+        clock = self._clock
+        position = clock.next_seq
+        clock.next_seq = position + 1
         event = stamp(raw, position)
-        if not self._clock.accept(event.time):
+        if not clock.accept(event.time):
             self.late_count += 1
             self.late.append(event)
             if self._on_late is not None:
@@ -187,7 +186,7 @@ class ShardedEngine(Outputs):
         self.engines[self.shard(event.key)].process(event)
         return out
 
-    def process_many(self, events: Iterable[Event | Mapping[str, Any]]) -> list[Detection]:
+    def process_many(self, events: Iterable[EventLike]) -> list[Detection]:
         """Feed events in order; return all detections they caused."""
         out: list[Detection] = []
         for e in events:
@@ -221,9 +220,7 @@ class Partitioned:
     late: list[Event]
 
 
-def partition(
-    events: Iterable[Event | Mapping[str, Any]], shards: int, *, out_of_orderness: int | float = 0
-) -> Partitioned:
+def partition(events: Iterable[EventLike], shards: int, *, out_of_orderness: int | float = 0) -> Partitioned:
     """Split a finite stream over ``shards`` (what a multi-process or Flink host does before matching).
 
     Events are validated and stamped with their global position; late ones (by the global
@@ -250,7 +247,7 @@ def partition(
     return Partitioned(out, late)
 
 
-def _load_patterns(factory: str, args: tuple[Any, ...]) -> list[Pattern | Matcher]:
+def _load_patterns(factory: str, args: tuple[object, ...]) -> list[Pattern | Matcher]:
     module_name, _, attr = factory.partition(":")
     if not module_name or not attr:
         msg = f"pattern factory must be 'module:function', got {factory!r}"
@@ -260,7 +257,7 @@ def _load_patterns(factory: str, args: tuple[Any, ...]) -> list[Pattern | Matche
 
 
 def _run_shard(
-    factory: str, args: tuple[Any, ...], events: Sequence[Event], out_of_orderness: int | float
+    factory: str, args: tuple[object, ...], events: Sequence[Event], out_of_orderness: int | float
 ) -> list[Detection]:
     engine = Engine(_load_patterns(factory, args), out_of_orderness=out_of_orderness)
     for e in events:
@@ -271,12 +268,12 @@ def _run_shard(
 
 def run_sharded(
     factory: str,
-    events: Iterable[Event | Mapping[str, Any]],
+    events: Iterable[EventLike],
     shards: int,
     *,
     processes: int | None = None,
     out_of_orderness: int | float = 0,
-    factory_args: tuple[Any, ...] = (),
+    factory_args: tuple[object, ...] = (),
 ) -> tuple[list[Detection], list[Event]]:
     """Run a finite stream on ``shards`` independent engines, in worker processes.
 

@@ -2,10 +2,11 @@
 
 Each Flink key is ``(run, key)``: one job may carry several independent runs (several pattern sets
 over several inputs, e.g. a batch of conformance cases), each with its own
-:class:`~workbench.backends.keyed.KeyHost`. The key's :class:`~workbench.backends.keyed.KeyHostState`
-lives in one Flink ``ValueState`` (pickled), so checkpoints and savepoints carry it. One Flink
-event-time timer per key, at its earliest buffered event or matcher timer
-(``KeyHostState.wake``), wakes it; the host then processes all that the current watermark admits.
+:class:`~workbench.backends.keyed.KeyedDriver` around the engine's one per-key host. The key's
+:class:`~workbench.backends.keyed.KeyRecord` lives in one Flink ``ValueState`` (pickled), so
+checkpoints and savepoints carry it. One Flink event-time timer per key, at its earliest buffered
+event or matcher timer (``KeyRecord.wake``), wakes it; the driver then processes all that the
+current watermark admits.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyflink.common import Types
 from pyflink.common.watermark_strategy import TimestampAssigner
-from pyflink.datastream import KeyedProcessFunction, RuntimeContext
-from pyflink.datastream.state import ValueStateDescriptor
+from pyflink.datastream import KeyedProcessFunction, RuntimeContext, TimerService
+from pyflink.datastream.state import ValueState, ValueStateDescriptor
 
-from workbench.backends.keyed import HostOutput, KeyHost, KeyHostState
+from workbench.backends.keyed import HostOutput, KeyedDriver, KeyRecord
+from workbench.engine.clock import is_late
 from workbench.engine.events import Event
 
 __all__ = ["FlinkRecord", "MatcherFunction", "RecordTimestamps", "Startup", "millis", "record_key"]
@@ -78,14 +79,15 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
     """Host the matchers of every run of the job; state per ``(run, key)`` in Flink keyed state.
 
     Args:
-        hosts: one :class:`KeyHost` per run, indexed by the run number of the records.
+        hosts: one :class:`KeyedDriver` per run, indexed by the run number of the records.
         offsets: per run, what its times are shifted by on Flink's time axis.
     """
 
-    def __init__(self, hosts: Sequence[KeyHost], offsets: Sequence[int]) -> None:
+    _state: ValueState
+
+    def __init__(self, hosts: Sequence[KeyedDriver], offsets: Sequence[int]) -> None:
         self.hosts = list(hosts)
         self.offsets = list(offsets)
-        self._state: Any = None
 
     def open(self, runtime_context: RuntimeContext) -> None:
         descriptor = ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY())
@@ -97,15 +99,16 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         run, event, late, timestamp, position = value
         host = self.hosts[run]
         timers = ctx.timer_service()
-        state: KeyHostState | None
+        state: KeyRecord | None
         if isinstance(event, Startup):
-            state = self._state.value() or KeyHostState()
+            state = self._state.value() or KeyRecord()
             host.initial_timers(state, event.key)
             self._wake(state, host.next_due(state), self.offsets[run], timers)
             self._state.update(state)
             return
         watermark = timers.current_watermark()
-        if late or (watermark is not None and timestamp <= watermark):
+        # Why a closed watermark: Flink's promise is that no timestamp <= the watermark still comes
+        if late or (watermark is not None and is_late((watermark, True), timestamp)):
             for out in host.late(event, position):
                 yield run, out
             return
@@ -113,7 +116,7 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
             return
         state = self._state.value()
         if state is None:
-            state = KeyHostState()
+            state = KeyRecord()
         host.accept(state, event, position)
         if state.wake is None or timestamp < state.wake:
             timers.register_event_time_timer(timestamp)
@@ -123,7 +126,7 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
     def on_timer(
         self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext
     ) -> Iterator[tuple[int, HostOutput]]:
-        state: KeyHostState | None = self._state.value()
+        state: KeyRecord | None = self._state.value()
         if state is None:
             return
         run, key = ctx.get_current_key()
@@ -144,7 +147,7 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
             yield run, out
 
     @staticmethod
-    def _wake(state: KeyHostState, due: int | float | None, offset: int, timers: Any) -> None:
+    def _wake(state: KeyRecord, due: int | float | None, offset: int, timers: TimerService) -> None:
         """Keep one Flink timer per key, at the next due item (earlier ones stay registered)."""
         if due is None:
             return

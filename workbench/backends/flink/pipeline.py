@@ -9,7 +9,7 @@ from pyflink.common import Duration, Types, WatermarkStrategy
 from pyflink.datastream import DataStream
 
 from workbench.backends.flink.function import MatcherFunction, RecordTimestamps, record_key
-from workbench.backends.keyed import KeyHost
+from workbench.backends.keyed import KeyedDriver
 
 __all__ = ["detect", "watermark_strategy"]
 
@@ -30,7 +30,7 @@ def watermark_strategy(out_of_orderness: int | float) -> WatermarkStrategy:
 
 def detect(
     records: DataStream,
-    hosts: Sequence[KeyHost],
+    hosts: Sequence[KeyedDriver],
     offsets: Sequence[int],
     *,
     out_of_orderness: int | float = 0,

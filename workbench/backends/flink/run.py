@@ -14,7 +14,7 @@ from workbench.backends.base import Input, PatternLike, compile_all
 from workbench.backends.flink.env import ExecutionMode, make_environment
 from workbench.backends.flink.function import STARTUP_TIMESTAMP, FlinkRecord, Startup, millis
 from workbench.backends.flink.pipeline import detect
-from workbench.backends.keyed import HostOutput, KeyHost, collect_results
+from workbench.backends.keyed import HostOutput, KeyedDriver, collect_results
 from workbench.backends.replay import ReplayPlan, plan_replay
 from workbench.engine.runtime import RunResult
 from workbench.errors import CepError, PatternError
@@ -57,7 +57,7 @@ class FlinkRun:
         )
         object.__setattr__(self, "plan", plan)
 
-    def host(self) -> KeyHost:
+    def host(self) -> KeyedDriver:
         """The key host of this run (compiles the patterns)."""
         matchers = compile_all(self.patterns)
         names = [m.name for m in matchers]
@@ -65,7 +65,7 @@ class FlinkRun:
             if names.count(name) > 1:
                 msg = "a pattern with this name is already in the run"
                 raise PatternError(msg, pattern=name)
-        return KeyHost(
+        return KeyedDriver(
             matchers, horizon=self.plan.horizon, final_after=self.plan.final_after, tracing=self.trace
         )
 
@@ -91,7 +91,7 @@ def run_offsets(runs: Sequence[FlinkRun]) -> list[int]:
 
 
 def plan_records(
-    runs: Sequence[FlinkRun], hosts: Sequence[KeyHost], offsets: Sequence[int]
+    runs: Sequence[FlinkRun], hosts: Sequence[KeyedDriver], offsets: Sequence[int]
 ) -> list[FlinkRecord]:
     """The job's input records: start-up records first, then every run's events in arrival order."""
     records: list[FlinkRecord] = [

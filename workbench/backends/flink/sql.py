@@ -29,10 +29,10 @@ SQL does not expose).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
-from workbench.backends.base import BackendError, Input
+from workbench.backends.base import BackendError, Input, PatternLike
+from workbench.backends.flink import require_pyflink
 from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
@@ -114,7 +114,7 @@ class _Expr:
         raise SqlUnsupported(msg)
 
 
-def _condition(condition: Any, var: str, fields: Mapping[str, str]) -> str:
+def _condition(condition: object, var: str, fields: Mapping[str, str]) -> str:
     if isinstance(condition, str | ir.Node):
         tree = parse_expr(condition) if isinstance(condition, str) else condition
         return _Expr(var, fields)(tree)
@@ -182,7 +182,7 @@ def sql_reasons(pattern: SequencePattern) -> list[str]:
 class _AnyFields(dict[str, str]):
     """Accept every field name (checking a condition's shape before the columns are known)."""
 
-    def get(self, key: str, default: Any = None) -> str:
+    def get(self, key: str, default: object = None) -> str:
         return key
 
 
@@ -229,12 +229,7 @@ def match_recognize(pattern: SequencePattern, table: str, fields: Mapping[str, s
     within = (
         "" if pattern.within_ms is None else f" WITHIN INTERVAL '{int(pattern.within_ms // 1000)}' SECOND"
     )
-    kind = pattern.skip.kind
-    if kind in _SKIPS:
-        skip = _SKIPS[kind]
-    else:
-        target = next(names[id(s)] for s in positive if s.name == pattern.skip.stage)
-        skip = f"SKIP TO {'FIRST' if kind == 'skip_to_first' else 'LAST'} {target}"
+    skip = _skip_clause(pattern, names, positive)
     define = ("\n  DEFINE " + ",\n    ".join(defines)) if defines else "\n  DEFINE V0 AS TRUE"
     return (
         f"SELECT key_id, {', '.join(f's{i}' for i in range(len(positive)))} FROM {table}\n"
@@ -247,6 +242,15 @@ def match_recognize(pattern: SequencePattern, table: str, fields: Mapping[str, s
         f"  PATTERN ({' '.join(terms)}){within}"
         f"{define}\n)"
     )
+
+
+def _skip_clause(pattern: SequencePattern, names: Mapping[int, str], positive: Sequence[Stage]) -> str:
+    """The ``AFTER MATCH`` clause of the pattern's skip strategy."""
+    kind = pattern.skip.kind
+    if kind in _SKIPS:
+        return _SKIPS[kind]
+    target = next(names[id(s)] for s in positive if s.name == pattern.skip.stage)
+    return f"SKIP TO {'FIRST' if kind == 'skip_to_first' else 'LAST'} {target}"
 
 
 _SQL_TYPES = {bool: "BOOLEAN", int: "BIGINT", float: "DOUBLE", str: "STRING"}
@@ -274,26 +278,16 @@ def _columns(events: Sequence[Event]) -> dict[str, type]:
 
 def run_sql(pattern: SequencePattern, inputs: Iterable[Input], *, parallelism: int = 1) -> RunResult:
     """Run ``pattern`` as ``MATCH_RECOGNIZE`` over in-order events on a local mini-cluster."""
+    require_pyflink()
     from pyflink.common import Row, Types
     from pyflink.table import Schema, StreamTableEnvironment
 
-    from workbench.backends.flink import make_environment
+    from workbench.backends.flink.env import make_environment
 
-    events = []
-    for position, item in enumerate(inputs):
-        if not isinstance(item, Mapping | Event):
-            msg = "flink-sql takes events only (no AdvanceTime marks)"
-            raise SqlUnsupported(msg)
-        events.append(stamp(item, position))
-    types = compile_matcher(pattern).event_types()
-    used = [e for e in events if types is None or e.type in types]
-    for a, b in itertools.pairwise(used):
-        if b.time < a.time:
-            msg = f"flink-sql replays in-order events only (event #{b.seq} goes back in time)"
-            raise SqlUnsupported(msg)
+    used = _used_events(pattern, inputs)
     columns = _columns(used)
     fields = {"type": "type", "time": "t", "t": "t", **{name: f"f_{name}" for name in columns}}
-    keys: dict[Any, int] = {}
+    keys: dict[Hashable, int] = {}
     rows = [
         Row(
             keys.setdefault(e.key, len(keys)), e.seq, e.type, int(e.time), *(e.fields.get(n) for n in columns)
@@ -319,12 +313,39 @@ def run_sql(pattern: SequencePattern, inputs: Iterable[Input], *, parallelism: i
     query = match_recognize(pattern, "cep_events", fields)
     by_seq = {e.seq: e for e in used}
     key_of = {i: k for k, i in keys.items()}
-    stage_names = tuple(s.name for s in pattern.stages if isinstance(s, Stage) and not s.negated)
     found = []
     with t_env.sql_query(query).execute().collect() as results:
         for row in results:
             found.append((int(row[0]), tuple(int(x) for x in row[1:])))
     found.sort(key=lambda m: (by_seq[m[1][-1]].time, m[1][-1], m[1]))
+    return RunResult(_detections(pattern, found, by_seq, key_of), [], [], [])
+
+
+def _used_events(pattern: SequencePattern, inputs: Iterable[Input]) -> list[Event]:
+    """The stamped input events the pattern reads; refuses marks and events that go back in time."""
+    events = []
+    for position, item in enumerate(inputs):
+        if not isinstance(item, Mapping | Event):
+            msg = "flink-sql takes events only (no AdvanceTime marks)"
+            raise SqlUnsupported(msg)
+        events.append(stamp(item, position))
+    types = compile_matcher(pattern).event_types()
+    used = [e for e in events if types is None or e.type in types]
+    for a, b in itertools.pairwise(used):
+        if b.time < a.time:
+            msg = f"flink-sql replays in-order events only (event #{b.seq} goes back in time)"
+            raise SqlUnsupported(msg)
+    return used
+
+
+def _detections(
+    pattern: SequencePattern,
+    found: Sequence[tuple[int, tuple[int, ...]]],
+    by_seq: Mapping[int, Event],
+    key_of: Mapping[int, Hashable],
+) -> list[Detection]:
+    """The matches as detections, instance ids numbered per key in emission order."""
+    stage_names = tuple(s.name for s in pattern.stages if isinstance(s, Stage) and not s.negated)
     detections, counters = [], dict.fromkeys(key_of, 0)
     for key_id, seqs in found:
         counters[key_id] += 1
@@ -340,7 +361,7 @@ def run_sql(pattern: SequencePattern, inputs: Iterable[Input], *, parallelism: i
                 stage_names,
             )
         )
-    return RunResult(detections, [], [], [])
+    return detections
 
 
 class FlinkSqlBackend:
@@ -357,7 +378,7 @@ class FlinkSqlBackend:
 
     def run(
         self,
-        patterns: Sequence[Any],
+        patterns: Sequence[PatternLike],
         inputs: Iterable[Input],
         *,
         out_of_orderness: int | float = 0,

@@ -80,7 +80,7 @@ def _read(path: str) -> str:
 
 def _check(args: argparse.Namespace) -> int:
     from workbench.language import compile_text
-    from workbench.session.session import describe
+    from workbench.session.notes import describe
 
     defs = compile_text(_read(args.patterns))
     for d in defs:
@@ -154,7 +154,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int) -> None:
     """Write the late events and condition errors where asked; warn and summarise on stderr."""
-    from workbench.session.session import late_note
+    from workbench.session.notes import late_note
 
     if args.late:
         from workbench.results import events_to_frame

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
@@ -25,13 +25,14 @@ from workbench.errors import CepError, CepRuntimeError
 from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
+from workbench.session.notes import kind_of
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from workbench.backends.columnar.frame import EventColumns
 
-__all__ = ["CepSession", "Replay", "RunOutcome", "describe", "kind_of", "late_note", "to_frame"]
+__all__ = ["CepSession", "Replay", "RunOutcome", "to_frame"]
 
 Progress = Callable[[int, int], None]
 
@@ -41,25 +42,6 @@ def to_frame(detections: Sequence[Detection]) -> pd.DataFrame:
     from workbench.results import detections_to_frame
 
     return detections_to_frame(detections)
-
-
-def kind_of(pattern: Any) -> str:
-    """``"sequence"``, ``"group"`` or ``"receive"``."""
-    if hasattr(pattern, "stages"):
-        return "sequence"
-    if hasattr(pattern, "channels"):
-        return "group"
-    return "receive"
-
-
-def describe(pattern: Any) -> str:
-    """A short phrase: ``sequence with 3 stage(s)``, ``@and group with 2 member(s)``, ``receive``."""
-    kind = kind_of(pattern)
-    if kind == "sequence":
-        return f"sequence with {len(pattern.stages)} stage(s)"
-    if kind == "group":
-        return f"@{pattern.operator} group with {len(pattern.channels)} member(s)"
-    return f"receive on {pattern.type or 'any'} events"
 
 
 @dataclass
@@ -487,26 +469,6 @@ class CepSession:
             instance=instance,
             show_time=datetime_time if self.datetime_times else plain_time,
         )
-
-
-def late_note(late: Sequence[Event], out_of_orderness: float, how_to_see: str) -> str:
-    """One sentence about late events for the user: how many, the first one, where to find them."""
-    first = min(late, key=lambda e: e.seq)
-    return (
-        f"{len(late)} late event(s) were not matched: each arrived after an event more than "
-        f"{out_of_orderness:g} ms newer (first: event #{first.seq}, type {first.type!r}, time {first.time}); "
-        f"{how_to_see}, or allow out-of-order input with --out-of-orderness MS"
-    )
-
-
-def errors_note(errors: Sequence[ConditionFault], how_to_see: str) -> str:
-    """One sentence about condition errors: how many, the first one, where to find them."""
-    first = errors[0]
-    events = sum(f.count for f in errors)
-    return (
-        f"{len(errors)} kind(s) of condition error on {events} event(s); those events did not match "
-        f"(first: {first.describe()}); {how_to_see}, or stop at the first with --strict"
-    )
 
 
 def _reporting(events: Sequence[Event], progress: Progress | None) -> Iterator[Event]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.run import replay
-from workbench.session.session import describe
+from workbench.session.notes import describe
 
 if TYPE_CHECKING:
     from workbench.jupyter.magics import CepMagics

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
-from workbench.session.session import errors_note, late_note, to_frame
+from workbench.session.notes import errors_note, late_note
+from workbench.session.session import to_frame
 from workbench.session.typecheck import field_mismatches, type_mismatches
 
 if TYPE_CHECKING:

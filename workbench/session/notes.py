@@ -1,0 +1,54 @@
+"""What a user reads about patterns and runs: one-line descriptions, and notes on late events and errors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workbench.engine.events import Event
+from workbench.engine.faults import ConditionFault
+from workbench.engine.nfa.pattern import SequencePattern
+from workbench.engine.reactions.patterns import ReactionGroup, Receive
+
+__all__ = ["describe", "errors_note", "kind_of", "late_note"]
+
+
+def kind_of(pattern: object) -> str:
+    """``"sequence"``, ``"group"`` or ``"receive"`` (anything else: ``"pattern"``)."""
+    if isinstance(pattern, SequencePattern):
+        return "sequence"
+    if isinstance(pattern, ReactionGroup):
+        return "group"
+    if isinstance(pattern, Receive):
+        return "receive"
+    return "pattern"
+
+
+def describe(pattern: object) -> str:
+    """A short phrase: ``sequence with 3 stage(s)``, ``@and group with 2 member(s)``, ``receive``."""
+    if isinstance(pattern, SequencePattern):
+        return f"sequence with {len(pattern.stages)} stage(s)"
+    if isinstance(pattern, ReactionGroup):
+        return f"@{pattern.operator} group with {len(pattern.channels)} member(s)"
+    if isinstance(pattern, Receive):
+        return f"receive on {pattern.type or 'any'} events"
+    return type(pattern).__name__
+
+
+def late_note(late: Sequence[Event], out_of_orderness: float, how_to_see: str) -> str:
+    """One sentence about late events for the user: how many, the first one, where to find them."""
+    first = min(late, key=lambda e: e.seq)
+    return (
+        f"{len(late)} late event(s) were not matched: each arrived after an event more than "
+        f"{out_of_orderness:g} ms newer (first: event #{first.seq}, type {first.type!r}, time {first.time}); "
+        f"{how_to_see}, or allow out-of-order input with --out-of-orderness MS"
+    )
+
+
+def errors_note(errors: Sequence[ConditionFault], how_to_see: str) -> str:
+    """One sentence about condition errors: how many, the first one, where to find them."""
+    first = errors[0]
+    events = sum(f.count for f in errors)
+    return (
+        f"{len(errors)} kind(s) of condition error on {events} event(s); those events did not match "
+        f"(first: {first.describe()}); {how_to_see}, or stop at the first with --strict"
+    )

@@ -618,23 +618,26 @@ class Std(Var):
 
 class Collect(_Base):
     """All non-null values in arrival order (holistic: O(n) memory and copy). Revert removes the oldest
-    equal value.
+    equal value. With ``keep_nulls`` the ``None`` values are kept too (Prova's ``SortedAccumulator``).
 
-    >>> c = Collect(); c.update(2); c.update(1); c.get()
+    >>> c = Collect(); c.update(2); c.update(None); c.update(1); c.get()
     [2, 1]
+    >>> c = Collect(keep_nulls=True); c.update(None); c.get()
+    [None]
     """
 
-    __slots__ = ("values",)
+    __slots__ = ("keep_nulls", "values")
 
-    def __init__(self) -> None:
+    def __init__(self, keep_nulls: bool = False) -> None:
+        self.keep_nulls = keep_nulls
         self.values: list[Any] = []
 
     def update(self, x: Any) -> None:
-        if x is not None:
+        if x is not None or self.keep_nulls:
             self.values.append(x)
 
     def revert(self, x: Any) -> None:
-        if x is None:
+        if x is None and not self.keep_nulls:
             return
         try:
             self.values.remove(x)
@@ -647,7 +650,7 @@ class Collect(_Base):
 
     def copy(self) -> Collect:
         c = Collect.__new__(Collect)
-        c.values = list(self.values)
+        c.keep_nulls, c.values = self.keep_nulls, list(self.values)
         return c
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from workbench.engine.aggregates import Aggregate, CountBy, GroupBy
 from workbench.engine.events import Event
@@ -31,7 +31,7 @@ from workbench.engine.reactions.conditions import compile_condition
 __all__ = ["Accumulator", "MapCounter", "SortedAccumulator", "Window", "compile_window"]
 
 #: An accumulator expression: text, an IR tree or ``f(e, env)``.
-Expression: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, Any]], object]
+Expression: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, object]], object]
 
 
 @dataclass(frozen=True, slots=True)

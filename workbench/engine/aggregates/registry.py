@@ -56,8 +56,8 @@ class GroupBy(AggregateBase):
 
     def copy(self) -> GroupBy:
         c = GroupBy.__new__(GroupBy)
-        c.name, c.params = self.name, dict(self.params)
-        c.groups = {k: a.copy() for k, a in self.groups.items()}
+        c.name, c.params = self.name, self.params  # the parameters are never changed
+        c.groups = {k: a.copy() for k, a in self.groups.items()} if self.groups else {}
         return c
 
 

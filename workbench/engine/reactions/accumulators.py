@@ -11,7 +11,7 @@ into a :class:`Window`: its expressions compiled once, and the engine aggregate
 >>> window = compile_window(MapCounter("e.i % 2"))
 >>> acc = window.new()
 >>> for i in range(3):
-...     window.add(acc, Event("a", i, None, {"i": i}), {})
+...     acc.update(window.item(Event("a", i, None, {"i": i}), {}))
 >>> acc.get()
 {0: 2, 1: 1}
 """
@@ -69,20 +69,13 @@ Accumulator: TypeAlias = MapCounter | SortedAccumulator
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """A compiled accumulator: what one event adds (``item``) and the aggregate it adds to."""
+    """A compiled accumulator: a window's running value is ``new()``, and each event of the window
+    adds ``item(event, env)`` to it (``acc.update(...)``); ``acc.get()`` is the window's result."""
 
     spec: Accumulator
     item: Callable[[Event, Mapping[str, object]], object]
-    #: an empty aggregate, never updated: :meth:`new` copies it
-    empty: Aggregate
-
-    def new(self) -> Aggregate:
-        """A fresh, empty running value."""
-        return self.empty.copy()
-
-    def add(self, acc: Aggregate, event: Event, env: Mapping[str, object]) -> None:
-        """Add one event of the window to its running value."""
-        acc.update(self.item(event, env))
+    #: a fresh, empty running value (copies an aggregate that is never updated)
+    new: Callable[[], Aggregate]
 
 
 def compile_window(spec: Accumulator, faults: FaultSink | None = None) -> Window:
@@ -91,7 +84,7 @@ def compile_window(spec: Accumulator, faults: FaultSink | None = None) -> Window
     definition time."""
     key = compile_condition(spec.key, f"{type(spec).__name__} key", faults)
     if isinstance(spec, MapCounter):
-        return Window(spec, key, CountBy())
+        return Window(spec, key, CountBy)
     value = compile_condition(spec.value, f"{type(spec).__name__} value", faults)
 
     def item(event: Event, env: Mapping[str, object]) -> tuple[object, object]:
@@ -99,4 +92,4 @@ def compile_window(spec: Accumulator, faults: FaultSink | None = None) -> Window
 
     # Prova's SortedAccumulator keeps every value, NULLs included; highest(n) keeps the n largest.
     empty = GroupBy("collect", keep_nulls=True) if spec.top is None else GroupBy("top_n", n=spec.top)
-    return Window(spec, item, empty)
+    return Window(spec, item, empty.copy)

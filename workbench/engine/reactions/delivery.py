@@ -75,33 +75,14 @@ class Plan:
 
     top: CGroup
     policies: Mapping[str, Policy]
+    #: the pattern name (the top group's), on every reaction and detection
+    name: str = ""
 
-
-class Delivery:
-    """``event`` (``None`` for a timer) delivered to ``inst``, an instance of ``group`` under ``root``."""
-
-    __slots__ = ("ctx", "event", "group", "inst", "path", "plan", "policy", "root", "state")
-
-    def __init__(
-        self,
-        plan: Plan,
-        state: GroupState,
-        root: InstanceState,
-        at: tuple[CGroup, InstanceState, Path],
-        ctx: Context,
-        event: Event | None,
-    ) -> None:
-        self.plan = plan
-        self.state = state
-        self.root = root
-        self.group, self.inst, self.path = at
-        self.policy = plan.policies[self.group.spec.operator]
-        self.ctx = ctx
-        self.event = event
-
-    def at(self, path: Path) -> Delivery | None:
-        """The same delivery at the live nested instance ``path`` (from the root); ``None`` if gone."""
-        group, inst = self.plan.top, self.root
+    def locate(
+        self, state: GroupState, root: InstanceState, path: Path, ctx: Context, event: Event | None
+    ) -> Delivery | None:
+        """A delivery to the live nested instance ``path`` of ``root``; ``None`` if it is gone."""
+        group, inst = self.top, root
         for name in path:
             child = inst.children.get(name)
             if child is None or child.ended:
@@ -109,7 +90,38 @@ class Delivery:
             sub = group.members[group.index_of[name]]
             assert isinstance(sub, CGroup)
             group, inst = sub, child
-        return Delivery(self.plan, self.state, self.root, (group, inst, path), self.ctx, self.event)
+        return Delivery(self, state, root, group, inst, path, ctx, event)
+
+
+class Delivery:
+    """``event`` (``None`` for a timer) delivered to ``inst``, an instance of ``group`` under ``root``."""
+
+    __slots__ = ("ctx", "event", "group", "inst", "path", "plan", "root", "state")
+
+    def __init__(  # built for each delivery: plain assignments only
+        self,
+        plan: Plan,
+        state: GroupState,
+        root: InstanceState,
+        group: CGroup,
+        inst: InstanceState,
+        path: Path,
+        ctx: Context,
+        event: Event | None,
+    ) -> None:
+        self.plan = plan
+        self.state = state
+        self.root = root
+        self.group = group
+        self.inst = inst
+        self.path = path
+        self.ctx = ctx
+        self.event = event
+
+    @property
+    def policy(self) -> Policy:
+        """What the group's operator decides (looked up when needed: most deliveries need none)."""
+        return self.plan.policies[self.group.spec.operator]
 
     def trace(
         self,
@@ -135,7 +147,7 @@ class Delivery:
         event = self.event
         assert event is not None
         ctx = self.ctx
-        ctx.react(Reaction(self.plan.top.name, ctx.key, self.root.id, cc.id, event, ctx.now, status))
+        ctx.react(Reaction(self.plan.name, ctx.key, self.root.id, cc.id, event, ctx.now, status))
 
     def collect(self, cc: CChannel, env: Vars) -> None:
         """Run the channel's ``collect`` clauses: append values to the instance's list variables."""
@@ -145,7 +157,7 @@ class Delivery:
             target = self.inst.vars.get(var)
             if not isinstance(target, list):
                 msg = (
-                    f"group {self.plan.top.name!r}, channel {cc.id!r}: collect needs list variable {var!r} "
+                    f"group {self.plan.name!r}, channel {cc.id!r}: collect needs list variable {var!r} "
                     f"(declare it in the initiator's state), got {type(target).__name__}"
                 )
                 raise CepRuntimeError(msg)
@@ -216,7 +228,7 @@ class Delivery:
             inst.children[member.name] = child
             inst.order.append(member.name)
             path = (*self.path, member.name)
-            Delivery(self.plan, self.state, self.root, (member, child, path), ctx, self.event).populate()
+            Delivery(self.plan, self.state, self.root, member, child, path, ctx, self.event).populate()
             return
         state = self.state
         cid = state.next_cid
@@ -226,15 +238,16 @@ class Delivery:
         inst.order.append(cid)
         if member.plain:
             return  # no @size, @timer, @timeout or @paused: nothing to set up
-        spec, rid, path = member.spec, self.root.id, self.path
+        spec = member.spec
         if spec.size is not None:
             ch.target = spec.size.n
         if spec.timer is not None:
-            ctx.schedule(ctx.now + spec.timer.delay_ms, ("tick", rid, path, cid))
-        if member.window is not None:
-            ch.acc = member.window.new()
+            ctx.schedule(ctx.now + spec.timer.delay_ms, ("tick", self.root.id, self.path, cid))
+        window = member.window
+        if window is not None:
+            ch.acc = window.new()
         if spec.timeout_ms is not None:
-            ctx.schedule(ctx.now + spec.timeout_ms, ("ct", rid, path, cid))
+            ctx.schedule(ctx.now + spec.timeout_ms, ("ct", self.root.id, self.path, cid))
         if spec.paused:
             inst.paused.add(spec.id)
 
@@ -267,7 +280,7 @@ class Delivery:
             trace_kind = TraceKind.DETECTED if kind == det.MATCH else TraceKind.FAILED
             where = group.name if self.path else None
             self.trace(trace_kind, where, None, {"kind": kind, "events": [e.seq for e in events]})
-        name, initiator = self.plan.top.name, self.root.initiator
+        name, initiator = self.plan.name, self.root.initiator
         ctx.emit(
             Detection(
                 name, ctx.key, rid, kind, ctx.now, tuple(events), tuple(chans), tuple(negs), initiator, extra
@@ -310,7 +323,7 @@ class Delivery:
 
     def _child_done(self, result: SubResult | None) -> None:
         """This nested instance ended: its result is a positive member event of the parent, or a failure."""
-        parent = self.at(self.path[:-1])
+        parent = self.plan.locate(self.state, self.root, self.path[:-1], self.ctx, self.event)
         if parent is None or parent.inst.ended:
             return
         name = self.path[-1]

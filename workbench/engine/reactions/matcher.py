@@ -68,7 +68,7 @@ class GroupMatcher:
         #: where this group's conditions report runtime errors (an engine points it at its log)
         self.faults = FaultSink(pattern.name)
         self.group = compile_group(pattern, faults=self.faults)
-        self.plan = Plan(self.group, {AND: AndPolicy(), OR: OrPolicy()})
+        self.plan = Plan(self.group, {AND: AndPolicy(), OR: OrPolicy()}, pattern.name)
         self.initiator = group_initiator(pattern, self.faults)
         if self.initiator is None and not pattern.instances:
             msg = "a reaction group needs an initiator or start-up instances"
@@ -102,7 +102,7 @@ class GroupMatcher:
             plan, top = self.plan, self.group
             for root in self._candidates(state, event):
                 if not root.ended:
-                    self._deliver(Delivery(plan, state, root, (top, root, ()), ctx, event))
+                    self._deliver(Delivery(plan, state, root, top, root, (), ctx, event))
         init = self.initiator
         if init is None or (state.initiated and not init.spec.mult):
             return
@@ -134,7 +134,11 @@ class GroupMatcher:
         root = state.instances.get(token[1])
         if root is None or root.ended:
             return  # stale: the instance is gone
-        d = Delivery(self.plan, state, root, (self.group, root, ()), ctx, None).at(token[2])
+        path = token[2]
+        if path:
+            d = self.plan.locate(state, root, path, ctx, None)
+        else:  # most timers belong to the root instance: no walk
+            d = Delivery(self.plan, state, root, self.group, root, (), ctx, None)
         if d is None:
             return
         if kind == "gt":
@@ -167,7 +171,7 @@ class GroupMatcher:
             ctx.trace(
                 TraceKind.STARTED, iid, None, initiator.seq if initiator else None, {"group": self.name}
             )
-        Delivery(self.plan, state, root, (self.group, root, ()), ctx, None).populate()
+        Delivery(self.plan, state, root, self.group, root, (), ctx, None).populate()
         return root
 
     def _candidates(self, state: GroupState, event: Event) -> list[InstanceState]:
@@ -213,7 +217,6 @@ class GroupMatcher:
         channels = inst.channels
         members = d.group.members
         etype = event.type
-        event_of = d.policy.event
         # Channels created while this event is delivered are appended past ``n``: they do not see it.
         n = len(order)
         i = 0
@@ -226,7 +229,7 @@ class GroupMatcher:
                 child = inst.children.get(ref)
                 if child is not None and not child.ended:
                     sub = cast(CGroup, members[d.group.index_of[ref]])
-                    self._deliver(Delivery(d.plan, d.state, root, (sub, child, (*d.path, ref)), d.ctx, event))
+                    self._deliver(Delivery(d.plan, d.state, root, sub, child, (*d.path, ref), d.ctx, event))
                 continue
             ch = channels.get(ref)
             if ch is None:
@@ -241,7 +244,7 @@ class GroupMatcher:
             if cc.spec.id in inst.paused:
                 d.paused(cc)  # a paused channel reacts "paused" and changes nothing
             else:
-                event_of(d, ch, cc, bound)
+                d.policy.event(d, ch, cc, bound)
         if len(inst.order) > 2 * (len(inst.channels) + len(inst.children)) + 8:
             inst.order = [
                 r for r in inst.order if (r in inst.children if isinstance(r, str) else r in inst.channels)

@@ -153,7 +153,9 @@ class OrPolicy:
             if not self._sized(d, ch, cc, env, status):
                 return
         elif spec.timer is not None:  # a window channel collects until its timer closes it
-            add(cc.window, ch, d, env)
+            window, acc, event = cc.window, ch.acc, d.event
+            if window is not None and acc is not None and event is not None:
+                acc.update(window.item(event, env))
             d.react(cc, "accepted")
             if d.ctx.tracing:
                 d.trace(TraceKind.ACCEPTED, cc.id, event_seq(d))
@@ -169,7 +171,9 @@ class OrPolicy:
         size = cc.spec.size
         assert size is not None
         ch.seen += 1
-        add(cc.window, ch, d, env)
+        window, acc, event = cc.window, ch.acc, d.event
+        if window is not None and acc is not None and event is not None:
+            acc.update(window.item(event, env))
         if ch.seen < ch.target or size.n < 0:
             d.react(cc, "accepted")
             if d.ctx.tracing:
@@ -247,12 +251,6 @@ class OrPolicy:
 def event_seq(d: Delivery) -> int | None:
     """The delivered event's arrival position (trace records name it)."""
     return None if d.event is None else d.event.seq
-
-
-def add(window: Window | None, ch: ChannelState, d: Delivery, env: Vars) -> None:
-    """Add the delivered event to the channel's window accumulator, if it has one."""
-    if window is not None and ch.acc is not None and d.event is not None:
-        window.add(ch.acc, d.event, env)
 
 
 def close_window(d: Delivery, ch: ChannelState, window: Window | None) -> None:

@@ -28,6 +28,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "workbench.results",
         "workbench.conformance",
         "workbench.cli",
+        "workbench.demo",
         "pandas",
         "numpy",
         "pyarrow",
@@ -45,6 +46,15 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "workbench.backends": ("workbench.jupyter", "workbench.widgets", *THIRD_PARTY_UI),
     "workbench.results": ("workbench.jupyter", "workbench.widgets", "workbench.session", *THIRD_PARTY_UI),
     "workbench.cli": ("workbench.jupyter", "workbench.widgets", *THIRD_PARTY_UI),
+    # the demo sits right above the engine: the Prova blog examples and Prova-style printing
+    "workbench.demo": (
+        "workbench.session",
+        "workbench.jupyter",
+        "workbench.widgets",
+        "workbench.backends",
+        "pandas",
+        *THIRD_PARTY_UI,
+    ),
 }
 
 

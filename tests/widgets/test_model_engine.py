@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from workbench.demo.examples import EXAMPLES
 from workbench.engine import Engine
 from workbench.engine.nfa import begin
-from workbench.engine.reactions.examples import EXAMPLES
 from workbench.widgets import Timeline, TimelineModel
 
 

@@ -1,40 +1,37 @@
 """Window accumulators for ``@size(n, r, acc)`` and ``@timer(delay, period, acc)`` channels.
 
-An accumulator *spec* is a frozen dataclass (part of the pattern); its running value is plain data
-kept in the instance state (a ``dict``), updated for each event of the window by the function
-:func:`updater` compiles once, and read by :func:`snapshot` when the window closes.
+An accumulator *spec* is a frozen dataclass (part of the pattern). :func:`compile_window` turns it
+into a :class:`Window`: its expressions compiled once, and the engine aggregate
+(:mod:`workbench.engine.aggregates`) that holds its running value in the channel state. Prova's
+``MapCounter`` is a :class:`~workbench.engine.aggregates.CountBy` over the key, its
+``SortedAccumulator`` a :class:`~workbench.engine.aggregates.GroupBy` of ``collect`` (or of
+``top_n`` for ``highest(n)``). A window's result is the aggregate's ``get()``.
 
->>> spec = MapCounter("e.i % 2")
 >>> from workbench.engine.events import Event
->>> acc, add = new_value(spec), updater(spec)
+>>> window = compile_window(MapCounter("e.i % 2"))
+>>> acc = window.new()
 >>> for i in range(3):
-...     add(acc, Event("a", i, None, {"i": i}), {})
->>> snapshot(spec, acc), total(spec, acc)
-({0: 2, 1: 1}, 3)
+...     acc.update(window.item(Event("a", i, None, {"i": i}), {}))
+>>> acc.get()
+{0: 2, 1: 1}
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
+from workbench.engine.aggregates import Aggregate, CountBy, GroupBy
 from workbench.engine.events import Event
 from workbench.engine.expr import as_tree, ir
 from workbench.engine.faults import FaultSink
+from workbench.engine.reactions.conditions import compile_condition
 
-__all__ = [
-    "Accumulator",
-    "MapCounter",
-    "SortedAccumulator",
-    "Updater",
-    "new_value",
-    "snapshot",
-    "total",
-    "updater",
-]
+__all__ = ["Accumulator", "MapCounter", "SortedAccumulator", "Window", "compile_window"]
 
-Expression: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, Any]], Any]
+#: An accumulator expression: text, an IR tree or ``f(e, env)``.
+Expression: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, object]], object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,48 +67,29 @@ class SortedAccumulator:
 Accumulator: TypeAlias = MapCounter | SortedAccumulator
 
 
-Updater: TypeAlias = Callable[[dict[Any, Any], Event, Mapping[str, Any]], None]
-"""``updater(value, event, env)``: adds one event to an accumulator's running value."""
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A compiled accumulator: a window's running value is ``new()``, and each event of the window
+    adds ``item(event, env)`` to it (``acc.update(...)``); ``acc.get()`` is the window's result."""
+
+    spec: Accumulator
+    item: Callable[[Event, Mapping[str, object]], object]
+    #: a fresh, empty running value (copies an aggregate that is never updated)
+    new: Callable[[], Aggregate]
 
 
-def updater(spec: Accumulator, faults: FaultSink | None = None) -> Updater:
+def compile_window(spec: Accumulator, faults: FaultSink | None = None) -> Window:
     """Compile the accumulator's expressions once; an expression that fails on an event reports to
     ``faults`` and counts as NULL (without ``faults`` it raises). Unknown functions fail here, at
     definition time."""
-    from workbench.engine.reactions.conditions import compile_condition
-
     key = compile_condition(spec.key, f"{type(spec).__name__} key", faults)
     if isinstance(spec, MapCounter):
+        return Window(spec, key, CountBy)
+    value = compile_condition(spec.value, f"{type(spec).__name__} value", faults)
 
-        def count(value: dict[Any, Any], event: Event, env: Mapping[str, Any]) -> None:
-            k = key(event, env)
-            value[k] = value.get(k, 0) + 1
+    def item(event: Event, env: Mapping[str, object]) -> tuple[object, object]:
+        return key(event, env), value(event, env)
 
-        return count
-    item = compile_condition(spec.value, f"{type(spec).__name__} value", faults)
-
-    def collect(value: dict[Any, Any], event: Event, env: Mapping[str, Any]) -> None:
-        value.setdefault(key(event, env), []).append(item(event, env))
-
-    return collect
-
-
-def new_value(spec: Accumulator) -> dict[Any, Any]:
-    """A fresh, empty running value."""
-    return {}
-
-
-def snapshot(spec: Accumulator, value: Mapping[Any, Any]) -> dict[Any, Any]:
-    """An independent copy of the running value, as the window's result."""
-    if isinstance(spec, MapCounter):
-        return dict(value)
-    if spec.top is None:
-        return {k: list(v) for k, v in value.items()}
-    return {k: sorted(v, reverse=True)[: spec.top] for k, v in value.items()}
-
-
-def total(spec: Accumulator, value: Mapping[Any, Any]) -> int:
-    """How many events the running value holds (Prova's ``totalCount()``)."""
-    if isinstance(spec, MapCounter):
-        return int(sum(value.values()))
-    return sum(len(v) for v in value.values())
+    # Prova's SortedAccumulator keeps every value, NULLs included; highest(n) keeps the n largest.
+    empty = GroupBy("collect", keep_nulls=True) if spec.top is None else GroupBy("top_n", n=spec.top)
+    return Window(spec, item, empty.copy)

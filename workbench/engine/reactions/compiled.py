@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from workbench.engine.events import Event
 from workbench.engine.faults import FaultSink
-from workbench.engine.reactions import accumulators as accs
+from workbench.engine.reactions.accumulators import Window, compile_window
 from workbench.engine.reactions.conditions import Compiled, compile_condition
 from workbench.engine.reactions.patterns import (
     AND,
@@ -27,6 +26,7 @@ __all__ = [
     "CChannel",
     "CGroup",
     "CInitiator",
+    "Window",
     "compile_group",
     "compile_match",
     "group_initiator",
@@ -39,7 +39,7 @@ _UNSET = object()
 @dataclass(frozen=True, slots=True)
 class _Match:
     field: str
-    value: Any
+    value: object
     var: str | None
 
 
@@ -54,13 +54,17 @@ def compile_match(table: Pairs) -> tuple[_Match, ...]:
 
 
 def match_event(
-    match: tuple[_Match, ...], where: Compiled | None, type_: str | None, event: Event, env: Mapping[str, Any]
-) -> dict[str, Any] | None:
+    match: tuple[_Match, ...],
+    where: Compiled | None,
+    type_: str | None,
+    event: Event,
+    env: Mapping[str, object],
+) -> dict[str, object] | None:
     """``None`` if the event does not match; else the free variables it binds (often empty)."""
     if type_ is not None and event.type != type_:
         return None
     fields = event.fields
-    bound: dict[str, Any] = {}
+    bound: dict[str, object] = {}
     for m in match:
         if m.field not in fields:
             return None
@@ -89,7 +93,7 @@ class CInitiator:
     match: tuple[_Match, ...]
     where: Compiled | None
 
-    def accepts(self, event: Event, env: Mapping[str, Any]) -> dict[str, Any] | None:
+    def accepts(self, event: Event, env: Mapping[str, object]) -> dict[str, object] | None:
         """The variables bound from ``event`` if it starts an instance, else ``None``."""
         bound = match_event(self.match, self.where, self.spec.type, event, env)
         if bound is None:
@@ -114,13 +118,15 @@ class CChannel:
     required: tuple[str, ...] = ()
     #: No ``@size``, ``@timer``, member ``@timeout`` or ``@paused``: creating it needs no set-up.
     plain: bool = False
+    #: The ``@size``/``@timer`` window accumulator, compiled.
+    window: Window | None = None
 
     @property
     def id(self) -> str:
         """The channel id."""
         return self.spec.id
 
-    def accepts(self, event: Event, env: Mapping[str, Any]) -> dict[str, Any] | None:
+    def accepts(self, event: Event, env: Mapping[str, object]) -> dict[str, object] | None:
         """The free variables bound if the event matches this channel, else ``None``.
 
         An event that lacks a field the channel binds (``binds``/``vars``) does not match, as an event
@@ -143,7 +149,7 @@ class CGroup:
     index_of: Mapping[str, int]
     initial: tuple[int, ...]
     where: Compiled | None
-    constants: Mapping[str, Any]
+    constants: Mapping[str, object]
     vars_mode: bool
     index: int = -1
     successors_of: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
@@ -215,37 +221,8 @@ def compile_group(
     group: ReactionGroup, index: int = -1, top: bool = True, faults: FaultSink | None = None
 ) -> CGroup:
     """Validate ``group`` and compile its conditions; raises :class:`PatternError`."""
-    name: object = group.name
-    if not isinstance(name, str) or not name:
-        msg = "a reaction group needs a non-empty name"
-        raise PatternError(msg)
-    if group.operator not in (AND, OR):
-        msg = f"operator must be 'and' or 'or', got {group.operator!r}"
-        raise PatternError(msg, pattern=group.name)
-    if not group.channels:
-        msg = "a reaction group needs at least one channel"
-        raise PatternError(msg, pattern=group.name)
-    if not top and (group.initiator is not None or group.instances):
-        msg = "a nested group cannot have its own initiator or start-up instances"
-        raise PatternError(msg, pattern=group.name)
-    if group.timeout_ms is not None and group.timeout_ms <= 0:
-        msg = f"timeout_ms must be > 0, got {group.timeout_ms!r}"
-        raise PatternError(msg, pattern=group.name)
-    for what, value in (("@count", group.exit.count), ("@size", group.exit.size)):
-        if value is not None and value < 1:
-            msg = f"{what} on the exit must be >= 1 (emissions per instance), got {value!r}"
-            raise PatternError(msg, pattern=group.name)
-    index_of: dict[str, int] = {}
-    for i, m in enumerate(group.channels):
-        member: object = m
-        if not isinstance(member, Channel | ReactionGroup):
-            msg = f"member {i} must be a Channel or a nested ReactionGroup, got {type(member).__name__}"
-            raise PatternError(msg, pattern=group.name)
-        mid = m.id if isinstance(m, Channel) else m.name
-        if mid in index_of:
-            msg = f"duplicate channel id {mid!r}"
-            raise PatternError(msg, pattern=group.name, element=mid)
-        index_of[mid] = i
+    _check_group(group, top)
+    index_of = _member_ids(group)
     successors: dict[str, list[int]] = {}
     for i, m in enumerate(group.channels):
         if isinstance(m, Channel):
@@ -260,31 +237,8 @@ def compile_group(
     for i, m in enumerate(group.channels):
         if isinstance(m, ReactionGroup):
             members.append(compile_group(m, i, top=False, faults=faults))
-            continue
-        m = prova_not_count(group, m)
-        where = None
-        if m.where is not None:
-            where = compile_condition(m.where, f"group {group.name!r}, channel {m.id!r}", faults)
-        for acc in (m.size.accumulator if m.size else None, m.timer.accumulator if m.timer else None):
-            if acc is not None:
-                accs.updater(acc)  # compiled now: unknown functions fail at definition
-        collect = tuple(
-            (var, compile_condition(expr, f"group {group.name!r}, channel {m.id!r}, collect {var!r}", faults))
-            for var, expr in pairs(m.collect)
-        )
-        required = tuple(dict.fromkeys(name for _, name in (*pairs(m.binds), *pairs(m.vars))))
-        members.append(
-            CChannel(
-                m,
-                i,
-                compile_match(pairs(m.match)),
-                where,
-                collect,
-                tuple(successors.get(m.id, ())),
-                required,
-                m.size is None and m.timer is None and m.timeout_ms is None and not m.paused,
-            )
-        )
+        else:
+            members.append(_compile_channel(group, prova_not_count(group, m), i, successors, faults))
     gwhere = None
     if group.where is not None:
         gwhere = compile_condition(group.where, f"group {group.name!r}, @where", faults)
@@ -305,6 +259,71 @@ def compile_group(
         index,
         {name: tuple(succ) for name, succ in successors.items()},
         vars_channels,
+    )
+
+
+def _check_group(group: ReactionGroup, top: bool) -> None:
+    name: object = group.name
+    if not isinstance(name, str) or not name:
+        msg = "a reaction group needs a non-empty name"
+        raise PatternError(msg)
+    if group.operator not in (AND, OR):
+        msg = f"operator must be 'and' or 'or', got {group.operator!r}"
+        raise PatternError(msg, pattern=group.name)
+    if not group.channels:
+        msg = "a reaction group needs at least one channel"
+        raise PatternError(msg, pattern=group.name)
+    if not top and (group.initiator is not None or group.instances):
+        msg = "a nested group cannot have its own initiator or start-up instances"
+        raise PatternError(msg, pattern=group.name)
+    if group.timeout_ms is not None and group.timeout_ms <= 0:
+        msg = f"timeout_ms must be > 0, got {group.timeout_ms!r}"
+        raise PatternError(msg, pattern=group.name)
+    for what, value in (("@count", group.exit.count), ("@size", group.exit.size)):
+        if value is not None and value < 1:
+            msg = f"{what} on the exit must be >= 1 (emissions per instance), got {value!r}"
+            raise PatternError(msg, pattern=group.name)
+
+
+def _member_ids(group: ReactionGroup) -> dict[str, int]:
+    """Each member's id (a nested group's name) -> its position; ids are unique."""
+    index_of: dict[str, int] = {}
+    for i, m in enumerate(group.channels):
+        member: object = m
+        if not isinstance(member, Channel | ReactionGroup):
+            msg = f"member {i} must be a Channel or a nested ReactionGroup, got {type(member).__name__}"
+            raise PatternError(msg, pattern=group.name)
+        mid = m.id if isinstance(m, Channel) else m.name
+        if mid in index_of:
+            msg = f"duplicate channel id {mid!r}"
+            raise PatternError(msg, pattern=group.name, element=mid)
+        index_of[mid] = i
+    return index_of
+
+
+def _compile_channel(
+    group: ReactionGroup, m: Channel, i: int, successors: Mapping[str, list[int]], faults: FaultSink | None
+) -> CChannel:
+    where = None
+    if m.where is not None:
+        where = compile_condition(m.where, f"group {group.name!r}, channel {m.id!r}", faults)
+    acc = m.size.accumulator if m.size else m.timer.accumulator if m.timer else None
+    window = None if acc is None else compile_window(acc, faults)  # unknown functions fail now
+    collect = tuple(
+        (var, compile_condition(expr, f"group {group.name!r}, channel {m.id!r}, collect {var!r}", faults))
+        for var, expr in pairs(m.collect)
+    )
+    required = tuple(dict.fromkeys(name for _, name in (*pairs(m.binds), *pairs(m.vars))))
+    return CChannel(
+        m,
+        i,
+        compile_match(pairs(m.match)),
+        where,
+        collect,
+        tuple(successors.get(m.id, ())),
+        required,
+        m.size is None and m.timer is None and m.timeout_ms is None and not m.paused,
+        window,
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any, cast
+from typing import cast
 
 from workbench.engine.events import Event
 from workbench.engine.expr import MappingFrame, Run, compile_expr, ir
@@ -23,7 +23,8 @@ from workbench.errors import CepError, CepRuntimeError, ExpressionError, Pattern
 
 __all__ = ["Compiled", "compile_condition"]
 
-Compiled = Callable[[Event, Mapping[str, Any]], Any]
+#: A compiled condition or expression: ``f(event, variables) -> value``.
+Compiled = Callable[[Event, Mapping[str, object]], object]
 
 
 @lru_cache(maxsize=1024)
@@ -33,7 +34,7 @@ def _compile(source: str | ir.Node) -> tuple[str, Run]:
 
 
 def _guarded(label: str, run: Compiled, where: str, faults: FaultSink | None) -> Compiled:
-    def guarded(event: Event, env: Mapping[str, Any]) -> Any:
+    def guarded(event: Event, env: Mapping[str, object]) -> object:
         try:
             return run(event, env)
         except CepError:
@@ -64,7 +65,7 @@ def compile_condition(cond: object, where: str = "", faults: FaultSink | None = 
             msg = f"{where}: {err}" if where else str(err)
             raise PatternError(msg) from None
 
-        def evaluate(event: Event, env: Mapping[str, Any]) -> Any:
+        def evaluate(event: Event, env: Mapping[str, object]) -> object:
             return run(event, MappingFrame(env), None)
 
         return _guarded(label, evaluate, where, faults)

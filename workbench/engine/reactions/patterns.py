@@ -34,7 +34,7 @@ same ``%%cep`` text compare equal; :meth:`ReactionGroup.compile` validates and c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -66,7 +66,7 @@ AND = "and"
 OR = "or"
 
 #: A condition: a Python-syntax string, or ``cond(e, env) -> bool``.
-Condition: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, Any]], Any]
+Condition: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, object]], object]
 
 Pairs: TypeAlias = tuple[tuple[str, Any], ...]
 #: A name -> value table: given as a mapping, stored as a tuple of pairs (see :func:`pairs`).
@@ -265,7 +265,7 @@ class Initiator:
 class Instance:
     """A group instance created at start-up (Prova ``:- eval(server(q1))``), for partition ``key``."""
 
-    key: Any
+    key: Hashable
     created_t: float = 0
     vars: Fields = ()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from workbench.engine.events import Event
 from workbench.engine.reactions.compiled import CChannel, CGroup
@@ -52,15 +51,15 @@ def and_complete(group: CGroup, inst: InstanceState, at_timeout: bool = False) -
 
 def compatible(
     group: CGroup,
-    env: Mapping[str, Any],
-    mine: Mapping[str, Any],
+    env: Mapping[str, object],
+    mine: Mapping[str, object],
     legs: list[Entry],
     event: Event,
     with_where: bool = True,
 ) -> bool:
     """Whether the current bindings ``mine`` join the recorded ``legs``: equal values for shared
     variable names and, ``with_where``, the group ``@where`` on the merged bindings."""
-    merged: dict[str, Any] = {}
+    merged: dict[str, object] = {}
     for leg in legs:
         for var, value in (leg.bindings or {}).items():
             if var in merged and merged[var] != value:

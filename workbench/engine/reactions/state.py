@@ -15,12 +15,19 @@ and the recorded trace (:class:`Entry` list).
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
+from workbench.engine.aggregates import Aggregate
 from workbench.engine.events import Event
 
-__all__ = ["ChannelState", "Entry", "GroupState", "InstanceState", "SubResult"]
+__all__ = ["ChannelState", "Entry", "GroupState", "InstanceState", "SubResult", "Vars", "unindex"]
+
+#: Bound variables by name, as conditions see them (values are whatever the events carry).
+Vars: TypeAlias = Mapping[str, object]
+#: An index key: an event type and the values of the fields an instance requires.
+IndexKey: TypeAlias = tuple[str, tuple[Hashable, ...]]
 
 
 @dataclass(slots=True)
@@ -40,7 +47,7 @@ class Entry:
     channel: str
     event: Event | None = None
     sub: SubResult | None = None
-    bindings: dict[str, Any] | None = None
+    bindings: dict[str, object] | None = None
     emitted: bool = False
 
 
@@ -55,10 +62,10 @@ class ChannelState:
 
     cid: int
     member: int
-    env: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, object] = field(default_factory=dict)
     seen: int = 0
     target: int = 0
-    acc: dict[Any, Any] | None = None
+    acc: Aggregate | None = None
 
 
 @dataclass(slots=True)
@@ -67,17 +74,18 @@ class InstanceState:
 
     id: int
     created: int | float
-    vars: dict[str, Any]
+    vars: dict[str, object]
     initiator: Event | None = None
     channels: dict[int, ChannelState] = field(default_factory=dict)
     children: dict[str, InstanceState] = field(default_factory=dict)
-    order: list[tuple[str, Any]] = field(default_factory=list)
+    #: live members in creation order: channel ids (``int``) and nested group names (``str``)
+    order: list[int | str] = field(default_factory=list)
     results: list[Entry] = field(default_factory=list)
     pool: list[Entry] = field(default_factory=list)
     paused: set[str] = field(default_factory=set)
     emitted: int = 0
     ended: bool = False
-    index_keys: list[tuple[str, Any]] = field(default_factory=list)
+    index_keys: list[IndexKey] = field(default_factory=list)
     loose_types: list[str] = field(default_factory=list)
 
 
@@ -88,6 +96,24 @@ class GroupState:
     instances: dict[int, InstanceState] = field(default_factory=dict)
     initiated: bool = False
     next_cid: int = 0
-    index: dict[tuple[str, Any], list[int]] = field(default_factory=dict)
+    index: dict[IndexKey, list[int]] = field(default_factory=dict)
     loose: dict[str, list[int]] = field(default_factory=dict)
     indexed: bool = False
+
+
+def unindex(state: GroupState, root: InstanceState) -> None:
+    """Drop an ended instance from the per-key index."""
+    for key in root.index_keys:
+        ids = state.index.get(key)
+        if ids is not None:
+            ids.remove(root.id)
+            if not ids:
+                del state.index[key]
+    for type_ in root.loose_types:
+        ids = state.loose.get(type_)
+        if ids is not None:
+            ids.remove(root.id)
+            if not ids:
+                del state.loose[type_]
+    root.index_keys.clear()
+    root.loose_types.clear()

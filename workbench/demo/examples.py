@@ -14,13 +14,13 @@ them (Prova's thread interleaving can print some lines in another order).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.demo.format import format_detection, format_reaction
 from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
 from workbench.engine.events import Event
-from workbench.engine.reactions.format import format_detection, format_reaction
 from workbench.engine.reactions.patterns import Channel, Initiator, ReactionGroup, Size, Var, pairs
 from workbench.engine.runtime import Engine
 
@@ -185,11 +185,11 @@ def run_example_records(example: BlogExample) -> list[tuple[str, Reaction | Dete
     """Like :func:`run_example`, with the record behind each line."""
     out: list[tuple[str, Reaction | Detection]] = []
     events: dict[int, Event] = {}
-    initiators: dict[tuple[Any, int], int] = {}
+    initiators: dict[tuple[Hashable, int], int] = {}
     group = example.group
     bind = pairs(group.initiator.bind) if group.initiator is not None else ()
 
-    def env_of(key: Any, instance: int, initiator: Event | None = None) -> dict[str, Any]:
+    def env_of(key: Hashable, instance: int, initiator: Event | None = None) -> dict[str, object]:
         event = initiator
         if event is None:
             seq = initiators.get((key, instance))

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from workbench.demo import main
-from workbench.engine.reactions.examples import EXAMPLES, run_example
-from workbench.engine.reactions.format import FREE
+from workbench.demo.examples import EXAMPLES, run_example
+from workbench.demo.format import FREE
 
 
 def normalise(line: str) -> str:

@@ -15,8 +15,7 @@ prints a run-dependent ``<N>``). A channel continuation such as
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Hashable, Mapping, Sequence
 
 from workbench.engine.detection import Detection, Reaction
 from workbench.engine.events import Event
@@ -40,7 +39,7 @@ def prova_message(event: Event, schema: Schema, verb: str = "request", protocol:
 
 
 def prova_negated(
-    channel: Channel, key: Any, env: Mapping[str, Any], schema: Schema, verb: str = "request"
+    channel: Channel, key: Hashable, env: Mapping[str, object], schema: Schema, verb: str = "request"
 ) -> str:
     """``[not,[XID,async,0,Verb,[type,args...]]]`` for an ``@not`` channel proved absent."""
     table = dict(pairs(channel.match))
@@ -69,7 +68,7 @@ def format_detection(
     detection: Detection,
     group: ReactionGroup,
     schema: Schema,
-    env: Mapping[str, Any] | None = None,
+    env: Mapping[str, object] | None = None,
     prefix: str = "Pattern detected: ",
 ) -> str:
     """One line: ``Pattern detected: [[entry, ...]]`` (events, then absent ``@not`` channels)."""
@@ -81,7 +80,7 @@ def format_detection(
     return f"{prefix}[[{', '.join(entries)}]]"
 
 
-def format_reaction(template: str, reaction: Reaction, env: Mapping[str, Any] | None = None) -> str:
+def format_reaction(template: str, reaction: Reaction, env: Mapping[str, object] | None = None) -> str:
     """A channel continuation's line: ``template.format(**env, e=event)``."""
     scope = dict(env or {})
     scope["e"] = reaction.event

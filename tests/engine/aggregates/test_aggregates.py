@@ -394,15 +394,6 @@ def test_count_by_equals_counter(keys: list[str], drop: int) -> None:
     want = Counter(keys[drop:])
     assert c.get() == dict(want)
     assert c.total == sum(want.values())
-    top = c.top(2)
-    assert [n for _, n in top] == [n for _, n in want.most_common(2)]
-
-
-def test_count_by_top_ties_keep_first_seen_order() -> None:
-    c = CountBy()
-    for k in "xyyxz":
-        c.update(k)
-    assert c.top(3) == [("x", 2), ("y", 2), ("z", 1)]
 
 
 @given(pairs=st.lists(st.tuples(st.sampled_from("abc"), ints), max_size=40))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from workbench.demo.examples import EXAMPLES, run_example_records
 from workbench.engine.detection import Detection
-from workbench.engine.reactions.examples import EXAMPLES, run_example_records
 
 __all__ = ["main"]
 
@@ -39,7 +39,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(_describe(d))
         print()
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -29,7 +29,7 @@ Conventions:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from workbench.backends.cases import run_case_inputs
@@ -48,6 +48,9 @@ _TIMEOUT_COUNTERS = ("TimeoutCount", "CountTimeout")
 
 def _generated(source: str) -> list[Any]:
     value = compile_expr(source, data=True)({})
+    if not isinstance(value, Iterable):
+        msg = f"{type(value).__name__!r} object is not iterable"
+        raise TypeError(msg)
     return list(value)
 
 

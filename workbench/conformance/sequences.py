@@ -33,6 +33,7 @@ from workbench.conformance.runner import RunOptions, compare_detections, through
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, make_event
 from workbench.engine.expr import compile_expr
+from workbench.engine.expr.values import COMPARE
 from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import (
     AnyOf,
@@ -268,10 +269,22 @@ def _comparator_order(
         for w in marks.get(i, []):
             wm = max(wm, w)
     for idx in slots.values():
-        ranked = sorted(idx, key=lambda i: key({"e": events[i]}))
+        ranked = sorted(idx, key=lambda i: _Ascending(key({"e": events[i]})))
         for slot, i in zip(idx, ranked, strict=True):
             order[slot] = i
     return order
+
+
+class _Ascending:
+    """A comparator's value, ordered by Python's ``<`` (a TypeError for values it cannot order)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Ascending) -> bool:
+        return bool(COMPARE["<"](self.value, other.value))
 
 
 def _as_case(d: Detection, with_stages: bool) -> dict[str, Any]:

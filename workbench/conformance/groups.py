@@ -29,14 +29,14 @@ Conventions:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 from workbench.backends.cases import run_case_inputs
+from workbench.conformance.case import Case
 from workbench.conformance.prova_patterns import build_pattern
 from workbench.conformance.runner import RunOptions, compare_detections, through_language
 from workbench.engine.detection import Detection, Reaction
-from workbench.engine.events import Event
+from workbench.engine.events import Event, make_event
 from workbench.engine.expr import compile_expr
 from workbench.engine.reactions.matcher import TreeNode
 from workbench.engine.runtime import Engine, RunResult
@@ -46,27 +46,39 @@ __all__ = ["build_pattern", "case_events", "run_case"]
 _TIMEOUT_COUNTERS = ("TimeoutCount", "CountTimeout")
 
 
-def _generated(source: str) -> list[Any]:
+def _generated(source: str) -> list[object]:
     value = compile_expr(source, data=True)({})
+    if not isinstance(value, Iterable):
+        msg = f"{type(value).__name__!r} object is not iterable"
+        raise TypeError(msg)
     return list(value)
 
 
-def case_events(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+def case_events(case: Case) -> list[Mapping[str, object]]:
     """The case's events (explicit, or from ``events_generator`` via the restricted evaluator)."""
-    events = list(case.get("events") or [])
+    events: list[Mapping[str, object]] = list(case.get("events") or [])
     if case.get("events_generator"):
-        events += _generated(case["events_generator"])
+        events += _mappings(_generated(case["events_generator"]))
     return events
 
 
-def _expected(case: Mapping[str, Any]) -> list[dict[str, Any]]:
-    out = list(case.get("expected") or [])
+def _expected(case: Case) -> list[Mapping[str, object]]:
+    out: list[Mapping[str, object]] = list(case.get("expected") or [])
     if case.get("expected_generator"):
-        out += _generated(case["expected_generator"])
+        out += _mappings(_generated(case["expected_generator"]))
     return out
 
 
-def _canon(value: Any) -> Any:
+def _mappings(items: list[object]) -> list[Mapping[str, object]]:
+    """Generated events or detections: each a mapping (``{'t': ..., 'type': ...}``)."""
+    for item in items:
+        if not isinstance(item, Mapping):
+            msg = f"a generated item is a dict, not a {type(item).__name__}"
+            raise TypeError(msg)
+    return [item for item in items if isinstance(item, Mapping)]
+
+
+def _canon(value: object) -> object:
     if isinstance(value, float):
         return round(value, 9)
     if isinstance(value, Mapping):
@@ -76,8 +88,8 @@ def _canon(value: Any) -> Any:
     return value
 
 
-def _tree(items: Sequence[Event | TreeNode]) -> list[Any]:
-    out: list[Any] = []
+def _tree(items: Sequence[Event | TreeNode]) -> list[object]:
+    out: list[object] = []
     for item in items:
         if isinstance(item, TreeNode):
             out.append(
@@ -93,8 +105,8 @@ def _tree(items: Sequence[Event | TreeNode]) -> list[Any]:
     return out
 
 
-def _as_case(d: Detection, instance_key: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _as_case(d: Detection, instance_key: bool) -> dict[str, object]:
+    out: dict[str, object] = {
         "events": [e.seq for e in d.events],
         "negated": [{"absent_channel": n} for n in d.negated],
         "t_emit": d.time,
@@ -116,7 +128,7 @@ def _as_case(d: Detection, instance_key: bool) -> dict[str, Any]:
 _NOT_COMPARED = frozenset({"exit_result"})
 
 
-def _agrees(exp: Any, act: Any) -> bool:
+def _agrees(exp: object, act: object) -> bool:
     """``exp`` agrees with ``act`` on every key ``exp`` gives (recursively for dicts in lists)."""
     if isinstance(exp, Mapping):
         if not isinstance(act, Mapping):
@@ -135,8 +147,8 @@ def _agrees(exp: Any, act: Any) -> bool:
 
 
 def _compare_all(
-    expected: Sequence[Mapping[str, Any]],
-    actual: Sequence[Mapping[str, Any]],
+    expected: Sequence[Mapping[str, object]],
+    actual: Sequence[Mapping[str, object]],
     label: str,
     order_matters: bool = False,
 ) -> list[str]:
@@ -164,7 +176,7 @@ def _compare_all(
 
 
 def _counters(
-    case: Mapping[str, Any], top: list[Detection], nested: list[Detection], reactions: list[Reaction]
+    case: Case, top: list[Detection], nested: list[Detection], reactions: list[Reaction]
 ) -> dict[str, int]:
     p = case["pattern"]
     asserted = case.get("assertions") or {}
@@ -208,7 +220,7 @@ def _counters(
     return out
 
 
-def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
+def run_case(case: Case, options: RunOptions) -> list[str]:
     """Run one Prova case; return the differences (empty = pass)."""
     kind = case["pattern"].get("kind")
     if kind == "not_applicable":
@@ -265,11 +277,11 @@ def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
     return diffs
 
 
-def _event(raw: Mapping[str, Any]) -> dict[str, Any]:
+def _event(raw: Mapping[str, object]) -> dict[str, object]:
     return {"type": raw["type"], "time": raw["t"], "key": raw.get("key"), "fields": raw.get("fields") or {}}
 
 
-def _run_with_registry(case: Mapping[str, Any], engine: Engine, horizon: int | float) -> None:
+def _run_with_registry(case: Case, engine: Engine, horizon: int | float) -> None:
     """Simulate a service registry around the engine (``pattern.environment`` starting ``registry:``).
 
     The registry remembers every ``update`` event's ``service``; a query for a known service is
@@ -280,13 +292,15 @@ def _run_with_registry(case: Mapping[str, Any], engine: Engine, horizon: int | f
     """
     p = case["pattern"]
     asking = {
-        inst["key"]: (inst.get("created_t", 0), (inst.get("vars") or {}).get("S")) for inst in p["instances"]
+        inst["key"]: (inst.get("created_t", 0), (inst.get("vars") or {}).get("S"))
+        for inst in p.get("instances") or ()
     }
     external = [_event(raw) for raw in case_events(case)]
-    known: set[Any] = set()
-    pending: dict[int | float, list[dict[str, Any]]] = {}
+    read = [make_event(raw) for raw in external]  # typed reads of the same events
+    known: set[object] = set()
+    pending: dict[int | float, list[dict[str, object]]] = {}
 
-    def query(key: Any, service: Any, t: int | float) -> None:
+    def query(key: Hashable, service: object, t: int | float) -> None:
         if service in known:
             pending.setdefault(t + 1, []).append(
                 {"type": "result", "time": t + 1, "key": key, "fields": {"service": service}}
@@ -295,12 +309,11 @@ def _run_with_registry(case: Mapping[str, Any], engine: Engine, horizon: int | f
     t: int | float = 0
     position = 0
     while t <= horizon:
-        while position < len(external) and external[position]["time"] <= t:
-            event = external[position]
+        while position < len(external) and read[position].time <= t:
+            if read[position].type == "update":
+                known.add(read[position].fields.get("service"))
+            engine.process(external[position])
             position += 1
-            if event["type"] == "update":
-                known.add(event["fields"].get("service"))
-            engine.process(event)
         for event in pending.pop(t, []):
             engine.process(event)
         for key, (created, service) in asking.items():
@@ -314,7 +327,7 @@ def _run_with_registry(case: Mapping[str, Any], engine: Engine, horizon: int | f
         t += 1
 
 
-def _not_applicable(case: Mapping[str, Any]) -> list[str]:
+def _not_applicable(case: Case) -> list[str]:
     diffs = []
     if case.get("events") or case.get("events_generator"):
         diffs.append("a not_applicable case must not carry events")

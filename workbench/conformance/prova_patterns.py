@@ -11,8 +11,18 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from workbench.conformance.case import (
+    JSON,
+    AggregatorSpec,
+    Case,
+    ChannelSpec,
+    Duration,
+    Ids,
+    InitiatorSpec,
+    Operator,
+    SubgroupSpec,
+)
 from workbench.engine.reactions import (
     Channel,
     Count,
@@ -34,13 +44,13 @@ __all__ = ["build_pattern"]
 _APPEND = re.compile(r"^\s*([A-Za-z_]\w*)\.append\((.*)\)\s*$")
 
 
-def _value(v: Any) -> Any:
+def _value(v: JSON) -> JSON | Var:
     if isinstance(v, str) and v.startswith("$") and len(v) > 1:
         return Var(v[1:])
     return v
 
 
-def _match(raw: Mapping[str, Any] | None) -> dict[str, Any]:
+def _match(raw: Mapping[str, JSON] | None) -> dict[str, JSON | Var]:
     return {k: _value(v) for k, v in (raw or {}).items()}
 
 
@@ -52,7 +62,11 @@ _UNIT_MS |= {"second": 1000, "seconds": 1000, "min": 60_000, "minute": 60_000, "
 _UNIT_MS |= {"h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000}
 
 
-def _ms(value: Any) -> Any:
+def _optional_ms(value: Duration | None) -> float | None:
+    return None if value is None else _ms(value)
+
+
+def _ms(value: Duration) -> float:
     """A duration in ms: numbers as they are; Prova's strings (``'3 sec'``, ``'0 minutes 500 ms'``)."""
     if not isinstance(value, str):
         return value
@@ -64,7 +78,7 @@ def _ms(value: Any) -> Any:
     return int(total) if total == int(total) else total
 
 
-def _ids(value: Any) -> tuple[str, ...]:
+def _ids(value: Ids) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
@@ -72,14 +86,14 @@ def _ids(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def _with_verb(where: str | None, verb: Any) -> str | None:
+def _with_verb(where: str | None, verb: str | None) -> str | None:
     if verb is None:
         return where
     check = f"e.get('verb', {verb!r}) == {verb!r}"
     return check if where is None else f"({where}) and {check}"
 
 
-def _accumulator(raw: Mapping[str, Any] | None) -> MapCounter | SortedAccumulator | None:
+def _accumulator(raw: AggregatorSpec | None) -> MapCounter | SortedAccumulator | None:
     if raw is None:
         return None
     kind = raw.get("kind")
@@ -91,32 +105,54 @@ def _accumulator(raw: Mapping[str, Any] | None) -> MapCounter | SortedAccumulato
     raise CepError(msg)
 
 
-def _channel(raw: Mapping[str, Any], restarts: Mapping[str, list[str]], operator: str = "and") -> Channel:
-    cid = str(raw["id"])
-    count = None
+def _count(raw: ChannelSpec) -> Count | None:
+    """``count_min``/``count_max``/``count_mode``, or Prova's ``@count`` arguments in ``count``."""
     if "count_min" in raw:
-        count = Count(int(raw["count_min"]), int(raw["count_max"]), raw.get("count_mode", "ignore"))
-    elif "count" in raw and raw["count"] not in (None, 1):
-        c = raw["count"]
-        if isinstance(c, str):  # the raw annotation text, "1,-1" or "1,1,strict"
-            c = [int(v) if v.strip().lstrip("-").isdigit() else v.strip() for v in c.split(",")]
-        count = Count.of(*c) if isinstance(c, list) else Count.of(int(c))
-    size = None
-    if count is not None and operator == "or" and raw.get("size") is None:
-        # The blog's OR(NOT @count(2) E1, E2): in an OR, "@count(n)" needs n events, as @size(n).
+        return Count(int(raw["count_min"]), int(raw["count_max"]), raw.get("count_mode", "ignore"))
+    c = raw.get("count")
+    if c is None or c == 1:
+        return None
+    if isinstance(c, int):
+        return Count.of(c)
+    if isinstance(c, str):  # the raw annotation text, "1,-1" or "1,1,strict"
+        c = [int(v) if v.strip().lstrip("-").isdigit() else v.strip() for v in c.split(",")]
+    n, *rest = c
+    m = rest[0] if rest else None
+    mode = rest[1] if len(rest) > 1 else None
+    if len(rest) > 2 or not isinstance(n, int) or isinstance(m, str) or isinstance(mode, int):
+        msg = f"channel {raw['id']!r}: unreadable @count {raw.get('count')!r}"
+        raise CepError(msg)
+    return Count.of(n, m, mode)
+
+
+def _size(raw: ChannelSpec, count: Count | None, operator: Operator) -> tuple[Count | None, Size | None]:
+    """The channel's ``@count`` and ``@size``: in an OR, ``@count(n)`` needs n events, as ``@size(n)``."""
+    n = raw.get("size")
+    if n is None:
+        if count is None or operator != "or":
+            return count, None
+        # The blog's OR(NOT @count(2) E1, E2).
         if count.mode != "ignore" or count.min != count.max or count.min < 1:
-            msg = f"channel {cid!r}: @count {count!r} in an OR group (use size)"
+            msg = f"channel {raw['id']!r}: @count {count!r} in an OR group (use size)"
             raise CepError(msg)
-        size, count = Size(count.min), None
-    if raw.get("size") is not None:
-        n, reset = raw["size"], raw.get("size_reset")
-        if isinstance(n, list):  # the raw annotation, @size(n[, reset])
-            n, reset = n[0], (n[1] if len(n) > 1 else reset)
-        size = Size(int(n), None if reset is None else int(reset), _accumulator(raw.get("aggregator")))
+        return None, Size(count.min)
+    reset = raw.get("size_reset")
+    if isinstance(n, list):  # the raw annotation, @size(n[, reset])
+        if len(n) > 1:
+            reset = n[1]
+        n = n[0]
+    return count, Size(int(n), None if reset is None else int(reset), _accumulator(raw.get("aggregator")))
+
+
+def _channel(raw: ChannelSpec, restarts: Mapping[str, list[str]], operator: Operator = "and") -> Channel:
+    cid = str(raw["id"])
+    count, size = _size(raw, _count(raw), operator)
+    t = raw.get("timer")
     timer = None
-    if raw.get("timer") is not None:
-        t = raw["timer"]
-        timer = Timer(_ms(t["delay_ms"]), _ms(t.get("period_ms")), _accumulator(raw.get("aggregator")))
+    if t is not None:
+        timer = Timer(
+            _ms(t["delay_ms"]), _optional_ms(t.get("period_ms")), _accumulator(raw.get("aggregator"))
+        )
     collect: dict[str, str] = {}
     if raw.get("on_match"):
         m = _APPEND.match(str(raw["on_match"]))
@@ -124,12 +160,6 @@ def _channel(raw: Mapping[str, Any], restarts: Mapping[str, list[str]], operator
             msg = f"channel {cid!r}: unsupported on_match {raw['on_match']!r} (expected 'Var.append(expr)')"
             raise CepError(msg)
         collect[m.group(1)] = m.group(2)
-    after = (
-        list(raw["after"])
-        if isinstance(raw.get("after"), list)
-        else ([raw["after"]] if raw.get("after") else [])
-    )
-    after += restarts.get(cid, [])
     return Channel(
         cid,
         raw.get("type"),
@@ -145,29 +175,39 @@ def _channel(raw: Mapping[str, Any], restarts: Mapping[str, list[str]], operator
         count=count,
         size=size,
         timer=timer,
-        timeout_ms=_ms(raw.get("timeout_ms")),
+        timeout_ms=_optional_ms(raw.get("timeout_ms")),
         vars=dict(raw.get("vars") or {}),
         binds=dict(raw.get("binds") or {}),
-        after=tuple(after),
+        after=_ids(raw.get("after")) + tuple(restarts.get(cid, [])),
         collect=collect,
     )
 
 
-def _aliased(raw: Mapping[str, Any], alias: Mapping[str, str]) -> dict[str, Any]:
+def _aliased(raw: ChannelSpec, alias: Mapping[str, str]) -> ChannelSpec:
     """The channel with references to a nested group's member id replaced by the group's name."""
-    out = dict(raw)
-    for name in ("after", "stop_ids", "pause_ids", "resume_ids"):
-        value = out.get(name)
+
+    def renamed(value: Ids) -> Ids:
         if isinstance(value, str):
-            out[name] = alias.get(value, value)
-        elif isinstance(value, list):
-            out[name] = [alias.get(v, v) for v in value]
+            return alias.get(value, value)
+        if isinstance(value, list):
+            return [alias.get(v, v) for v in value]
+        return value
+
+    out = raw.copy()
+    out.update(
+        {
+            "after": renamed(raw.get("after")),
+            "stop_ids": renamed(raw.get("stop_ids")),
+            "pause_ids": renamed(raw.get("pause_ids")),
+            "resume_ids": renamed(raw.get("resume_ids")),
+        }
+    )
     return out
 
 
 def _members(
-    raw_channels: Sequence[Mapping[str, Any]], subgroups: Mapping[str, Any], operator: str = "and"
-) -> tuple[Any, ...]:
+    raw_channels: Sequence[ChannelSpec], subgroups: Mapping[str, SubgroupSpec], operator: Operator = "and"
+) -> tuple[Channel | ReactionGroup, ...]:
     # A nested group is a member under its group name; a case may refer to it by its channel id.
     alias = {str(ch["id"]): str(ch["group_result"]) for ch in raw_channels if ch.get("group_result")}
     raw_channels = [_aliased(ch, alias) for ch in raw_channels]
@@ -179,10 +219,10 @@ def _members(
         elif spec:
             msg = f"channel {ch['id']!r}: unsupported on_violation {spec!r}"
             raise CepError(msg)
-    out: list[Any] = []
+    out: list[Channel | ReactionGroup] = []
     for ch in raw_channels:
-        if ch.get("group_result"):
-            name = ch["group_result"]
+        name = ch.get("group_result")
+        if name:
             sub = subgroups[name]
             sub_exit = sub.get("exit") or {}
             out.append(
@@ -190,7 +230,7 @@ def _members(
                     name,
                     sub.get("operator", "and"),
                     channels=_members(sub["channels"], subgroups, sub.get("operator", "and")),
-                    timeout_ms=_ms(sub.get("timeout_ms")),
+                    timeout_ms=_optional_ms(sub.get("timeout_ms")),
                     timeout_channel=bool(sub.get("timeout_channel", False)),
                     exit=Exit(sub_exit.get("count"), sub_exit.get("size")),
                     where=sub.get("group_where"),
@@ -201,7 +241,7 @@ def _members(
     return tuple(out)
 
 
-def _initiator(raw: Mapping[str, Any], template: bool) -> Initiator:
+def _initiator(raw: InitiatorSpec, template: bool) -> Initiator:
     state = {k: ast.literal_eval(v) if isinstance(v, str) else v for k, v in (raw.get("state") or {}).items()}
     return Initiator(
         raw.get("type"),
@@ -215,7 +255,7 @@ def _initiator(raw: Mapping[str, Any], template: bool) -> Initiator:
     )
 
 
-def build_pattern(case: Mapping[str, Any]) -> ReactionGroup | Receive:
+def build_pattern(case: Case) -> ReactionGroup | Receive:
     """The engine pattern for a case's ``pattern`` (kinds ``group`` and ``filter``)."""
     p = case["pattern"]
     name = str(case.get("id", "case")).rsplit("/", 1)[-1]
@@ -223,16 +263,16 @@ def build_pattern(case: Mapping[str, Any]) -> ReactionGroup | Receive:
         count = p.get("count", -1)
         return Receive(name, p.get("type"), where=_with_verb(p.get("where"), p.get("verb")), count=count)
     initiator = None
-    if p.get("template_channel"):
-        initiator = _initiator(p["template_channel"], template=True)
-    elif p.get("initiator"):
-        initiator = _initiator(p["initiator"], template=False)
+    if template := p.get("template_channel"):
+        initiator = _initiator(template, template=True)
+    elif raw_initiator := p.get("initiator"):
+        initiator = _initiator(raw_initiator, template=False)
     exit_ = p.get("exit") or {}
     return ReactionGroup(
         name,
         p.get("operator", "and"),
         channels=_members(p["channels"], p.get("subgroups") or {}, p.get("operator", "and")),
-        timeout_ms=_ms(p.get("timeout_ms")),
+        timeout_ms=_optional_ms(p.get("timeout_ms")),
         timeout_channel=bool(p.get("timeout_channel", False)),
         initiator=initiator,
         instances=tuple(

@@ -15,8 +15,9 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
+from workbench.conformance.case import Case
 from workbench.engine.detection import Detection
 from workbench.errors import CepError
 
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 BACKENDS = ("local", "flink")
+
+_P = TypeVar("_P")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,7 @@ class CaseResult:
         return not self.diffs
 
 
-Adapter = Callable[[Mapping[str, Any], RunOptions], list[str]]
+Adapter = Callable[[Case, RunOptions], list[str]]
 
 #: pattern kind -> "module:function" of the adapter (imported lazily).
 ADAPTERS: dict[str, str] = {
@@ -68,7 +71,7 @@ ADAPTERS: dict[str, str] = {
 }
 
 
-def through_language(pattern: Any, options: RunOptions) -> Any:
+def through_language(pattern: _P, options: RunOptions) -> _P:
     """With ``--via-language``: print the pattern as ``%%cep`` text and compile that text back.
 
     Adapters pass every pattern object they build through this function, so the flag exercises the
@@ -78,7 +81,11 @@ def through_language(pattern: Any, options: RunOptions) -> Any:
         return pattern
     from workbench.language import compile_pattern, format_pattern
 
-    return compile_pattern(format_pattern(pattern))
+    back = compile_pattern(format_pattern(pattern))
+    if not isinstance(back, type(pattern)):
+        msg = f"the language compiled a {type(pattern).__name__} back as a {type(back).__name__}"
+        raise CepError(msg)
+    return back
 
 
 def _load_adapter(kind: str) -> Adapter | str:
@@ -109,7 +116,7 @@ def iter_case_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             raise CepError(msg)
 
 
-def run_case(case: Mapping[str, Any], options: RunOptions = RunOptions(), path: str = "") -> CaseResult:
+def run_case(case: Case, options: RunOptions = RunOptions(), path: str = "") -> CaseResult:
     """Run one parsed case and return its result (never raises for a failing case)."""
     case_id = str(case.get("id", path))
     kind = str(case.get("pattern", {}).get("kind"))
@@ -127,7 +134,7 @@ def run_case(case: Mapping[str, Any], options: RunOptions = RunOptions(), path: 
 
 def detection_to_expected(
     detection: Detection, index_of: Mapping[int, int] | None = None, absent_key: str = "absent_channel"
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A detection in the case format: event indexes, negated entries, ``t_emit``, ``kind``.
 
     ``index_of`` maps an event's ``seq`` to its index in the case's ``events`` (identity if omitted).
@@ -141,13 +148,13 @@ def detection_to_expected(
     }
 
 
-def _canon(value: Any) -> str:
+def _canon(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
 def compare_detections(
-    expected: Sequence[Mapping[str, Any]],
-    actual: Sequence[Mapping[str, Any]],
+    expected: Sequence[Mapping[str, object]],
+    actual: Sequence[Mapping[str, object]],
     *,
     order_matters: bool = False,
     label: str = "detections",
@@ -159,10 +166,10 @@ def compare_detections(
     comparison is a multiset comparison: each expected item consumes one equal actual item.
     """
 
-    def agrees(exp: Mapping[str, Any], act: Mapping[str, Any]) -> bool:
+    def agrees(exp: Mapping[str, object], act: Mapping[str, object]) -> bool:
         return all(_canon(exp[k]) == _canon(act.get(k)) for k in _COMPARED if k in exp)
 
-    def show(item: Mapping[str, Any], like: Mapping[str, Any] | None = None) -> str:
+    def show(item: Mapping[str, object], like: Mapping[str, object] | None = None) -> str:
         keys = [k for k in _COMPARED if k in (like if like is not None else item)]
         return _canon({k: item.get(k) for k in keys})
 

@@ -25,15 +25,17 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.backends.base import AdvanceTime, Input
 from workbench.backends.cases import BackendJobError, run_case_inputs
+from workbench.conformance.case import Case, OperatorSpec, PatternSpec, RawEvent
 from workbench.conformance.runner import RunOptions, compare_detections, through_language
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, make_event
 from workbench.engine.expr import compile_expr
+from workbench.engine.expr.values import COMPARE
 from workbench.engine.families import compile_matcher
+from workbench.engine.matcher import Matcher
 from workbench.engine.nfa import (
     AnyOf,
     Condition,
@@ -43,6 +45,7 @@ from workbench.engine.nfa import (
     SkipStrategy,
     Stage,
 )
+from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError
 from workbench.testing import NFATestHarness
@@ -52,7 +55,7 @@ __all__ = ["BackendScript", "backend_script", "build_pattern", "run_case"]
 LONG_MAX = 9223372036854775807
 
 
-def _condition(raw: Any) -> Condition | None:
+def _condition(raw: str | list[str] | None) -> Condition | None:
     if raw is None:
         return None
     if isinstance(raw, list):
@@ -61,7 +64,7 @@ def _condition(raw: Any) -> Condition | None:
 
 
 def build_pattern(
-    spec: Mapping[str, Any], name: str = "sequence", *, emit_timeouts: bool = True
+    spec: PatternSpec, name: str = "sequence", *, emit_timeouts: bool = True
 ) -> SequencePattern:
     """The :class:`SequencePattern` a case's ``pattern`` object describes.
 
@@ -73,7 +76,7 @@ def build_pattern(
         q = raw.get("quantifier") or {}
         quant = Quantifier(
             min=int(q.get("min", 1)),
-            max=None if q.get("max", 1) is None else int(q.get("max", 1)),
+            max=None if (top := q.get("max", 1)) is None else int(top),
             optional=bool(q.get("optional", False)),
             greedy=bool(q.get("greedy", False)),
             inner=Contiguity(q.get("inner_contiguity") or "relaxed"),
@@ -103,7 +106,7 @@ def build_pattern(
     )
 
 
-def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
+def run_case(case: Case, options: RunOptions) -> list[str]:
     """Run one sequence case; return the differences from its expectations (empty = pass)."""
     expect_error = case.get("expect_error")
     try:
@@ -145,19 +148,24 @@ def run_case(case: Mapping[str, Any], options: RunOptions) -> list[str]:
     return _compare(case, detections, late)
 
 
-def _name(case: Mapping[str, Any]) -> str:
+def _name(case: Case) -> str:
     text = str(case.get("id", "sequence")).rsplit("/", 1)[-1]
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in text) or "sequence"
 
 
-def _events(raw_events: Sequence[Mapping[str, Any]]) -> list[Event]:
+def _events(raw_events: Sequence[RawEvent]) -> list[Event]:
     out = []
     for i, raw in enumerate(raw_events):
         out.append(make_event(raw, i).with_seq(i))
     return out
 
 
-def _run_harness(matcher: Any, raw_events: Sequence[Mapping[str, Any]], final: Any) -> list[Detection]:
+def _run_harness(
+    matcher: Matcher, raw_events: Sequence[RawEvent], final: int | float | None
+) -> list[Detection]:
+    if not isinstance(matcher, NFAMatcher):
+        msg = f"a sequence pattern compiled to a {type(matcher).__name__}, not an NFAMatcher"
+        raise CepError(msg)
     harness = NFATestHarness(matcher)
     for event in _events(raw_events):
         harness.feed(event)
@@ -167,7 +175,7 @@ def _run_harness(matcher: Any, raw_events: Sequence[Mapping[str, Any]], final: A
 
 
 def _run_operator(
-    matcher: Any, raw_events: Sequence[Mapping[str, Any]], op: Mapping[str, Any]
+    matcher: Matcher, raw_events: Sequence[RawEvent], op: OperatorSpec
 ) -> tuple[list[Detection], list[Event]]:
     if op.get("mode", "event_time") != "event_time":
         msg = f"operator mode {op.get('mode')!r} is not supported by this adapter"
@@ -198,7 +206,7 @@ class BackendScript:
     finish: bool
 
 
-def backend_script(case: Mapping[str, Any], pattern: SequencePattern) -> BackendScript | str:
+def backend_script(case: Case, pattern: SequencePattern) -> BackendScript | str:
     """The case as a backend input script, or why a backend cannot reproduce it.
 
     Operator cases: the comparator order, the watermarks as :class:`AdvanceTime` marks, unbounded
@@ -261,21 +269,33 @@ def _comparator_order(
     wm = -math.inf
     for w in marks.get(-1, []):
         wm = max(wm, w)
-    slots: dict[Any, list[int]] = {}
+    slots: dict[int | float, list[int]] = {}
     for i, e in enumerate(events):
         if e.time > wm:
             slots.setdefault(e.time, []).append(i)
         for w in marks.get(i, []):
             wm = max(wm, w)
     for idx in slots.values():
-        ranked = sorted(idx, key=lambda i: key({"e": events[i]}))
+        ranked = sorted(idx, key=lambda i: _Ascending(key({"e": events[i]})))
         for slot, i in zip(idx, ranked, strict=True):
             order[slot] = i
     return order
 
 
-def _as_case(d: Detection, with_stages: bool) -> dict[str, Any]:
-    item: dict[str, Any] = {
+class _Ascending:
+    """A comparator's value, ordered by Python's ``<`` (a TypeError for values it cannot order)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Ascending) -> bool:
+        return bool(COMPARE["<"](self.value, other.value))
+
+
+def _as_case(d: Detection, with_stages: bool) -> dict[str, object]:
+    item: dict[str, object] = {
         "events": [e.seq for e in d.events],
         "negated": [],
         "t_emit": d.time,
@@ -289,7 +309,7 @@ def _as_case(d: Detection, with_stages: bool) -> dict[str, Any]:
     return item
 
 
-def _compare(case: Mapping[str, Any], detections: list[Detection], late: list[Event]) -> list[str]:
+def _compare(case: Case, detections: list[Detection], late: list[Event]) -> list[str]:
     expected = list(case.get("expected", []))
     with_stages = any("by_stage" in x for x in expected)
     matches = [_as_case(d, with_stages) for d in detections if d.kind == "match"]

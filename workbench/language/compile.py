@@ -18,7 +18,7 @@ Conditions become expression trees (:mod:`workbench.engine.expr`), stage names r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TypedDict, Unpack
 
 from workbench.engine.families import compile_matcher
 from workbench.errors import CepError, SourceSpan
@@ -34,7 +34,9 @@ __all__ = [
     "CHANNEL_ANNOTATIONS",
     "EXIT_ANNOTATIONS",
     "INITIATOR_ANNOTATIONS",
+    "CompileOptions",
     "Definition",
+    "TextOptions",
     "compile_pattern",
     "compile_patterns",
     "compile_script",
@@ -97,23 +99,42 @@ def _compile_definition(
     return pattern, spans
 
 
-def compile_script(
-    script: ast.Script,
-    *,
-    functions: Mapping[str, Callable[..., Any]] | None = None,
-    schema: Mapping[str, Sequence[str]] | None = None,
-    default_name: str | None = None,
-    validate: bool = True,
-    field_types: Mapping[str, Mapping[str, str]] | None = None,
-) -> list[Definition]:
+class CompileOptions(TypedDict, total=False):
+    """What compiling a script takes besides the script (all optional).
+
+    Attributes:
+        functions: extra functions conditions may call, by name.
+        schema: the fields of each event type (``%%cep`` ``event`` declarations add to it).
+        default_name: the name of the first unnamed definition.
+        validate: also compile each pattern by its engine family (default true).
+        field_types: the declared type of each event type's fields.
+    """
+
+    functions: Mapping[str, Callable[..., object]] | None
+    schema: Mapping[str, Sequence[str]] | None
+    default_name: str | None
+    validate: bool
+    field_types: Mapping[str, Mapping[str, str]] | None
+
+
+class TextOptions(CompileOptions, total=False):
+    """:class:`CompileOptions` and ``first_line``, the text's first line in the caller's coordinates."""
+
+    first_line: int
+
+
+def compile_script(script: ast.Script, **options: Unpack[CompileOptions]) -> list[Definition]:
     """Compile every definition of a parsed script, in order.
 
     With ``validate`` (the default) each pattern is also compiled by its engine family, so that
     everything the engine rejects is reported here, at definition time, with the definition's span.
     """
+    schema = options.get("schema") or {}
+    default_name = options.get("default_name")
+    validate = options.get("validate", True)
     source = "\n" * (script.first_line - 1) + script.source
-    ctx = Context(source, {k: tuple(v) for k, v in (schema or {}).items()}, dict(functions or {}))
-    ctx.field_types = {k: dict(v) for k, v in (field_types or {}).items()}
+    ctx = Context(source, {k: tuple(v) for k, v in schema.items()}, dict(options.get("functions") or {}))
+    ctx.field_types = {k: dict(v) for k, v in (options.get("field_types") or {}).items()}
     out: list[Definition] = []
     names: dict[str, SourceSpan] = {}
     unnamed = 0
@@ -142,37 +163,21 @@ def compile_script(
     return out
 
 
-def compile_text(
-    text: str,
-    *,
-    first_line: int = 1,
-    functions: Mapping[str, Callable[..., Any]] | None = None,
-    schema: Mapping[str, Sequence[str]] | None = None,
-    default_name: str | None = None,
-    validate: bool = True,
-    field_types: Mapping[str, Mapping[str, str]] | None = None,
-) -> list[Definition]:
+def compile_text(text: str, *, first_line: int = 1, **options: Unpack[CompileOptions]) -> list[Definition]:
     """Parse and compile ``text`` (``first_line`` = its first line in the caller's coordinates)."""
-    return compile_script(
-        parse(text, first_line=first_line),
-        functions=functions,
-        schema=schema,
-        default_name=default_name,
-        validate=validate,
-        field_types=field_types,
-    )
+    return compile_script(parse(text, first_line=first_line), **options)
 
 
-def compile_patterns(text: str, **options: Any) -> list[Pattern]:
+def compile_patterns(text: str, **options: Unpack[TextOptions]) -> list[Pattern]:
     """Every pattern defined in ``text`` (see :func:`compile_text` for the options)."""
     return [d.pattern for d in compile_text(text, **options)]
 
 
-def compile_pattern(text: str, **options: Any) -> Pattern:
+def compile_pattern(text: str, **options: Unpack[TextOptions]) -> Pattern:
     """The single pattern defined in ``text``; a :class:`CepCompileError` if there are none or several."""
     defs = compile_text(text, **options)
     if len(defs) != 1:
-        first_line = int(options.get("first_line", 1))
+        first_line = options.get("first_line", 1)
         source = "\n" * (first_line - 1) + text
         span = defs[1].span if defs else SourceSpan(first_line, 1, first_line, 2)
         msg = f"expected exactly one pattern definition, found {len(defs)}"

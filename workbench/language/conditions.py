@@ -19,7 +19,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from workbench.engine.expr import BUILTINS, compile_tree, ir, parse_expr
 from workbench.errors import ExpressionError, SourceSpan
@@ -62,7 +61,7 @@ class Scope:
     variables: frozenset[str] = frozenset()
     stages: frozenset[str] = frozenset()
     fields: frozenset[str] | None = None
-    functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    functions: Mapping[str, Callable[..., object]] = field(default_factory=dict)
     event_name: str = "e"
     current: str | None = None
     field_types: Mapping[str, str] | None = None
@@ -189,7 +188,7 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def accepts(field_type: str, value: Any) -> bool:
+def accepts(field_type: str, value: object) -> bool:
     """Whether a constant ``value`` fits a declared field type (``None`` always does)."""
     if value is None:
         return True
@@ -208,7 +207,7 @@ def _type_clash(tree: ir.Node, scope: Scope) -> tuple[ir.Node, str] | None:
             return n.name
         return None
 
-    def constants(n: ir.Node) -> list[Any] | None:
+    def constants(n: ir.Node) -> list[ir.Scalar] | None:
         if isinstance(n, ir.Literal):
             return [n.value]
         if isinstance(n, ir.ListOf) and all(isinstance(x, ir.Literal) for x in n.items):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from workbench.engine.nfa import pattern as seq
 from workbench.engine.reactions import patterns as grp
@@ -45,7 +44,7 @@ class Definition:
 class Context:
     source: str
     schema: dict[str, tuple[str, ...]]
-    functions: Mapping[str, Callable[..., Any]]
+    functions: Mapping[str, Callable[..., object]]
     pattern: str | None = None
     field_types: dict[str, dict[str, str]] = field(default_factory=dict)
 

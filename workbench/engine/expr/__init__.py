@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar, overload
 
 from workbench.engine.expr import ir
 from workbench.engine.expr.evaluate import EMPTY_FRAME, EVENT_ATTRIBUTES, Frame, MappingFrame, Run, clean
@@ -38,6 +38,8 @@ from workbench.engine.expr.limits import MAX_ITERATIONS, MAX_SIZE
 from workbench.engine.expr.parse import STRING_METHODS, parse_expr
 from workbench.engine.expr.printer import print_expr
 from workbench.errors import ExpressionError
+
+_T = TypeVar("_T")
 
 __all__ = [
     "BUILTINS",
@@ -80,12 +82,12 @@ class CompiledExpr:
     names: frozenset[str]
     stages: frozenset[str]
     run: Run = field(repr=False, compare=False)
-    functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict, repr=False, compare=False)
+    functions: Mapping[str, Callable[..., object]] = field(default_factory=dict, repr=False, compare=False)
 
-    def __call__(self, variables: Mapping[str, Any]) -> Any:
+    def __call__(self, variables: Mapping[str, object]) -> object:
         return self.run(variables.get("e"), MappingFrame(variables), None)
 
-    def evaluate(self, event: Any, frame: Frame = EMPTY_FRAME) -> Any:
+    def evaluate(self, event: object, frame: Frame = EMPTY_FRAME) -> object:
         """The value for ``event`` with ``frame`` (NULL is ``None``); errors propagate."""
         return self.run(event, frame, None)
 
@@ -97,7 +99,7 @@ def stages_of(tree: ir.Node) -> frozenset[str]:
 
 def compile_tree(
     tree: ir.Node,
-    functions: Mapping[str, Callable[..., Any]] | None = None,
+    functions: Mapping[str, Callable[..., object]] | None = None,
     *,
     source: str | None = None,
     data: bool = False,
@@ -114,7 +116,7 @@ def compile_tree(
 
 def compile_expr(
     source: str | ir.Node,
-    functions: Mapping[str, Callable[..., Any]] | None = None,
+    functions: Mapping[str, Callable[..., object]] | None = None,
     *,
     data: bool = False,
 ) -> CompiledExpr:
@@ -139,7 +141,13 @@ def compile_expr(
         raise
 
 
-def as_tree(value: Any, element: str) -> Any:
+@overload
+def as_tree(value: str, element: str) -> ir.Node: ...
+@overload
+def as_tree(value: _T, element: str) -> _T: ...
+
+
+def as_tree(value: object, element: str) -> object:
     """``value`` with text parsed into the IR (what pattern definitions store); others unchanged.
 
     ``element`` names where the text sits (``"channel 'c'"``) in the error, which carries the line

@@ -25,29 +25,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from workbench.engine.events import Event
+from workbench.engine.expr import ir
 from workbench.engine.expr.functions import BUILTINS
-from workbench.engine.expr.ir import (
-    Attr,
-    Binary,
-    BoolOp,
-    Call,
-    Compare,
-    Comprehension,
-    Dict,
-    IfElse,
-    Index,
-    IsNull,
-    Let,
-    ListOf,
-    Literal,
-    Method,
-    Name,
-    Node,
-    Stage,
-    Target,
-    Unary,
-    target_names,
-)
 from workbench.engine.expr.limits import MAX_ITERATIONS, MAX_SIZE
 from workbench.engine.expr.parse import STRING_METHODS
 from workbench.engine.expr.values import (
@@ -57,6 +36,7 @@ from workbench.engine.expr.values import (
     EVENT_ATTRIBUTES,
     PLAIN,
     Frame,
+    Locals,
     MappingFrame,
     Run,
     bind,
@@ -83,8 +63,8 @@ __all__ = [
 
 
 def compile_tree(
-    node: Node,
-    functions: Mapping[str, Callable[..., Any]] | None = None,
+    node: ir.Node,
+    functions: Mapping[str, Callable[..., object]] | None = None,
     bound: frozenset[str] = frozenset(),
     *,
     iterations: int = MAX_ITERATIONS,
@@ -102,7 +82,7 @@ def compile_tree(
     return _Compiler(functions, iterations, data).build(node, bound)
 
 
-def compile_event_test(node: Node) -> Callable[[Any], Any] | None:
+def compile_event_test(node: ir.Node) -> Callable[[object], object] | None:
     """A one-argument function ``f(e)`` for the commonest condition, a field of ``e`` against a
     constant (``e.price > 110.0``); ``None`` for any other shape (use :func:`compile_tree`).
 
@@ -113,22 +93,22 @@ def compile_event_test(node: Node) -> Callable[[Any], Any] | None:
     >>> f(Event("t", 0, None, {"price": 120})), f(Event("t", 0, None, {"price": float("nan")}))
     (True, None)
     """
-    if not isinstance(node, Compare) or node.op in ("in", "not in"):
+    if not isinstance(node, ir.Compare) or node.op in ("in", "not in"):
         return None
     left, right, op = node.left, node.right, str(node.op)
-    if isinstance(left, Literal) and not isinstance(right, Literal):
+    if isinstance(left, ir.Literal) and not isinstance(right, ir.Literal):
         left, right, op = right, left, _MIRROR[op]
     if not (
-        isinstance(left, Attr)
-        and left.obj == Name("e")
+        isinstance(left, ir.Attr)
+        and left.obj == ir.Name("e")
         and left.name not in EVENT_ATTRIBUTES
-        and isinstance(right, Literal)
+        and isinstance(right, ir.Literal)
         and right.value is not None
     ):
         return None
     name, const, impl = left.name, right.value, COMPARE[op]
 
-    def event_test(e: Any) -> Any:
+    def event_test(e: object) -> object:
         if e.__class__ is not Event:  # no current event: NULL
             return None
         v = e.fields.get(name)
@@ -151,7 +131,7 @@ def compile_event_test(node: Node) -> Callable[[Any], Any] | None:
 _MIRROR = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-def iterable_source(node: Node) -> bool:
+def iterable_source(node: ir.Node) -> bool:
     """Whether a condition's comprehension may iterate over ``node``: data the events carry, never
     a computed sequence. That is a stage's events (``matched('a')``, ``[e]``, a ``+`` of such
     lists), a field (``e.tags``, ``a.price`` over a stage) or a named value; not a literal, a call
@@ -161,47 +141,47 @@ def iterable_source(node: Node) -> bool:
     >>> [iterable_source(parse_expr(t)) for t in ("matched('a') + [e]", "e.tags", "'x' * 9", "'abc'")]
     [True, True, False, False]
     """
-    if isinstance(node, Stage | ListOf | Name | Attr | Comprehension):
+    if isinstance(node, ir.Stage | ir.ListOf | ir.Name | ir.Attr | ir.Comprehension):
         return True
-    if isinstance(node, Binary) and node.op == "+":
+    if isinstance(node, ir.Binary) and node.op == "+":
         return iterable_source(node.left) and iterable_source(node.right)
     return False
 
 
 class _Compiler:
-    def __init__(self, functions: Mapping[str, Callable[..., Any]], iterations: int, data: bool) -> None:
+    def __init__(self, functions: Mapping[str, Callable[..., object]], iterations: int, data: bool) -> None:
         self.functions = functions
         self.iterations = iterations
         self.data = data
 
-    def build(self, node: Node, bound: frozenset[str]) -> Run:
-        method: Callable[[Any, frozenset[str]], Run] = getattr(self, f"_{type(node).__name__}")
+    def build(self, node: ir.Node, bound: frozenset[str]) -> Run:
+        method: Callable[[ir.Node, frozenset[str]], Run] = getattr(self, f"_{type(node).__name__}")
         return method(node, bound)
 
-    def _Literal(self, node: Literal, bound: frozenset[str]) -> Run:
+    def _Literal(self, node: ir.Literal, bound: frozenset[str]) -> Run:
         value = node.value
         return lambda e, f, loc: value
 
-    def _ListOf(self, node: ListOf, bound: frozenset[str]) -> Run:
+    def _ListOf(self, node: ir.ListOf, bound: frozenset[str]) -> Run:
         items = [self.build(i, bound) for i in node.items]
         if node.tuple_:
             return lambda e, f, loc: tuple(i(e, f, loc) for i in items)
         return lambda e, f, loc: [i(e, f, loc) for i in items]
 
-    def _Dict(self, node: Dict, bound: frozenset[str]) -> Run:
+    def _Dict(self, node: ir.Dict, bound: frozenset[str]) -> Run:
         pairs = [
             (self.build(k, bound), self.build(v, bound)) for k, v in zip(node.keys, node.values, strict=True)
         ]
         return lambda e, f, loc: {k(e, f, loc): v(e, f, loc) for k, v in pairs}
 
-    def _Name(self, node: Name, bound: frozenset[str]) -> Run:
+    def _Name(self, node: ir.Name, bound: frozenset[str]) -> Run:
         name = node.name
         if name in bound:
             return lambda e, f, loc: loc[name]  # type: ignore[index]
         if name == "e":
             return lambda e, f, loc: e
 
-        def lookup(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
+        def lookup(e: object, f: Frame, loc: Locals) -> object:
             try:
                 return clean(f.lookup(name))
             except KeyError:
@@ -210,17 +190,17 @@ class _Compiler:
 
         return lookup
 
-    def _Stage(self, node: Stage, bound: frozenset[str]) -> Run:
+    def _Stage(self, node: ir.Stage, bound: frozenset[str]) -> Run:
         stage = node.stage
         return lambda e, f, loc: f.matched(stage)
 
-    def _Attr(self, node: Attr, bound: frozenset[str]) -> Run:
+    def _Attr(self, node: ir.Attr, bound: frozenset[str]) -> Run:
         name = node.name
-        if isinstance(node.obj, Name) and node.obj.name == "e" and "e" not in bound:
+        if isinstance(node.obj, ir.Name) and node.obj.name == "e" and "e" not in bound:
             if name in EVENT_ATTRIBUTES:
                 return lambda e, f, loc: field_of(e, name)
 
-            def field_of_e(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
+            def field_of_e(e: object, f: Frame, loc: Locals) -> object:
                 # Why the inline checks: this is the hot read; only odd values take clean()'s path.
                 if e.__class__ is not Event:  # no current event (data expressions): NULL
                     return field_of(e, name)
@@ -236,31 +216,33 @@ class _Compiler:
         obj = self.build(node.obj, bound)
         return lambda e, f, loc: field_of(obj(e, f, loc), name)
 
-    def _Index(self, node: Index, bound: frozenset[str]) -> Run:
+    def _Index(self, node: ir.Index, bound: frozenset[str]) -> Run:
         obj, idx = self.build(node.obj, bound), self.build(node.index, bound)
         return lambda e, f, loc: index_of(obj(e, f, loc), idx(e, f, loc))
 
-    def _Unary(self, node: Unary, bound: frozenset[str]) -> Run:
+    def _Unary(self, node: ir.Unary, bound: frozenset[str]) -> Run:
         inner = self.build(node.operand, bound)
         if node.op == "not":
 
-            def not_(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
+            def not_(e: object, f: Frame, loc: Locals) -> object:
                 v = inner(e, f, loc)
                 return None if v is None else not v
 
             return not_
-        sign = operator.neg if node.op == "-" else operator.pos
+        sign: Callable[[Any], object] = (
+            operator.neg if node.op == "-" else operator.pos
+        )  # TypeError at run time
 
-        def signed(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
+        def signed(e: object, f: Frame, loc: Locals) -> object:
             v = inner(e, f, loc)
             return None if v is None else sign(v)
 
         return signed
 
-    def _Binary(self, node: Binary, bound: frozenset[str]) -> Run:
+    def _Binary(self, node: ir.Binary, bound: frozenset[str]) -> Run:
         left, right, impl = self.build(node.left, bound), self.build(node.right, bound), ARITH[node.op]
 
-        def arith(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
+        def arith(e: object, f: Frame, loc: Locals) -> object:
             a = left(e, f, loc)
             if a is None:  # Why: NULL in, NULL out (the right side cannot change that)
                 return None
@@ -269,25 +251,25 @@ class _Compiler:
 
         return arith
 
-    def _Compare(self, node: Compare, bound: frozenset[str]) -> Run:
+    def _Compare(self, node: ir.Compare, bound: frozenset[str]) -> Run:
         impl = COMPARE[node.op]
         right_node = node.right
         left = self.build(node.left, bound)
         if (
-            isinstance(right_node, Literal)
+            isinstance(right_node, ir.Literal)
             and right_node.value is not None
             and node.op not in ("in", "not in")
         ):
             const = right_node.value
 
-            def against_constant(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
+            def against_constant(e: object, f: Frame, loc: Locals) -> object:
                 a = left(e, f, loc)
                 return None if a is None else impl(a, const)
 
             return against_constant
         right = self.build(right_node, bound)
 
-        def compare(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
+        def compare(e: object, f: Frame, loc: Locals) -> object:
             a = left(e, f, loc)
             if a is None:  # Why: a comparison with NULL is unknown, never true
                 return None
@@ -296,43 +278,32 @@ class _Compiler:
 
         return compare
 
-    def _IsNull(self, node: IsNull, bound: frozenset[str]) -> Run:
+    def _IsNull(self, node: ir.IsNull, bound: frozenset[str]) -> Run:
         inner, negated = self.build(node.operand, bound), node.negated
         return lambda e, f, loc: (inner(e, f, loc) is None) is not negated
 
-    def _BoolOp(self, node: BoolOp, bound: frozenset[str]) -> Run:
+    def _BoolOp(self, node: ir.BoolOp, bound: frozenset[str]) -> Run:
         items = [self.build(i, bound) for i in node.items]
-        if node.op == "and":
+        # An AND stops at the first false item, an OR at the first true one; both after an unknown too.
+        stop_when_not = node.op == "and"
 
-            def and_(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
-                unknown = False
-                for item in items:
-                    v = item(e, f, loc)
-                    if v is None:
-                        unknown = True
-                    elif not v:  # Why: false decides an AND, even after an unknown
-                        return False
-                return None if unknown else True
-
-            return and_
-
-        def or_(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
+        def bool_op(e: object, f: Frame, loc: Locals) -> object:
             unknown = False
             for item in items:
                 v = item(e, f, loc)
                 if v is None:
                     unknown = True
-                elif v:  # Why: true decides an OR, even after an unknown
-                    return True
-            return None if unknown else False
+                elif (not v) is stop_when_not:  # Why: this item decides the AND (false) or OR (true)
+                    return not stop_when_not
+            return None if unknown else stop_when_not
 
-        return or_
+        return bool_op
 
-    def _IfElse(self, node: IfElse, bound: frozenset[str]) -> Run:
+    def _IfElse(self, node: ir.IfElse, bound: frozenset[str]) -> Run:
         test, then, orelse = (self.build(n, bound) for n in (node.test, node.then, node.orelse))
         return lambda e, f, loc: then(e, f, loc) if truth(test(e, f, loc)) else orelse(e, f, loc)
 
-    def _function(self, name: str, node: Node) -> Callable[..., Any]:
+    def _function(self, name: str, node: ir.Node) -> Callable[..., object]:
         fn = self.functions.get(name)
         if fn is None:
             close = difflib.get_close_matches(name, list(self.functions), n=1)
@@ -344,7 +315,7 @@ class _Compiler:
             raise ExpressionError(msg, span=node.span)
         return fn
 
-    def _Call(self, node: Call, bound: frozenset[str]) -> Run:
+    def _Call(self, node: ir.Call, bound: frozenset[str]) -> Run:
         fn = self._function(node.func, node)
         args = [self.build(a, bound) for a in node.args]
         if len(args) == 1:
@@ -352,7 +323,7 @@ class _Compiler:
             return lambda e, f, loc: fn(only(e, f, loc))
         return lambda e, f, loc: fn(*[a(e, f, loc) for a in args])
 
-    def _Method(self, node: Method, bound: frozenset[str]) -> Run:
+    def _Method(self, node: ir.Method, bound: frozenset[str]) -> Run:
         if node.name not in STRING_METHODS:  # trees built in Python skip the parser's check
             msg = f"method {node.name!r} is not allowed"
             raise ExpressionError(msg, span=node.span)
@@ -360,12 +331,12 @@ class _Compiler:
         args = [self.build(a, bound) for a in node.args]
         return lambda e, f, loc: call_method(obj(e, f, loc), name, [a(e, f, loc) for a in args])
 
-    def _Let(self, node: Let, bound: frozenset[str]) -> Run:
+    def _Let(self, node: ir.Let, bound: frozenset[str]) -> Run:
         args = [self.build(a, bound) for a in node.args]
         body = self.build(node.body, bound | frozenset(node.params))
         params = node.params
 
-        def let(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
+        def let(e: object, f: Frame, loc: Locals) -> object:
             inner = dict(loc) if loc else {}
             for p, a in zip(params, args, strict=True):
                 inner[p] = a(e, f, loc)
@@ -373,8 +344,8 @@ class _Compiler:
 
         return let
 
-    def _Comprehension(self, node: Comprehension, bound: frozenset[str]) -> Run:
-        clauses: list[tuple[Target, Run, list[Run]]] = []
+    def _Comprehension(self, node: ir.Comprehension, bound: frozenset[str]) -> Run:
+        clauses: list[tuple[ir.Target, Run, list[Run]]] = []
         inner = bound
         for clause in node.clauses:
             if not self.data and not iterable_source(clause.source):
@@ -384,18 +355,18 @@ class _Compiler:
                 )
                 raise ExpressionError(msg, span=clause.source.span)
             source = self.build(clause.source, inner)
-            inner = inner | target_names(clause.target)
+            inner = inner | ir.target_names(clause.target)
             conds = [self.build(c, inner) for c in clause.conditions]
             clauses.append((clause.target, source, conds))
         element = self.build(node.element, inner)
         depth = len(clauses)
         budget = self.iterations
 
-        def comprehension(e: Any, f: Frame, loc: dict[str, Any] | None) -> Any:
-            out: list[Any] = []
+        def comprehension(e: object, f: Frame, loc: Locals) -> object:
+            out: list[object] = []
             steps = [0]  # iterations so far: a filter that rejects everything must not loop forever
 
-            def level(i: int, scope: dict[str, Any] | None) -> None:
+            def level(i: int, scope: Locals) -> None:
                 if i == depth:
                     out.append(element(e, f, scope))
                     if len(out) > MAX_SIZE:

@@ -32,18 +32,25 @@ __all__ = [
 ]
 
 
-def _values(arg: Any) -> list[Any]:
-    """The non-NULL values of a list argument (any other value, an event too, is a list of one)."""
+def _values(arg: object) -> list[Any]:
+    """The non-NULL values of a list argument (any other value, an event too, is a list of one).
+
+    The items are dynamic: Python's ``sum``, ``min``, ``sorted`` and arithmetic take whatever the
+    list holds, and raise ``TypeError`` for values they cannot add or order.
+    """
     if isinstance(arg, list | tuple | set | frozenset):
         return [v for v in arg if v is not None]
     return [] if arg is None else [arg]
 
 
-def _bounded_list(items: Iterable[Any]) -> list[Any]:
+def _bounded_list(items: object) -> list[object]:
+    if not isinstance(items, Iterable):
+        msg = f"{type(items).__name__!r} object is not iterable"
+        raise TypeError(msg)
     if isinstance(items, Sized) and len(items) > MAX_SIZE:
         msg = f"a list of {len(items)} elements; the limit is {MAX_SIZE}"
         raise ValueError(msg)
-    out = []
+    out: list[object] = []
     for v in items:
         out.append(v)
         if len(out) > MAX_SIZE:
@@ -52,47 +59,51 @@ def _bounded_list(items: Iterable[Any]) -> list[Any]:
     return out
 
 
-def _scalar(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def run(*args: Any) -> Any:
+def _scalar(fn: Callable[..., object]) -> Callable[..., object]:
+    def run(*args: object) -> object:
         return None if any(a is None for a in args) else fn(*args)
 
     run.__name__ = getattr(fn, "__name__", "fn")
     return run
 
 
-def _sum(arg: Any) -> Any:
+_sqrt = _scalar(math.sqrt)
+_rounded = _scalar(round)
+
+
+def _sum(arg: object) -> object:
     return sum(_values(arg))
 
 
-def _count(arg: Any) -> int:
+def _count(arg: object) -> int:
     return len(_values(arg))
 
 
-def _avg(arg: Any) -> Any:
+def _avg(arg: object) -> object:
     vals = _values(arg)
     return sum(vals) / len(vals) if vals else None
 
 
-def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
-    def run(*args: Any) -> Any:
+def _extreme(pick: Callable[..., object]) -> Callable[..., object]:
+    def run(*args: object) -> object:
         vals = _values(args[0]) if len(args) == 1 else [a for a in args if a is not None]
         return pick(vals) if vals else None
 
     return run
 
 
-def _first(arg: Any) -> Any:
+def _first(arg: object) -> object:
     # Why no NULL skipping: first/last are navigation (the first event's value, NULL or not)
     vals = list(arg) if isinstance(arg, list | tuple) else _values(arg)
     return vals[0] if vals else None
 
 
-def _last(arg: Any) -> Any:
+def _last(arg: object) -> object:
     vals = list(arg) if isinstance(arg, list | tuple) else _values(arg)
     return vals[-1] if vals else None
 
 
-def _var(arg: Any) -> Any:
+def _var(arg: object) -> object:
     vals = _values(arg)
     if len(vals) < 2:
         return None
@@ -100,66 +111,71 @@ def _var(arg: Any) -> Any:
     return sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)
 
 
-def _std(arg: Any) -> Any:
-    v = _var(arg)
-    return None if v is None else math.sqrt(v)
+def _std(arg: object) -> object:
+    return _sqrt(_var(arg))
 
 
-def _len(arg: Any) -> Any:
-    return None if arg is None else len(arg)
+def _len(arg: object) -> object:
+    if arg is None:
+        return None
+    if not isinstance(arg, Sized):
+        msg = f"object of type {type(arg).__name__!r} has no len()"
+        raise TypeError(msg)
+    return len(arg)
 
 
-def _any(arg: Any) -> bool:
+def _any(arg: object) -> bool:
     return any(bool(v) for v in _values(arg))
 
 
-def _all(arg: Any) -> bool:
+def _all(arg: object) -> bool:
     return all(bool(v) for v in _values(arg))
 
 
-def _coalesce(*args: Any) -> Any:
+def _coalesce(*args: object) -> object:
     return next((a for a in args if a is not None), None)
 
 
-def _isnan(x: Any) -> bool:
+def _isnan(x: object) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def _sorted(arg: Any) -> list[Any]:
+def _sorted(arg: object) -> list[object]:
     return sorted(_values(arg))
 
 
-def _list(arg: Any) -> Any:
+def _list(arg: object) -> object:
     return None if arg is None else _bounded_list(arg)
 
 
-def _range(*args: Any) -> list[int]:
-    if not args or len(args) > 3 or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+def _range(*args: object) -> list[int]:
+    ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+    if not args or len(args) > 3 or len(ints) != len(args):
         msg = "range() takes one to three integers"
         raise TypeError(msg)
-    r = range(*args)
+    r = range(*ints)
     if len(r) > MAX_SIZE:
         msg = f"range() of {len(r)} elements; the limit is {MAX_SIZE}"
         raise ValueError(msg)
     return list(r)
 
 
-def _enumerate(arg: Any) -> list[tuple[int, Any]]:
+def _enumerate(arg: object) -> list[tuple[int, object]]:
     return list(enumerate(_bounded_list(arg)))
 
 
-def _zip(*args: Any) -> list[tuple[Any, ...]]:
+def _zip(*args: object) -> list[tuple[object, ...]]:
     return list(zip(*(_bounded_list(a) for a in args), strict=False))
 
 
-def _round(*args: Any) -> Any:
+def _round(*args: object) -> object:
     if not 1 <= len(args) <= 2:
         msg = "round() takes a number and an optional number of digits"
         raise TypeError(msg)
-    return None if any(a is None for a in args) else round(*args)
+    return _rounded(*args)
 
 
-def _str(x: Any) -> Any:
+def _str(x: object) -> object:
     if x is None:
         return None
     if isinstance(x, bool | int | float | str):
@@ -168,7 +184,7 @@ def _str(x: Any) -> Any:
     raise TypeError(msg)
 
 
-BUILTINS: dict[str, Callable[..., Any]] = {
+BUILTINS: dict[str, Callable[..., object]] = {
     # aggregates over a list (a stage's events or values): NULLs skipped
     "count": _count,
     "sum": _sum,
@@ -189,7 +205,7 @@ BUILTINS: dict[str, Callable[..., Any]] = {
     # scalars: NULL in, NULL out
     "abs": _scalar(abs),
     "round": _round,
-    "sqrt": _scalar(math.sqrt),
+    "sqrt": _sqrt,
     "log": _scalar(math.log),
     "exp": _scalar(math.exp),
     "floor": _scalar(math.floor),
@@ -203,7 +219,7 @@ BUILTINS: dict[str, Callable[..., Any]] = {
 }
 
 #: extra functions for data expressions (generated test events), never for conditions.
-DATA_FUNCTIONS: dict[str, Callable[..., Any]] = {"range": _range, "enumerate": _enumerate, "zip": _zip}
+DATA_FUNCTIONS: dict[str, Callable[..., object]] = {"range": _range, "enumerate": _enumerate, "zip": _zip}
 
 #: the names :data:`BUILTINS` starts with (a registration may replace them, never remove them).
 BUILTIN_NAMES = frozenset(BUILTINS)
@@ -214,7 +230,7 @@ RESERVED_NAMES = frozenset({"e", "matched", "True", "False", "None"})
 _ORIGINAL = dict(BUILTINS)
 
 
-def register_function(name: str, fn: Callable[..., Any], *, replace: bool = False) -> None:
+def register_function(name: str, fn: Callable[..., object], *, replace: bool = False) -> None:
     """Make ``fn`` callable as ``name(...)`` in every expression compiled from now on.
 
     >>> register_function("spread_doc", lambda hi, lo: hi - lo, replace=True)
@@ -272,6 +288,6 @@ def unregister_function(name: str) -> None:
     del BUILTINS[name]
 
 
-def registered_functions() -> dict[str, Callable[..., Any]]:
+def registered_functions() -> dict[str, Callable[..., object]]:
     """A copy of the table of functions expressions may call (built-in and registered)."""
     return dict(BUILTINS)

@@ -56,11 +56,11 @@ COMPARISONS = ("==", "!=", "<", "<=", ">", ">=", "in", "not in")
 Target = str | tuple["Target", ...]
 
 
+@dataclass(frozen=True, slots=True)
 class Node:
-    """Base of every IR node."""
+    """Base of every IR node: ``span`` (keyword-only) is where it came from, outside equality."""
 
-    __slots__ = ()
-    span: SourceSpan | None
+    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +73,6 @@ class Literal(Node):
 
     value: Scalar
     kind: str = field(init=False, repr=False)
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self) -> None:
         kind = type(self.value).__name__
@@ -88,7 +87,6 @@ class ListOf(Node):
 
     items: tuple[Node, ...]
     tuple_: bool = False
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +95,6 @@ class Dict(Node):
 
     keys: tuple[Node, ...]
     values: tuple[Node, ...]
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +102,6 @@ class Name(Node):
     """A name: ``e`` (the current event), a bound variable, an aggregate, a loop or ``let`` name."""
 
     name: str
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +109,6 @@ class Stage(Node):
     """The events a stage has taken so far in this partial match (``matched('a')``; never ``e``)."""
 
     stage: str
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +120,6 @@ class Attr(Node):
 
     obj: Node
     name: str
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +128,6 @@ class Index(Node):
 
     obj: Node
     index: Node
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +136,6 @@ class Unary(Node):
 
     op: L["-", "+", "not"]
     operand: Node
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +145,6 @@ class Binary(Node):
     op: L["+", "-", "*", "/", "//", "%", "**"]
     left: Node
     right: Node
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +154,6 @@ class Compare(Node):
     op: L["==", "!=", "<", "<=", ">", ">=", "in", "not in"]
     left: Node
     right: Node
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +162,6 @@ class IsNull(Node):
 
     operand: Node
     negated: bool = False
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +170,6 @@ class BoolOp(Node):
 
     op: L["and", "or"]
     items: tuple[Node, ...]
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +179,6 @@ class IfElse(Node):
     test: Node
     then: Node
     orelse: Node
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +187,6 @@ class Call(Node):
 
     func: str
     args: tuple[Node, ...]
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +196,6 @@ class Method(Node):
     obj: Node
     name: str
     args: tuple[Node, ...]
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +205,6 @@ class For(Node):
     target: Target
     source: Node
     conditions: tuple[Node, ...] = ()
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +214,6 @@ class Comprehension(Node):
     element: Node
     clauses: tuple[For, ...]
     generator: bool = False
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +223,6 @@ class Let(Node):
     params: tuple[str, ...]
     args: tuple[Node, ...]
     body: Node
-    span: SourceSpan | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 def children(node: Node) -> Iterator[Node]:
@@ -249,7 +231,7 @@ def children(node: Node) -> Iterator[Node]:
     >>> [type(c).__name__ for c in children(Binary("+", Name("x"), Literal(1)))]
     ['Name', 'Literal']
     """
-    for f in fields(node):  # type: ignore[arg-type]
+    for f in fields(node):
         value = getattr(node, f.name)
         if isinstance(value, Node):
             yield value
@@ -266,7 +248,7 @@ def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
     Binary(op='+', left=Literal(value=2), right=Literal(value=1))
     """
     changes: dict[str, object] = {}
-    for f in fields(node):  # type: ignore[arg-type]
+    for f in fields(node):
         value = getattr(node, f.name)
         if isinstance(value, Node):
             new = fn(value)
@@ -276,7 +258,8 @@ def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
             items = tuple(fn(v) if isinstance(v, Node) else v for v in value)
             if any(a is not b for a, b in zip(items, value, strict=True)):
                 changes[f.name] = items
-    return replace(node, **changes) if changes else node  # type: ignore[type-var]
+    # mypy checks the changes against the base class's fields (span only), not node's class
+    return replace(node, **changes) if changes else node  # type: ignore[arg-type]
 
 
 def walk(node: Node) -> Iterator[Node]:

@@ -13,31 +13,8 @@ Compare(op='>', left=Attr(obj=Name(name='e'), name='price'), right=Binary(op='*'
 from __future__ import annotations
 
 import ast
-from typing import Any
 
-from workbench.engine.expr.ir import (
-    Attr,
-    Binary,
-    BoolOp,
-    Call,
-    Compare,
-    Comprehension,
-    Dict,
-    For,
-    IfElse,
-    Index,
-    IsNull,
-    Let,
-    ListOf,
-    Literal,
-    Method,
-    Name,
-    Node,
-    Stage,
-    Target,
-    Unary,
-    target_names,
-)
+from workbench.engine.expr import ir
 from workbench.engine.expr.limits import MAX_DEPTH, MAX_LITERAL, MAX_TEXT
 from workbench.errors import ExpressionError, SourceSpan
 
@@ -74,7 +51,7 @@ _REFUSED: dict[type[ast.AST], str] = {
 }
 
 
-def parse_expr(text: str, *, origin: SourceSpan | None = None) -> Node:
+def parse_expr(text: str, *, origin: SourceSpan | None = None) -> ir.Node:
     """Parse ``text`` into an IR tree, or raise :class:`ExpressionError` with line and column.
 
     ``origin`` is where ``text`` starts in a larger source (a ``%%cep`` cell); spans are then in
@@ -168,7 +145,7 @@ class _Reader:
         return ExpressionError(message, source=source, span=span)
 
     # ------------------------------------------------------------------ conversion
-    def read(self, node: ast.AST, depth: int, bound: frozenset[str]) -> Node:
+    def read(self, node: ast.AST, depth: int, bound: frozenset[str]) -> ir.Node:
         if depth > MAX_DEPTH:
             msg = f"the expression is nested more than {MAX_DEPTH} deep"
             raise self.fail(msg, node)
@@ -179,106 +156,107 @@ class _Reader:
         if method is None:
             msg = f"{type(node).__name__} is not part of the expression language"
             raise self.fail(msg, node)
-        out: Node = method(node, depth + 1, bound)
+        out: ir.Node = method(node, depth + 1, bound)
         return out
 
-    def _all(self, nodes: list[ast.expr], depth: int, bound: frozenset[str]) -> tuple[Node, ...]:
+    def _all(self, nodes: list[ast.expr], depth: int, bound: frozenset[str]) -> tuple[ir.Node, ...]:
         return tuple(self.read(n, depth, bound) for n in nodes)
 
-    def _Constant(self, node: ast.Constant, depth: int, bound: frozenset[str]) -> Node:
-        value: Any = node.value
+    def _Constant(self, node: ast.Constant, depth: int, bound: frozenset[str]) -> ir.Node:
+        value: object = node.value
         if value is None or isinstance(value, bool | int | float | str):
             if isinstance(value, str) and len(value) > MAX_LITERAL:
                 msg = f"a string literal of {len(value)} characters; the limit is {MAX_LITERAL}"
                 raise self.fail(msg, node)
-            return Literal(value, span=self.span(node))
+            return ir.Literal(value, span=self.span(node))
         msg = f"{type(value).__name__} literals are not allowed"
         raise self.fail(msg, node)
 
-    def _Name(self, node: ast.Name, depth: int, bound: frozenset[str]) -> Node:
+    def _Name(self, node: ast.Name, depth: int, bound: frozenset[str]) -> ir.Node:
         if node.id.startswith("_"):
             msg = f"name {node.id!r} is not allowed (names cannot start with '_')"
             raise self.fail(msg, node)
-        return Name(node.id, span=self.span(node))
+        return ir.Name(node.id, span=self.span(node))
 
-    def _Attribute(self, node: ast.Attribute, depth: int, bound: frozenset[str]) -> Node:
+    def _Attribute(self, node: ast.Attribute, depth: int, bound: frozenset[str]) -> ir.Node:
         if node.attr.startswith("_"):
             msg = f"attribute {node.attr!r} is not allowed in a condition"
             raise self.fail(msg, node)
-        return Attr(self.read(node.value, depth, bound), node.attr, span=self.span(node))
+        return ir.Attr(self.read(node.value, depth, bound), node.attr, span=self.span(node))
 
-    def _Subscript(self, node: ast.Subscript, depth: int, bound: frozenset[str]) -> Node:
+    def _Subscript(self, node: ast.Subscript, depth: int, bound: frozenset[str]) -> ir.Node:
         obj = self.read(node.value, depth, bound)
-        return Index(obj, self.read(node.slice, depth, bound), span=self.span(node))
+        return ir.Index(obj, self.read(node.slice, depth, bound), span=self.span(node))
 
-    def _UnaryOp(self, node: ast.UnaryOp, depth: int, bound: frozenset[str]) -> Node:
+    def _UnaryOp(self, node: ast.UnaryOp, depth: int, bound: frozenset[str]) -> ir.Node:
         ops = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not"}
         op = ops.get(type(node.op))
         if op is None:
             msg = "the ~ operator is not allowed"
             raise self.fail(msg, node)
         operand = self.read(node.operand, depth, bound)
-        if op == "-" and isinstance(operand, Literal) and type(operand.value) in (int, float):
-            return Literal(-operand.value, span=self.span(node))  # type: ignore[operator]
-        return Unary(op, operand, span=self.span(node))  # type: ignore[arg-type]
+        value = operand.value if isinstance(operand, ir.Literal) else None
+        if op == "-" and isinstance(value, int | float) and not isinstance(value, bool):
+            return ir.Literal(-value, span=self.span(node))
+        return ir.Unary(op, operand, span=self.span(node))  # type: ignore[arg-type]
 
-    def _BinOp(self, node: ast.BinOp, depth: int, bound: frozenset[str]) -> Node:
+    def _BinOp(self, node: ast.BinOp, depth: int, bound: frozenset[str]) -> ir.Node:
         op = _BINARY.get(type(node.op))
         if op is None:
             msg = f"the {type(node.op).__name__} operator is not allowed (use and/or/not for logic)"
             raise self.fail(msg, node)
         left, right = self.read(node.left, depth, bound), self.read(node.right, depth, bound)
-        return Binary(op, left, right, span=self.span(node))  # type: ignore[arg-type]
+        return ir.Binary(op, left, right, span=self.span(node))  # type: ignore[arg-type]
 
-    def _BoolOp(self, node: ast.BoolOp, depth: int, bound: frozenset[str]) -> Node:
+    def _BoolOp(self, node: ast.BoolOp, depth: int, bound: frozenset[str]) -> ir.Node:
         items = self._all(node.values, depth, bound)
         if isinstance(node.op, ast.And):
-            return BoolOp("and", items, span=self.span(node))
-        return BoolOp("or", items, span=self.span(node))
+            return ir.BoolOp("and", items, span=self.span(node))
+        return ir.BoolOp("or", items, span=self.span(node))
 
-    def _Compare(self, node: ast.Compare, depth: int, bound: frozenset[str]) -> Node:
+    def _Compare(self, node: ast.Compare, depth: int, bound: frozenset[str]) -> ir.Node:
         operands = [node.left, *node.comparators]
-        links: list[Node] = []
+        links: list[ir.Node] = []
         read = [self.read(n, depth, bound) for n in operands]
         for i, op in enumerate(node.ops):
             left, right = read[i], read[i + 1]
             if isinstance(op, ast.Is | ast.IsNot):
-                if not (isinstance(right, Literal) and right.value is None):
+                if not (isinstance(right, ir.Literal) and right.value is None):
                     msg = "'is' only compares with None (x is None, x is not None)"
                     raise self.fail(msg, node)
-                links.append(IsNull(left, isinstance(op, ast.IsNot), span=self.span(node)))
+                links.append(ir.IsNull(left, isinstance(op, ast.IsNot), span=self.span(node)))
                 continue
             name = _COMPARE[type(op)]
-            links.append(Compare(name, left, right, span=self.span(node)))  # type: ignore[arg-type]
+            links.append(ir.Compare(name, left, right, span=self.span(node)))  # type: ignore[arg-type]
         if len(links) == 1:
             return links[0]
-        return BoolOp("and", tuple(links), span=self.span(node))
+        return ir.BoolOp("and", tuple(links), span=self.span(node))
 
-    def _IfExp(self, node: ast.IfExp, depth: int, bound: frozenset[str]) -> Node:
-        return IfElse(
+    def _IfExp(self, node: ast.IfExp, depth: int, bound: frozenset[str]) -> ir.Node:
+        return ir.IfElse(
             self.read(node.test, depth, bound),
             self.read(node.body, depth, bound),
             self.read(node.orelse, depth, bound),
             span=self.span(node),
         )
 
-    def _List(self, node: ast.List, depth: int, bound: frozenset[str]) -> Node:
-        return ListOf(self._all(node.elts, depth, bound), span=self.span(node))
+    def _List(self, node: ast.List, depth: int, bound: frozenset[str]) -> ir.Node:
+        return ir.ListOf(self._all(node.elts, depth, bound), span=self.span(node))
 
-    def _Tuple(self, node: ast.Tuple, depth: int, bound: frozenset[str]) -> Node:
-        return ListOf(self._all(node.elts, depth, bound), tuple_=True, span=self.span(node))
+    def _Tuple(self, node: ast.Tuple, depth: int, bound: frozenset[str]) -> ir.Node:
+        return ir.ListOf(self._all(node.elts, depth, bound), tuple_=True, span=self.span(node))
 
-    def _Set(self, node: ast.Set, depth: int, bound: frozenset[str]) -> Node:
-        return ListOf(self._all(node.elts, depth, bound), span=self.span(node))
+    def _Set(self, node: ast.Set, depth: int, bound: frozenset[str]) -> ir.Node:
+        return ir.ListOf(self._all(node.elts, depth, bound), span=self.span(node))
 
-    def _Dict(self, node: ast.Dict, depth: int, bound: frozenset[str]) -> Node:
+    def _Dict(self, node: ast.Dict, depth: int, bound: frozenset[str]) -> ir.Node:
         if any(k is None for k in node.keys):
             msg = "** unpacking is not allowed"
             raise self.fail(msg, node)
         keys = tuple(self.read(k, depth, bound) for k in node.keys if k is not None)
-        return Dict(keys, self._all(node.values, depth, bound), span=self.span(node))
+        return ir.Dict(keys, self._all(node.values, depth, bound), span=self.span(node))
 
-    def _target(self, node: ast.expr) -> Target:
+    def _target(self, node: ast.expr) -> ir.Target:
         if isinstance(node, ast.Name) and not node.id.startswith("_"):
             return node.id
         if isinstance(node, ast.Tuple | ast.List):
@@ -288,8 +266,8 @@ class _Reader:
 
     def _comprehension(
         self, node: ast.ListComp | ast.GeneratorExp, depth: int, bound: frozenset[str], generator: bool
-    ) -> Node:
-        clauses: list[For] = []
+    ) -> ir.Node:
+        clauses: list[ir.For] = []
         inner = bound
         for gen in node.generators:
             if gen.is_async:
@@ -297,19 +275,19 @@ class _Reader:
                 raise self.fail(msg, node)
             target = self._target(gen.target)
             source = self.read(gen.iter, depth, inner)
-            inner = inner | target_names(target)
+            inner = inner | ir.target_names(target)
             conds = self._all(gen.ifs, depth, inner)
-            clauses.append(For(target, source, conds, span=self.span(gen.target)))
+            clauses.append(ir.For(target, source, conds, span=self.span(gen.target)))
         element = self.read(node.elt, depth, inner)
-        return Comprehension(element, tuple(clauses), generator, span=self.span(node))
+        return ir.Comprehension(element, tuple(clauses), generator, span=self.span(node))
 
-    def _ListComp(self, node: ast.ListComp, depth: int, bound: frozenset[str]) -> Node:
+    def _ListComp(self, node: ast.ListComp, depth: int, bound: frozenset[str]) -> ir.Node:
         return self._comprehension(node, depth, bound, False)
 
-    def _GeneratorExp(self, node: ast.GeneratorExp, depth: int, bound: frozenset[str]) -> Node:
+    def _GeneratorExp(self, node: ast.GeneratorExp, depth: int, bound: frozenset[str]) -> ir.Node:
         return self._comprehension(node, depth, bound, True)
 
-    def _Call(self, node: ast.Call, depth: int, bound: frozenset[str]) -> Node:
+    def _Call(self, node: ast.Call, depth: int, bound: frozenset[str]) -> ir.Node:
         if node.keywords:
             msg = "keyword arguments are not allowed"
             raise self.fail(msg, node.keywords[0])
@@ -322,7 +300,7 @@ class _Reader:
                 allowed = ", ".join(sorted(STRING_METHODS))
                 msg = f"method {fn.attr!r} is not allowed; allowed: {allowed}"
                 raise self.fail(msg, fn)
-            return Method(self.read(fn.value, depth, bound), fn.attr, args, span=self.span(node))
+            return ir.Method(self.read(fn.value, depth, bound), fn.attr, args, span=self.span(node))
         if not isinstance(fn, ast.Name):
             msg = "only functions named directly can be called (no calling of values)"
             raise self.fail(msg, fn)
@@ -333,13 +311,13 @@ class _Reader:
             msg = f"name {fn.id!r} is not allowed (names cannot start with '_')"
             raise self.fail(msg, fn)
         if fn.id == "matched":
-            if len(args) != 1 or not (isinstance(args[0], Literal) and isinstance(args[0].value, str)):
+            if len(args) != 1 or not (isinstance(args[0], ir.Literal) and isinstance(args[0].value, str)):
                 msg = "matched() takes one stage name as a string, e.g. matched('a')"
                 raise self.fail(msg, node)
-            return Stage(args[0].value, span=self.span(node.args[0]))  # errors point at the name
-        return Call(fn.id, args, span=self.span(node))
+            return ir.Stage(args[0].value, span=self.span(node.args[0]))  # errors point at the name
+        return ir.Call(fn.id, args, span=self.span(node))
 
-    def _let(self, node: ast.Call, fn: ast.Lambda, depth: int, bound: frozenset[str]) -> Node:
+    def _let(self, node: ast.Call, fn: ast.Lambda, depth: int, bound: frozenset[str]) -> ir.Node:
         a = fn.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
             msg = "an applied lambda takes plain parameters only: (lambda a, b: ...)(x, y)"
@@ -353,4 +331,4 @@ class _Reader:
             raise self.fail(msg, node)
         args = self._all(node.args, depth, bound)
         body = self.read(fn.body, depth, bound | frozenset(params))
-        return Let(params, args, body, span=self.span(node))
+        return ir.Let(params, args, body, span=self.span(node))

@@ -14,28 +14,7 @@ from __future__ import annotations
 import keyword
 from typing import Literal as L
 
-from workbench.engine.expr.ir import (
-    Attr,
-    Binary,
-    BoolOp,
-    Call,
-    Compare,
-    Comprehension,
-    Dict,
-    IfElse,
-    Index,
-    IsNull,
-    Let,
-    ListOf,
-    Literal,
-    Method,
-    Name,
-    Node,
-    Stage,
-    Target,
-    Unary,
-    target_names,
-)
+from workbench.engine.expr import ir
 
 __all__ = ["print_expr"]
 
@@ -44,7 +23,7 @@ _IF, _OR, _AND, _NOT, _CMP, _ADD, _MUL, _UNARY, _POW, _PRIMARY, _ATOM = range(11
 _BIN_LEVEL = {"+": _ADD, "-": _ADD, "*": _MUL, "/": _MUL, "//": _MUL, "%": _MUL, "**": _POW}
 
 
-def print_expr(node: Node, *, stages: L["matched", "names"] = "matched") -> str:
+def print_expr(node: ir.Node, *, stages: L["matched", "names"] = "matched") -> str:
     """The text of ``node`` (see the module docstring for ``stages``)."""
     return _Printer(stages).text(node, _IF)
 
@@ -64,101 +43,101 @@ class _Printer:
             and not any(stage in b for b in self.bound)
         )
 
-    def text(self, node: Node, need: int) -> str:
+    def text(self, node: ir.Node, need: int) -> str:
         body, level = self._node(node)
         return f"({body})" if level < need else body
 
-    def _node(self, node: Node) -> tuple[str, int]:
-        if isinstance(node, Literal):
+    def _node(self, node: ir.Node) -> tuple[str, int]:
+        if isinstance(node, ir.Literal):
             return _literal(node.value)
-        if isinstance(node, Name):
+        if isinstance(node, ir.Name):
             return node.name, _ATOM
-        if isinstance(node, Stage):
+        if isinstance(node, ir.Stage):
             if self._bare(node.stage):
                 return node.stage, _ATOM
             return f"matched({node.stage!r})", _PRIMARY
-        if isinstance(node, ListOf):
+        if isinstance(node, ir.ListOf):
             items = ", ".join(self.text(i, _IF) for i in node.items)
             if node.tuple_:
                 return (f"({items},)" if len(node.items) == 1 else f"({items})"), _ATOM
             return f"[{items}]", _ATOM
-        if isinstance(node, Dict):
+        if isinstance(node, ir.Dict):
             pairs = ", ".join(
                 f"{self.text(k, _IF)}: {self.text(v, _IF)}"
                 for k, v in zip(node.keys, node.values, strict=True)
             )
             return "{" + pairs + "}", _ATOM
-        if isinstance(node, Attr):
+        if isinstance(node, ir.Attr):
             return f"{self._primary(node.obj)}.{node.name}", _PRIMARY
-        if isinstance(node, Index):
+        if isinstance(node, ir.Index):
             return f"{self._primary(node.obj)}[{self.text(node.index, _IF)}]", _PRIMARY
-        if isinstance(node, Method):
+        if isinstance(node, ir.Method):
             return f"{self._primary(node.obj)}.{node.name}({self._args(node.args)})", _PRIMARY
-        if isinstance(node, Call):
+        if isinstance(node, ir.Call):
             return f"{node.func}({self._args(node.args)})", _PRIMARY
-        if isinstance(node, Unary):
+        if isinstance(node, ir.Unary):
             if node.op == "not":
                 return f"not {self.text(node.operand, _NOT)}", _NOT
             return f"{node.op}{self.text(node.operand, _UNARY)}", _UNARY
-        if isinstance(node, Binary):
+        if isinstance(node, ir.Binary):
             level = _BIN_LEVEL[node.op]
             if node.op == "**":  # right-associative, and binds tighter than a unary minus on its left
                 return f"{self.text(node.left, _PRIMARY)} ** {self.text(node.right, _UNARY)}", _POW
             return f"{self.text(node.left, level)} {node.op} {self.text(node.right, level + 1)}", level
-        if isinstance(node, Compare):
+        if isinstance(node, ir.Compare):
             return f"{self.text(node.left, _CMP + 1)} {node.op} {self.text(node.right, _CMP + 1)}", _CMP
-        if isinstance(node, IsNull):
+        if isinstance(node, ir.IsNull):
             op = "is not" if node.negated else "is"
             return f"{self.text(node.operand, _CMP + 1)} {op} None", _CMP
-        if isinstance(node, BoolOp):
+        if isinstance(node, ir.BoolOp):
             level = _OR if node.op == "or" else _AND
             return f" {node.op} ".join(self.text(i, level + 1) for i in node.items), level
-        if isinstance(node, IfElse):
+        if isinstance(node, ir.IfElse):
             then = self.text(node.then, _OR)
             return f"{then} if {self.text(node.test, _OR)} else {self.text(node.orelse, _IF)}", _IF
-        if isinstance(node, Let):
+        if isinstance(node, ir.Let):
             return self._let(node), _PRIMARY
-        if isinstance(node, Comprehension):
+        if isinstance(node, ir.Comprehension):
             return self._comprehension(node), _ATOM
         msg = f"cannot print a {type(node).__name__}"
         raise TypeError(msg)
 
-    def _let(self, node: Let) -> str:
+    def _let(self, node: ir.Let) -> str:
         params = ", ".join(node.params)
         self.bound.append(frozenset(node.params))
         body = self.text(node.body, _IF)
         self.bound.pop()
         return f"(lambda {params}: {body})({self._args(node.args)})"
 
-    def _comprehension(self, node: Comprehension) -> str:
+    def _comprehension(self, node: ir.Comprehension) -> str:
         clauses = []
         depth = len(self.bound)
         for clause in node.clauses:
             part = f"for {_target(clause.target, top=True)} in {self.text(clause.source, _OR)}"
-            self.bound.append(target_names(clause.target))
+            self.bound.append(ir.target_names(clause.target))
             part += "".join(f" if {self.text(c, _OR)}" for c in clause.conditions)
             clauses.append(part)
         inner = f"{self.text(node.element, _IF)} {' '.join(clauses)}"
         del self.bound[depth:]
         return f"({inner})" if node.generator else f"[{inner}]"
 
-    def _primary(self, node: Node) -> str:
+    def _primary(self, node: ir.Node) -> str:
         if (
-            isinstance(node, Literal)
+            isinstance(node, ir.Literal)
             and isinstance(node.value, int | float)
             and not isinstance(node.value, bool)
         ):
             return f"({node.value!r})"  # 1.x would read as a number
         return self.text(node, _PRIMARY)
 
-    def _args(self, args: tuple[Node, ...]) -> str:
-        if len(args) == 1 and isinstance(args[0], Comprehension) and args[0].generator:
+    def _args(self, args: tuple[ir.Node, ...]) -> str:
+        if len(args) == 1 and isinstance(args[0], ir.Comprehension) and args[0].generator:
             body, _ = self._node(args[0])
             return body[1:-1]  # sum(x for x in ...), as Python writes a lone generator argument
         return ", ".join(self.text(a, _IF) for a in args)
 
 
-def _target(target: Target, *, top: bool = False) -> str:
+def _target(target: ir.Target, *, top: bool = False) -> str:
     if isinstance(target, str):
         return target
     inner = ", ".join(_target(t) for t in target)

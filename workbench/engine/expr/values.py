@@ -2,6 +2,12 @@
 
 Everything here works on plain values (``None`` is NULL); :mod:`workbench.engine.expr.evaluate`
 composes these into the closures of a compiled expression.
+
+A value is typed ``object``: NULL (``None``), a bool, int, float or str, a list or tuple of values,
+a mapping, an :class:`~workbench.engine.events.Event`, or whatever an event's field holds or a
+registered function returns. Every operation here tests the type it needs (``isinstance``) or
+hands the values to Python's own operator (:mod:`operator`), which raises ``TypeError`` for a
+value it cannot use.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from workbench.engine.events import Event
 from workbench.engine.expr.ir import Target
@@ -23,6 +29,7 @@ __all__ = [
     "EVENT_ATTRIBUTES",
     "PLAIN",
     "Frame",
+    "Locals",
     "MappingFrame",
     "Run",
     "bind",
@@ -35,7 +42,11 @@ __all__ = [
     "truth",
 ]
 
-Run = Callable[[Any, "Frame", "dict[str, Any] | None"], Any]
+#: the names a comprehension or ``let`` bound (``None`` outside of one).
+Locals = dict[str, object] | None
+
+#: a compiled node: ``run(e, frame, local)`` is its value for the event ``e`` (or NULL/any value).
+Run = Callable[[object, "Frame", Locals], object]
 
 #: attributes of an event itself; ``e.NAME`` for any other name reads the field ``NAME``.
 EVENT_ATTRIBUTES = frozenset({"type", "time", "t", "key", "seq", "fields"})
@@ -44,11 +55,11 @@ EVENT_ATTRIBUTES = frozenset({"type", "time", "t", "key", "seq", "fields"})
 class Frame(Protocol):
     """What an expression reads besides the event: stages' events and named values."""
 
-    def matched(self, stage: str) -> Sequence[Event]:
+    def matched(self, stage: str) -> Sequence[object]:
         """The events ``stage`` has taken so far (never the event being tested)."""
         ...
 
-    def lookup(self, name: str) -> Any:
+    def lookup(self, name: str) -> object:
         """The value of a variable or aggregate; ``KeyError`` when there is none."""
         ...
 
@@ -58,18 +69,21 @@ class MappingFrame:
 
     __slots__ = ("values",)
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, object]) -> None:
         self.values = values
 
-    def matched(self, stage: str) -> Sequence[Event]:
+    def matched(self, stage: str) -> Sequence[object]:
         source = self.values.get("matched")
         if source is None:
             return []
         if callable(source):
-            return list(source(stage))
-        return list(source.get(stage, ()))
+            return list(_iterable(source(stage)))
+        if isinstance(source, Mapping):
+            return list(_iterable(source.get(stage, ())))
+        msg = f"'matched' is a mapping of stage names or a callable, not a {type(source).__name__}"
+        raise TypeError(msg)
 
-    def lookup(self, name: str) -> Any:
+    def lookup(self, name: str) -> object:
         return self.values[name]
 
 
@@ -79,7 +93,14 @@ PLAIN = frozenset({int, str, bool})
 _NULL_TYPES = frozenset({"NAType", "NaTType"})
 
 
-def clean(value: Any) -> Any:
+def _iterable(value: object) -> Iterable[object]:
+    if not isinstance(value, Iterable):
+        msg = f"{type(value).__name__!r} object is not iterable"
+        raise TypeError(msg)
+    return value
+
+
+def clean(value: object) -> object:
     """A value as expressions see it: ``None``, NaN and pandas' NA/NaT are NULL (``None``).
 
     >>> clean(float("nan")) is None, clean(3)
@@ -100,7 +121,7 @@ def clean(value: Any) -> Any:
     return value
 
 
-def field_of(obj: Any, name: str) -> Any:
+def field_of(obj: object, name: str) -> object:
     """``obj.name``: an event's attribute or field, a mapping's entry, or each list element's."""
     if obj is None:
         return None
@@ -118,28 +139,28 @@ def field_of(obj: Any, name: str) -> Any:
     raise TypeError(msg)
 
 
-def _sized(value: Any) -> Any:
+def _sized(value: object) -> object:
     if isinstance(value, str | list | tuple) and len(value) > MAX_SIZE:
         msg = f"a value of {len(value)} elements or characters; the limit is {MAX_SIZE}"
         raise ValueError(msg)
     return value
 
 
-def _mul(a: Any, b: Any) -> Any:
+def _mul(a: object, b: object) -> object:
     for seq, n in ((a, b), (b, a)):
         if isinstance(seq, str | list | tuple) and isinstance(n, int) and len(seq) * max(n, 0) > MAX_SIZE:
             msg = f"repeating {len(seq)} elements {n} times passes the limit of {MAX_SIZE}"
             raise ValueError(msg)
-    return a * b
+    return operator.mul(a, b)
 
 
-def _pow(a: Any, b: Any) -> Any:
+def _pow(a: object, b: object) -> object:
     if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1:
         bits = a.bit_length() * b
         if bits > MAX_EXPONENT_BITS:
             msg = f"{a} ** {b} has about {bits} bits; the limit is {MAX_EXPONENT_BITS}"
             raise ValueError(msg)
-    out = a**b
+    out = operator.pow(a, b)
     if isinstance(out, complex):
         msg = f"{a} ** {b} is not a real number"
         raise ValueError(msg)
@@ -149,7 +170,7 @@ def _pow(a: Any, b: Any) -> Any:
 _FORMAT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
 
 
-def _mod(a: Any, b: Any) -> Any:
+def _mod(a: object, b: object) -> object:
     if isinstance(a, str):
         for m in _FORMAT_SPEC.finditer(a):
             for part in m.groups():
@@ -157,11 +178,14 @@ def _mod(a: Any, b: Any) -> Any:
                     msg = "a % format width or precision above 1000 (or '*') is not allowed"
                     raise ValueError(msg)
         return _sized(a % b)
-    return a % b
+    return operator.mod(a, b)
 
 
-ARITH: dict[str, Callable[[Any, Any], Any]] = {
-    "+": lambda a, b: _sized(a + b),
+#: Python's own operators: which values they accept is decided when they run (TypeError otherwise).
+BinaryOperator = Callable[[Any, Any], object]
+
+ARITH: dict[str, BinaryOperator] = {
+    "+": lambda a, b: _sized(operator.add(a, b)),
     "-": operator.sub,
     "*": lambda a, b: _sized(_mul(a, b)),
     "/": operator.truediv,
@@ -171,13 +195,13 @@ ARITH: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def contains(item: Any, container: Any) -> Any:
+def contains(item: object, container: Any) -> bool:  # Python's ``in``: any container, checked when it runs
     if isinstance(container, Event):
         return item in container.fields
     return item in container
 
 
-COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+COMPARE: dict[str, BinaryOperator] = {
     "==": operator.eq,
     "!=": operator.ne,
     "<": operator.lt,
@@ -189,7 +213,7 @@ COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def index_of(obj: Any, idx: Any) -> Any:
+def index_of(obj: object, idx: object) -> object:
     if obj is None or idx is None:
         return None
     if isinstance(obj, Event):
@@ -206,17 +230,21 @@ def index_of(obj: Any, idx: Any) -> Any:
     return _type_error(f"a {type(obj).__name__} cannot be indexed")
 
 
-def _type_error(message: str) -> Any:
+def _type_error(message: str) -> NoReturn:
     raise TypeError(message)
 
 
-def call_method(obj: Any, name: str, args: list[Any]) -> Any:
+def call_method(obj: object, name: str, args: list[object]) -> object:
     if obj is None:
         return None
     if name == "get" and isinstance(obj, Event | Mapping):
         if not args or len(args) > 2:
             return _type_error("get() takes a field name and an optional default")
-        value = field_of(obj, args[0]) if isinstance(obj, Event) else clean(obj.get(args[0]))
+        key = args[0]
+        if isinstance(obj, Event):  # a name that is not text names no field
+            value = field_of(obj, key) if isinstance(key, str) else None
+        else:
+            value = clean(obj.get(key))
         return value if value is not None or len(args) == 1 else args[1]
     if not isinstance(obj, str):
         return _type_error(f"{name}() is a string method; the value is a {type(obj).__name__}")
@@ -234,7 +262,7 @@ def call_method(obj: Any, name: str, args: list[Any]) -> Any:
     return getattr(str, name)(obj, *args)
 
 
-def items_of(value: Any) -> Iterable[Any]:
+def items_of(value: object) -> Iterable[object]:
     if isinstance(value, list | tuple | str):
         return value
     if isinstance(value, Mapping):
@@ -245,7 +273,7 @@ def items_of(value: Any) -> Iterable[Any]:
     raise TypeError(msg)
 
 
-def bind(target: Target, value: Any, local: dict[str, Any]) -> None:
+def bind(target: Target, value: object, local: dict[str, object]) -> None:
     if isinstance(target, str):
         local[target] = value
         return
@@ -257,5 +285,5 @@ def bind(target: Target, value: Any, local: dict[str, Any]) -> None:
         bind(t, v, local)
 
 
-def truth(value: Any) -> bool:
+def truth(value: object) -> bool:
     return value is not None and bool(value)

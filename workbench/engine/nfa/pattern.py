@@ -91,7 +91,7 @@ def as_condition(cond: Condition | None, element: str) -> Condition | None:
     Raises :class:`~workbench.errors.ExpressionError` with the line and column of what is wrong.
     """
     if isinstance(cond, str):
-        return as_tree(cond, f"condition of stage {element!r}")  # type: ignore[no-any-return]
+        return as_tree(cond, f"condition of stage {element!r}")
     if isinstance(cond, AllOf | AnyOf):
         parts = tuple(as_condition(p, element) for p in cond.parts)
         return type(cond)(parts)  # type: ignore[arg-type]

@@ -26,7 +26,7 @@ from typing import Any
 
 from workbench.backends.base import AdvanceTime, Input
 from workbench.conformance import groups, sequences
-from workbench.engine.events import make_event
+from workbench.engine.clock import stamp
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher
 from workbench.errors import CepError
@@ -65,7 +65,7 @@ def _sequence_run(case: Mapping[str, Any], path: Path) -> CaseRun | None:
         )
     except CepError:
         return None  # the case expects the pattern to be rejected
-    events = [make_event(raw, i).with_seq(i) for i, raw in enumerate(case.get("events", []))]
+    events = [stamp(raw, i) for i, raw in enumerate(case.get("events", []))]
     op = case.get("operator")
     if op is None:
         return CaseRun(str(case["id"]), path, [matcher], list(events))

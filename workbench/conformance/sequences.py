@@ -30,8 +30,9 @@ from workbench.backends.base import AdvanceTime, Input
 from workbench.backends.cases import BackendJobError, run_case_inputs
 from workbench.conformance.case import Case, OperatorSpec, PatternSpec, RawEvent
 from workbench.conformance.runner import RunOptions, compare_detections, through_language
+from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection
-from workbench.engine.events import Event, make_event
+from workbench.engine.events import Event
 from workbench.engine.expr import compile_expr
 from workbench.engine.expr.values import COMPARE
 from workbench.engine.families import compile_matcher
@@ -156,7 +157,7 @@ def _name(case: Case) -> str:
 def _events(raw_events: Sequence[RawEvent]) -> list[Event]:
     out = []
     for i, raw in enumerate(raw_events):
-        out.append(make_event(raw, i).with_seq(i))
+        out.append(stamp(raw, i))
     return out
 
 

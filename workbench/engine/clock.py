@@ -69,8 +69,7 @@ def stamp(raw: EventLike, position: int) -> Event:
         ):
             check_built(raw, position)
         return raw if raw.seq >= 0 else raw.with_seq(position)
-    event = make_event(raw, position)
-    return event if event.seq >= 0 else event.with_seq(position)
+    return make_event(raw, position).with_seq(position)
 
 
 class EventClock:

@@ -108,8 +108,9 @@ def make_event(raw: object, position: int | None = None) -> Event:
 
     ``raw`` is an :class:`Event` or a mapping with ``type``, ``time`` (or ``t``), optional ``key`` and
     either a ``fields`` mapping or the fields inline. Raises :class:`EventError` naming the position
-    and the field for a missing type, a missing or non-numeric time, or an unhashable key. An event
-    built from a mapping gets ``seq = position``; an :class:`Event` is returned unchanged.
+    and the field for a missing type, a missing or non-numeric time, or an unhashable key. The event
+    is not numbered (``seq`` stays ``-1``; :func:`~workbench.engine.clock.stamp` numbers events); an
+    :class:`Event` is returned unchanged.
 
     >>> make_event({"type": "a", "t": 3, "key": "k", "price": 2}).fields
     {'price': 2}
@@ -149,7 +150,7 @@ def make_event(raw: object, position: int | None = None) -> Event:
     except TypeError:
         msg = f"key must be hashable, got {type(key).__name__} {key!r}"
         raise EventError(msg, position=position, field="key") from None
-    return Event(typ, time, key, dict(fields), -1 if position is None else position)
+    return Event(typ, time, key, dict(fields))
 
 
 def check_built(event: Event, position: int | None) -> Event:

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from workbench.engine.clock import stamp
 from workbench.engine.events import Event, make_event
 from workbench.errors import EventError
 
@@ -305,7 +306,7 @@ class RowEvents(Mapping[int, Event]):
                 inside = False
             if not inside:
                 raise KeyError(seq)
-            event = self._built[seq] = self._columns.event(seq).with_seq(seq)
+            event = self._built[seq] = stamp(self._columns.event(seq), seq)
         return event
 
     def __iter__(self) -> Iterator[int]:

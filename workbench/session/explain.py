@@ -13,6 +13,7 @@ from typing import Any
 
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
+from workbench.engine.shape import taking_elements
 from workbench.errors import CepError
 
 __all__ = ["explain"]
@@ -55,34 +56,6 @@ def _event(events: Mapping[int, Event], seq: int | None, show: TimeFormat = plai
     return f"event #{seq} {e.type}@{show(e.time)}" + (f" ({fields})" if fields else "")
 
 
-def _elements(pattern: Any) -> list[str]:
-    if hasattr(pattern, "stages"):
-        out: list[str] = []
-
-        def walk(stages: Sequence[Any]) -> None:
-            for s in stages:
-                if hasattr(s, "stages"):
-                    walk(s.stages)
-                elif not s.negated:
-                    out.append(s.name)
-
-        walk(pattern.stages)
-        return out
-    if not hasattr(pattern, "channels"):
-        return []
-    out = []
-
-    def walk_group(g: Any) -> None:
-        for c in g.channels:
-            if hasattr(c, "channels"):
-                walk_group(c)
-            elif not (c.negated or c.stop or c.optional or c.pause_ids or c.resume_ids):
-                out.append(c.id)
-
-    walk_group(pattern)
-    return out
-
-
 def _summary(pattern: Any, records: list[TraceRecord], detections: int, show: TimeFormat = plain_time) -> str:
     ended = [r for r in records if r.kind in _ENDINGS]
     taking = (TraceKind.ACCEPTED, TraceKind.COUNTED, TraceKind.STARTED, TraceKind.EXTENDED)
@@ -97,7 +70,7 @@ def _summary(pattern: Any, records: list[TraceRecord], detections: int, show: Ti
         detail = f" {dict(last.detail)}" if last.detail else ""
         got = f" (had: {', '.join(dict.fromkeys(seen))})" if seen else ""
         return f"{_ENDINGS[last.kind]}{why} at t={show(last.time)}{detail}{got}"
-    waiting = [e for e in _elements(pattern) if e not in seen]
+    waiting = [e for e in taking_elements(pattern) if e not in seen]
     wait = f"; waiting for {', '.join(waiting)}" if waiting else ""
     return (
         f"still open at the end of the input (accepted: {', '.join(dict.fromkeys(seen)) or 'nothing'}){wait}"

@@ -226,13 +226,11 @@ class EventColumns:
             dicts = [dict(zip(names, vals, strict=True)) for vals in zip(*lists, strict=True)]
         else:
             dicts = [{} for _ in range(n)]
-        seqs: Sequence[int] = range(-1, -1 - n, -1) if rows is None else rows
+        events = [Event(*e) for e in zip(pick(types), pick(times), pick(keys), dicts, strict=True)]  # type: ignore[arg-type]
         if rows is None:
-            return [Event(*e) for e in zip(types, times, keys, dicts, strict=True)]  # type: ignore[arg-type]
-        return [
-            Event(*e)  # type: ignore[arg-type]
-            for e in zip(pick(types), pick(times), pick(keys), dicts, seqs, strict=True)
-        ]
+            return events
+        # numbered with their row positions, by the one function that numbers events
+        return [stamp(e, r) for e, r in zip(events, rows, strict=True)]
 
     def _clean(self, name: str) -> list[object] | None:
         """The type column when every row holds a string (else ``None``)."""

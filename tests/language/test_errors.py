@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.errors import CepError
+from workbench.errors import CepError, CepSyntaxError
 from workbench.language import compile_text
 
 # (name, text, error class, rendered message, line, column)
@@ -508,3 +508,23 @@ def test_error_message(name: str, text: str, cls: str, message: str, line: int, 
 
 def test_at_least_thirty_kinds() -> None:
     assert len({c[0] for c in CASES}) >= 30
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "typ"),
+    [
+        ("sequence s\n    begin a login\n    next b: trade", "a", "login"),
+        ("sequence s begin a where e.x > 1 next b trade where e.p > 1", "b", "trade"),
+        ("sequence s begin a: login followed by any c trade", "c", "trade"),
+    ],
+)
+def test_a_missing_colon_after_a_stage_name_is_named(text: str, name: str, typ: str) -> None:
+    with pytest.raises(CepSyntaxError) as info:
+        compile_text(text)
+    assert f"expected ':' after the stage name '{name}' (write '{name}: {typ}')" in str(info.value)
+
+
+def test_a_misspelt_keyword_after_a_stage_name_still_gets_its_suggestion() -> None:
+    with pytest.raises(CepSyntaxError) as info:
+        compile_text("sequence s begin a wher e.x > 1")
+    assert "did you mean 'where'" in str(info.value)

@@ -143,12 +143,29 @@ def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxE
             f"'{written}' annotates nothing: annotations go before the channel or block they apply to "
             f"(write '{written} a: type(...)')"
         )
+    elif (colon := _missing_colon(text, line, col)) is not None and "did you mean" not in msg:
+        msg = colon  # a word that is not a misspelt keyword, where ':' and a type belong
     elif text[_offset(text, line, col) :].startswith("@") and text[
         : _offset(text, line, col)
     ].rstrip().endswith("}"):
         msg += " (a group's own annotations go right after its operator: '@and @timeout(5s) { ... }')"
     line += first_line - 1
     return CepSyntaxError(msg, SourceSpan(line, col, line, col + 1), source)
+
+
+#: a stage keyword and a stage name right before the error: ``begin a login`` lacks its ``:``
+_STAGE_NAME = re.compile(r"\b(begin|next|by|any)\s+([A-Za-z_]\w*|`[^`]*`)\s*$")
+
+
+def _missing_colon(text: str, line: int, col: int) -> str | None:
+    """The message for ``begin a login`` (a stage name, then a word where ``:`` belongs), else ``None``."""
+    offset = _offset(text, line, col)
+    word = re.match(r"[A-Za-z_]\w*", text[offset:])
+    m = _STAGE_NAME.search(text[:offset])
+    if word is None or m is None or m.group(2) in ("by", "any", "where"):
+        return None
+    name, typ = m.group(2), word.group(0)
+    return f"expected ':' after the stage name '{name}' (write '{name}: {typ}')"
 
 
 _TRAILING_ANNOTATION = re.compile(r"@([A-Za-z_]\w*)(\([^()]*\))?\s*$")

@@ -245,3 +245,17 @@ def test_condition_errors_are_reported_and_set_exit_status_3(tmp_path: Path) -> 
     strict = cli("run", str(patterns), str(_nan_ticks(tmp_path)), "--strict")
     assert strict.returncode == 1
     assert "CepRuntimeError" in strict.stderr
+
+
+def test_one_partition_is_said_once_when_no_event_has_a_key(tmp_path: Path) -> None:
+    patterns = tmp_path / "p.cep"
+    patterns.write_text("sequence s begin a: login followed by b: trade\n")
+    unkeyed = tmp_path / "unkeyed.csv"
+    pd.DataFrame({"type": ["login", "trade"], "time": [1, 2]}).to_csv(unkeyed, index=False)
+    result = cli("run", str(patterns), str(unkeyed), "-q", "-o", str(tmp_path / "out.csv"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("all events form one partition") == 1
+    keyed = tmp_path / "keyed.csv"
+    pd.DataFrame({"type": ["login", "trade"], "time": [1, 2], "key": ["u", "u"]}).to_csv(keyed, index=False)
+    result = cli("run", str(patterns), str(keyed), "-q", "-o", str(tmp_path / "out.csv"))
+    assert "one partition" not in result.stderr

@@ -148,6 +148,11 @@ def _run(args: argparse.Namespace) -> int:
     patterns = [session.get(n).pattern for n in names]
     for note in [*type_mismatches(patterns, done.types), *field_mismatches(patterns, done.fields)]:
         print(f"warning: {note}", file=sys.stderr)
+    if not done.keyed:
+        from workbench.session.notes import partition_note
+
+        hint = "give --key COLUMN, or write 'partition by FIELD' in the pattern"
+        print(f"note: {partition_note(hint)}", file=sys.stderr)
     _report(args, outcome, done.rows)
     return 3 if outcome.errors else 0
 

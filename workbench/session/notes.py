@@ -9,7 +9,7 @@ from workbench.engine.faults import ConditionFault
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.reactions.patterns import ReactionGroup, Receive
 
-__all__ = ["describe", "errors_note", "kind_of", "late_note"]
+__all__ = ["describe", "errors_note", "kind_of", "late_note", "partition_note"]
 
 
 def kind_of(pattern: object) -> str:
@@ -51,4 +51,12 @@ def errors_note(errors: Sequence[ConditionFault], how_to_see: str) -> str:
     return (
         f"{len(errors)} kind(s) of condition error on {events} event(s); those events did not match "
         f"(first: {first.describe()}); {how_to_see}, or stop at the first with --strict"
+    )
+
+
+def partition_note(how_to_key: str) -> str:
+    """One sentence for a replay in which no event had a key: everything was one partition."""
+    return (
+        "no event has a key and no pattern says 'partition by', so all events form one partition "
+        f"(every match may combine events of any source); {how_to_key}"
     )

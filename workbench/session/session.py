@@ -63,6 +63,7 @@ class Replay:
     types: frozenset[str]  # the event types of the input
     fields: frozenset[str]  # the fields at least one event has
     rows: int  # the number of events
+    keyed: bool = True  # False: no event had a key, so every event was in one partition
 
 
 @dataclass
@@ -211,13 +212,14 @@ class CepSession:
         outcomes: list[RunOutcome] = []
         types: frozenset[str] = frozenset()
         fields: frozenset[str] = frozenset()
-        rows = 0
+        rows, keyed = 0, False
         for part_key, group in self.partition_groups(names, key):
             cols = load_columns(data, time=time, key=part_key, type=type) if backend == "local" else None
             if cols is not None:
                 report = progress(cols.rows) if progress is not None else None
                 outcomes.append(self._replay_columns(group, cols, report, trace, out_of_orderness, strict))
                 types, fields, rows = cols.types_present(), cols.fields_present(), cols.rows
+                keyed = keyed or cols.keyed()
                 continue
             events = load_events(data, time=time, key=part_key, type=type)
             report = progress(len(events)) if progress is not None else None
@@ -235,7 +237,8 @@ class CepSession:
             types = frozenset(e.type for e in events)
             fields = frozenset(f for e in events for f in e.fields)
             rows = len(events)
-        return Replay(self.merge(outcomes), types, fields, rows)
+            keyed = keyed or any(e.key is not None for e in events)
+        return Replay(self.merge(outcomes), types, fields, rows, keyed or rows == 0)
 
     def _replay_columns(
         self,

@@ -271,6 +271,10 @@ class EventColumns:
         k = self.values("key")[i]
         return None if _is_missing(k) else k
 
+    def keyed(self) -> bool:
+        """Whether some row has a key (else every event is in one partition)."""
+        return "key" in self.names and bool(self.columns["key"].notna().any())
+
     def types_present(self) -> frozenset[str]:
         """The event types the rows hold."""
         return frozenset(str(t) for t in self.columns["type"].dropna().unique().tolist())

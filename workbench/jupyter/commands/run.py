@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
-from workbench.session.notes import errors_note, late_note
+from workbench.session.notes import errors_note, late_note, partition_note
 from workbench.session.session import to_frame
 from workbench.session.typecheck import field_mismatches, type_mismatches
 
@@ -78,6 +78,8 @@ def replay(
     patterns = [session.get(n).pattern for n in names]
     for note in [*type_mismatches(patterns, done.types), *field_mismatches(patterns, done.fields)]:
         print(f"note: {note}")
+    if not done.keyed:
+        print("note: " + partition_note("give --key COLUMN, or write 'partition by FIELD' in the pattern"))
     if outcome.late:
         print("note: " + late_note(outcome.late, out_of_orderness, "see them with %cep late"))
     if outcome.errors:

@@ -4,12 +4,14 @@ pattern) and fields (``e.pric`` when the input has ``price``).
 A replay where a pattern listens to an event type that the input spells slightly differently does
 not fail: it just never matches. :func:`type_mismatches` finds those near misses so that ``%cep run``
 and ``workbench run`` can say so. Types that are simply unrelated are not reported (most inputs
-carry events no pattern cares about).
+carry events no pattern cares about), but a type a pattern waits for and no event has is.
 
 >>> from workbench.engine.nfa import SequencePattern, Stage
 >>> p = SequencePattern("s", (Stage("a", types=("login",)),))
 >>> type_mismatches([p], ["lgin", "logout"])
 ["the patterns listen to event type 'login', which the input does not have (did you mean 'lgin'?)"]
+>>> type_mismatches([p], ["trade"])
+["the patterns listen to event type 'login', which the input does not have"]
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ def pattern_types(pattern: object) -> set[str] | None:
 
 
 def type_mismatches(patterns: Sequence[object], input_types: Iterable[str]) -> list[str]:
-    """One sentence per pattern event type missing from the input that the input nearly spells."""
+    """One sentence per event type the patterns listen to that no input event has.
+
+    With a near spelling in the input, the sentence asks whether that was meant.
+    """
     seen = {str(t) for t in input_types}
     wanted: set[str] = set()
     for p in patterns:
@@ -38,11 +43,8 @@ def type_mismatches(patterns: Sequence[object], input_types: Iterable[str]) -> l
     out = []
     for t in sorted(wanted - seen):
         close = difflib.get_close_matches(t, sorted(seen - wanted), n=1, cutoff=0.75)
-        if close:
-            out.append(
-                f"the patterns listen to event type {t!r}, which the input does not have "
-                f"(did you mean {close[0]!r}?)"
-            )
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        out.append(f"the patterns listen to event type {t!r}, which the input does not have{hint}")
     return out
 
 

@@ -318,10 +318,12 @@ class LinearPlan(ChainPlan[LinearState]):
             k += 1
         expired = runs[:k]
         del runs[:k]
-        timeouts = self._expire(expired, ctx)
+        quiet = not self.emit_timeouts and not ctx.tracing  # why: then nothing reports the expired
+        timeouts = [] if quiet else self._expire(expired, ctx)
         if self.skip.holds:
             self._release(state, [], t, ctx)
-        self._time_out(timeouts, window, ctx)
+        if timeouts:
+            self._time_out(timeouts, window, ctx)
 
     # ------------------------------------------------------------------ matches
     def _hold(self, state: LinearState, done: list[Done]) -> None:

@@ -354,8 +354,9 @@ class LoopPlan(ChainPlan[LoopState]):
                 del runs[:k]
         if not expired:
             return
-        expired.sort(key=by_start)
-        self._time_out(self._expire(expired, ctx), window, ctx)
+        if self.emit_timeouts or ctx.tracing:  # why: else nothing reports the expired
+            expired.sort(key=by_start)
+            self._time_out(self._expire(expired, ctx), window, ctx)
 
     def _emit(self, inst: int, kind: str, t: Time, events: tuple[Event, ...], ctx: Context) -> None:
         stages = self.path_stages

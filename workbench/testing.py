@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.engine.clock import stamp
-from workbench.engine.detection import Detection, Reaction, TraceKind
+from workbench.engine.detection import Detection
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context, Matcher, Pattern
 from workbench.engine.nfa.matcher import NFAMatcher
@@ -115,54 +115,6 @@ _EVENT = "event"  # a carrier's field: the event to process
 _ADVANCE = "advance"  # a carrier's field: the time to advance the key to
 
 
-class _NoTimers:
-    """A :class:`~workbench.engine.matcher.Context` that drops timer requests (time passes only
-    with events and explicit advances) and passes everything else on."""
-
-    __slots__ = ("_ctx",)
-
-    def __init__(self, ctx: Context) -> None:
-        self._ctx = ctx
-
-    @property
-    def key(self) -> Hashable:
-        return self._ctx.key
-
-    @property
-    def now(self) -> int | float:
-        return self._ctx.now
-
-    @property
-    def tracing(self) -> bool:
-        return self._ctx.tracing
-
-    @property
-    def final(self) -> bool:
-        return self._ctx.final
-
-    def emit(self, detection: Detection) -> None:
-        self._ctx.emit(detection)
-
-    def react(self, reaction: Reaction) -> None:  # pragma: no cover - sequences do not react
-        self._ctx.react(reaction)
-
-    def schedule(self, time: int | float, token: Hashable) -> None:
-        """Dropped: no timers at the NFA level."""
-
-    def new_instance(self) -> int:
-        return self._ctx.new_instance()
-
-    def trace(
-        self,
-        kind: TraceKind,
-        instance: int,
-        element: str | None = None,
-        event_seq: int | None = None,
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        self._ctx.trace(kind, instance, element, event_seq, detail)
-
-
 class InputOrder:
     """A sequence matcher in Flink's NFA-level time, for an :class:`Engine` fed carrier events.
 
@@ -185,14 +137,12 @@ class InputOrder:
     def process(self, state: PlanState, event: Event, ctx: Context) -> None:
         carried = event.fields.get(_EVENT)
         if isinstance(carried, Event):
-            self.matcher.process(state, carried, _NoTimers(ctx))
+            self.matcher.process(state, carried, ctx)
         else:
-            self.matcher.advance(state, event.fields[_ADVANCE], _NoTimers(ctx))
+            self.matcher.advance(state, event.fields[_ADVANCE], ctx)
 
-    def on_timer(
-        self, state: PlanState, time: int | float, token: Hashable, ctx: Context
-    ) -> None:  # pragma: no cover
-        """Never scheduled."""
+    def on_timer(self, state: PlanState, time: int | float, token: Hashable, ctx: Context) -> None:
+        """Dropped: at the NFA level time passes only with carried events and explicit advances."""
 
     def is_idle(self, state: PlanState) -> bool:
         return False

@@ -9,9 +9,10 @@ default), a flush up to ``until``, or nothing (``finish=False``: what is still b
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeAlias, runtime_checkable
+from typing import TypeAlias
 
 from workbench.engine.events import EventLike
 from workbench.engine.families import compile_matcher
@@ -19,7 +20,7 @@ from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.runtime import RunResult
 from workbench.errors import CepError
 
-__all__ = ["AdvanceTime", "Backend", "BackendError", "Input", "PatternLike", "compile_all"]
+__all__ = ["AdvanceTime", "Backend", "BackendError", "Input", "PatternLike", "RunOptions", "compile_all"]
 
 
 class BackendError(CepError):
@@ -44,9 +45,22 @@ PatternLike: TypeAlias = Pattern | Matcher
 """A pattern object (compiled on use) or an already compiled matcher."""
 
 
-@runtime_checkable
-class Backend(Protocol):
-    """An execution backend: runs patterns over a scripted input, returns the engine's records."""
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """The keywords of one :meth:`Backend.run`, gathered (see there for each)."""
+
+    out_of_orderness: int | float = 0
+    until: int | float | None = None
+    finish: bool = True
+    trace: bool = False
+    strict: bool = False
+
+
+class Backend(ABC):
+    """An execution backend: runs patterns over a scripted input, returns the engine's records.
+
+    A backend implements :meth:`execute`; :meth:`run` is the keyword face every backend shares.
+    """
 
     name: str
 
@@ -73,7 +87,14 @@ class Backend(Protocol):
             strict: stop at the first runtime error of a condition instead of recording it in
                 ``RunResult.errors`` (a backend that cannot record them always stops).
         """
-        ...
+        options = RunOptions(out_of_orderness, until, finish, trace, strict)
+        return self.execute(patterns, inputs, options)
+
+    @abstractmethod
+    def execute(
+        self, patterns: Sequence[PatternLike], inputs: Iterable[Input], options: RunOptions
+    ) -> RunResult:
+        """:meth:`run` with its keywords gathered in ``options``."""
 
 
 def compile_all(patterns: Sequence[PatternLike]) -> list[Matcher]:

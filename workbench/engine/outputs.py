@@ -9,12 +9,24 @@ records the same way: appended to ``detections`` / ``reactions`` / ``trace_recor
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypedDict
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault, FaultLog, FaultSink
 
-__all__ = ["Outputs"]
+__all__ = ["OutputOptions", "Outputs"]
+
+
+class OutputOptions(TypedDict, total=False):
+    """The keywords of :class:`Outputs` (for an engine that passes them on unchanged)."""
+
+    on_detection: Callable[[Detection], None] | None
+    on_reaction: Callable[[Reaction], None] | None
+    on_late: Callable[[Event], None] | None
+    on_trace: Callable[[TraceRecord], None] | None
+    collect: bool
+    strict: bool
 
 
 class Outputs:
@@ -23,11 +35,11 @@ class Outputs:
     def __init__(
         self,
         *,
-        on_detection: Callable[[Detection], None] | None,
-        on_reaction: Callable[[Reaction], None] | None,
-        on_late: Callable[[Event], None] | None,
-        on_trace: Callable[[TraceRecord], None] | None,
-        collect: bool,
+        on_detection: Callable[[Detection], None] | None = None,
+        on_reaction: Callable[[Reaction], None] | None = None,
+        on_late: Callable[[Event], None] | None = None,
+        on_trace: Callable[[TraceRecord], None] | None = None,
+        collect: bool = True,
         strict: bool = False,
     ) -> None:
         self.collect = collect

@@ -38,7 +38,7 @@ import pickle
 import time as _time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from workbench.engine.clock import EventClock, Watermark, is_late, releases, stamp
 from workbench.engine.detection import Detection, Reaction, TraceRecord
@@ -47,7 +47,7 @@ from workbench.engine.families import compile_matcher
 from workbench.engine.faults import ConditionFault
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
-from workbench.engine.outputs import Outputs
+from workbench.engine.outputs import OutputOptions, Outputs
 from workbench.errors import CepError, PatternError
 
 __all__ = ["Engine", "EngineSnapshot", "KeyState", "RunResult", "run"]
@@ -119,12 +119,7 @@ class Engine(Outputs):
         time_mode: Literal["event", "processing"] = "event",
         clock: Clock | None = None,
         trace: bool = False,
-        on_detection: Callable[[Detection], None] | None = None,
-        on_reaction: Callable[[Reaction], None] | None = None,
-        on_late: Callable[[Event], None] | None = None,
-        on_trace: Callable[[TraceRecord], None] | None = None,
-        collect: bool = True,
-        strict: bool = False,
+        **outputs: Unpack[OutputOptions],
     ) -> None:
         if time_mode not in ("event", "processing"):
             msg = f"time_mode must be 'event' or 'processing', got {time_mode!r}"
@@ -135,14 +130,7 @@ class Engine(Outputs):
         self.time_mode = time_mode
         self.clock: Clock = clock or wall_clock_ms
         self.tracing = trace
-        super().__init__(
-            on_detection=on_detection,
-            on_reaction=on_reaction,
-            on_late=on_late,
-            on_trace=on_trace,
-            collect=collect,
-            strict=strict,
-        )
+        super().__init__(**outputs)
         self.host = KeyHost((), self, tracing=trace)
         self.matchers: list[Matcher] = self.host.matchers
         self._keys: dict[Hashable, KeyState] = {}

@@ -30,17 +30,18 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import import_module
+from typing import Unpack
 
 from workbench.engine.clock import EventClock, stamp
-from workbench.engine.detection import Detection, Reaction, TraceRecord
+from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher, Pattern
-from workbench.engine.outputs import Outputs
+from workbench.engine.outputs import OutputOptions, Outputs
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError, EventError
 
@@ -125,25 +126,13 @@ class ShardedEngine(Outputs):
         *,
         out_of_orderness: int | float = 0,
         trace: bool = False,
-        on_detection: Callable[[Detection], None] | None = None,
-        on_reaction: Callable[[Reaction], None] | None = None,
-        on_late: Callable[[Event], None] | None = None,
-        on_trace: Callable[[TraceRecord], None] | None = None,
-        collect: bool = True,
-        strict: bool = False,
+        **outputs: Unpack[OutputOptions],
     ) -> None:
         _check_shards(shards)
         self.matchers: list[Matcher] = [compile_matcher(p) for p in patterns]
         self.shards = shards
         self._clock = EventClock(out_of_orderness)
-        super().__init__(
-            on_detection=on_detection,
-            on_reaction=on_reaction,
-            on_late=on_late,
-            on_trace=on_trace,
-            collect=collect,
-            strict=strict,
-        )
+        super().__init__(**outputs)
         self._shard_cache: dict[Hashable, int] = {}
         self.engines = [
             Engine(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from workbench.backends.base import Input, PatternLike, compile_all
+from workbench.backends.base import Backend, Input, PatternLike, RunOptions, compile_all
 from workbench.backends.flink.env import ExecutionMode, make_environment
 from workbench.backends.flink.function import STARTUP_TIMESTAMP, FlinkRecord, Startup, millis
 from workbench.backends.flink.pipeline import detect
@@ -169,7 +169,7 @@ def run_matchers(
     return run_many([run], parallelism=parallelism, execution_mode=execution_mode)[0]
 
 
-class FlinkBackend:
+class FlinkBackend(Backend):
     """The Flink backend: each :meth:`run` is one job on a local mini-cluster (or the configured one).
 
     Args:
@@ -183,26 +183,18 @@ class FlinkBackend:
         self.parallelism = parallelism
         self.execution_mode = execution_mode
 
-    def run(
-        self,
-        patterns: Sequence[PatternLike],
-        inputs: Iterable[Input],
-        *,
-        out_of_orderness: int | float = 0,
-        until: int | float | None = None,
-        finish: bool = True,
-        trace: bool = False,
-        strict: bool = False,
+    def execute(
+        self, patterns: Sequence[PatternLike], inputs: Iterable[Input], options: RunOptions
     ) -> RunResult:
         """See :meth:`workbench.backends.base.Backend.run`."""
         return run_matchers(
             patterns,
             inputs,
             parallelism=self.parallelism,
-            out_of_orderness=out_of_orderness,
-            until=until,
-            finish=finish,
-            trace=trace,
+            out_of_orderness=options.out_of_orderness,
+            until=options.until,
+            finish=options.finish,
+            trace=options.trace,
             execution_mode=self.execution_mode,
         )
 

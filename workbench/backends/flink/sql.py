@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 
-from workbench.backends.base import BackendError, Input, PatternLike
+from workbench.backends.base import Backend, BackendError, Input, PatternLike, RunOptions
 from workbench.backends.flink import require_pyflink
 from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection
@@ -364,7 +364,7 @@ def _detections(
     return detections
 
 
-class FlinkSqlBackend:
+class FlinkSqlBackend(Backend):
     """``backend="flink-sql"``: sequence patterns as ``MATCH_RECOGNIZE`` (see the module docstring).
 
     Takes in-order events only, without ``AdvanceTime`` marks, ``until``, ``finish=False`` or
@@ -376,19 +376,11 @@ class FlinkSqlBackend:
     def __init__(self, parallelism: int = 1) -> None:
         self.parallelism = parallelism
 
-    def run(
-        self,
-        patterns: Sequence[PatternLike],
-        inputs: Iterable[Input],
-        *,
-        out_of_orderness: int | float = 0,
-        until: int | float | None = None,
-        finish: bool = True,
-        trace: bool = False,
-        strict: bool = False,
+    def execute(
+        self, patterns: Sequence[PatternLike], inputs: Iterable[Input], options: RunOptions
     ) -> RunResult:
         """See :meth:`workbench.backends.base.Backend.run`."""
-        if until is not None or not finish or trace:
+        if options.until is not None or not options.finish or options.trace:
             msg = "flink-sql runs a whole in-order replay: no until, finish=False or trace"
             raise SqlUnsupported(msg)
         events = list(inputs)

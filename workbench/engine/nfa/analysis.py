@@ -7,7 +7,7 @@ reason of a dead end in traces.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef
@@ -65,6 +65,14 @@ def analyse(nfa: CompiledNFA) -> Analysis:
 
 def _reaches_final(states: States, name: str) -> bool:
     """Whether Final may be reachable from ``name`` through PROCEED edges."""
+    return any(st.kind == Kind.FINAL for st in _proceed_reach(states, name))
+
+
+def _proceed_reach(states: States, name: str, *, into_stop: bool = True) -> Iterator[StateDef]:
+    """The states reachable from ``name`` through PROCEED edges, ``name`` first, each once.
+
+    ``into_stop=False`` does not follow an edge into a STOP state.
+    """
     seen, stack = set(), [name]
     while stack:
         s = stack.pop()
@@ -72,26 +80,16 @@ def _reaches_final(states: States, name: str) -> bool:
             continue
         seen.add(s)
         st = states[s]
-        if st.kind == Kind.FINAL:
-            return True
-        stack.extend(t.target for t in st.transitions if t.action == Action.PROCEED)
-    return False
+        yield st
+        for tr in st.transitions:
+            if tr.action == Action.PROCEED and (into_stop or states[tr.target].kind != Kind.STOP):
+                stack.append(tr.target)
 
 
 def _no_ignore(states: States, name: str) -> bool:
     """Whether no ``IGNORE`` edge is reachable from ``name`` through PROCEED edges."""
-    seen, stack = set(), [name]
-    while stack:
-        s = stack.pop()
-        if s in seen:
-            continue
-        seen.add(s)
-        for tr in states[s].transitions:
-            if tr.action == Action.IGNORE:
-                return False
-            if tr.action == Action.PROCEED and states[tr.target].kind != Kind.STOP:
-                stack.append(tr.target)
-    return True
+    reach = _proceed_reach(states, name, into_stop=False)
+    return all(tr.action != Action.IGNORE for st in reach for tr in st.transitions)
 
 
 def start_wakes(nfa: CompiledNFA) -> frozenset[str] | None:
@@ -102,21 +100,14 @@ def start_wakes(nfa: CompiledNFA) -> frozenset[str] | None:
     """
     out: set[str] = set()
     start, states = nfa.start, nfa.states
-    seen, stack = set(), [start]
-    while stack:
-        s = stack.pop()
-        if s in seen:
-            continue
-        seen.add(s)
-        for tr in states[s].transitions:
+    for st in _proceed_reach(states, start):
+        for tr in st.transitions:
             if tr.action == Action.IGNORE and tr.target == start:
                 continue
             prof = type_profile(tr.cond)
             if prof is None or prof[1]:
                 return None
             out |= prof[0]
-            if tr.action == Action.PROCEED:
-                stack.append(tr.target)
     return frozenset(out)
 
 
@@ -146,14 +137,9 @@ def wakes_of(states: States, name: str) -> frozenset[str] | None:
     ``IGNORE`` loop, which is certainly true, so the partial match stays exactly as it is.
     """
     out: set[str] = set()
-    seen, stack = set(), [name]
     stays = False  # some IGNORE loop keeps the run in place (else a non-matching event kills it)
-    while stack:
-        s = stack.pop()
-        if s in seen:
-            continue
-        seen.add(s)
-        for tr in states[s].transitions:
+    for st in _proceed_reach(states, name):
+        for tr in st.transitions:
             prof = type_profile(tr.cond)
             if prof is None:
                 return None
@@ -163,6 +149,4 @@ def wakes_of(states: States, name: str) -> frozenset[str] | None:
                 return None
             stays = stays or self_ignore
             out |= types
-            if tr.action == Action.PROCEED:
-                stack.append(tr.target)
     return frozenset(out) if stays else None

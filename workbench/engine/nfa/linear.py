@@ -20,24 +20,24 @@ order.
 
 from __future__ import annotations
 
-from operator import attrgetter
+from dataclasses import dataclass, field
 
-from workbench.engine.detection import Detection, TraceKind
+from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
+from workbench.engine.nfa.chain import ChainPlan, ChainState, by_start
 from workbench.engine.nfa.compiler import Action, CompiledNFA
 from workbench.engine.nfa.conditions import TRUE, Predicate, compile_predicate
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.shapes import linear_chain
 from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, completion_key
-from workbench.engine.nfa.trace import cap_detail, negation_detail, skip_detail, strict_detail, warn_cap
+from workbench.engine.nfa.trace import negation_detail, skip_detail, strict_detail
 
 __all__ = ["LinearPlan", "LinearRun", "LinearState"]
 
 STRICT, RELAXED, ANY = 0, 1, 2
-_TIMER = "nfa-window"
 _SKIPS = ("no_skip", "skip_to_next", "skip_past_last_event")
 #: a notFollowedBy check: (PROCEED predicate, STOP take predicate, STOP state, its stage)
 StopCheck = tuple[Predicate, Predicate, str, str]
@@ -45,6 +45,7 @@ StopCheck = tuple[Predicate, Predicate, str, str]
 Done = tuple[int, tuple[Event, ...]]
 
 
+@dataclass(slots=True, eq=False)
 class LinearRun:
     """One partial match of a linear pattern.
 
@@ -57,50 +58,31 @@ class LinearRun:
         events: the events taken so far.
     """
 
-    __slots__ = ("events", "inst", "prev_ts", "rid", "stage", "start_id", "start_ts")
-
-    def __init__(
-        self, start_id: EventId, rid: int, stage: int, start_ts: Time, prev_ts: Time, inst: int,
-        events: tuple[Event, ...],
-    ) -> None:  # fmt: skip
-        self.start_id = start_id
-        self.rid = rid
-        self.stage = stage
-        self.start_ts = start_ts
-        self.prev_ts = prev_ts
-        self.inst = inst
-        self.events = events
+    start_id: EventId
+    rid: int
+    stage: int
+    start_ts: Time
+    prev_ts: Time
+    inst: int
+    events: tuple[Event, ...]
 
     def copy(self, rid: int) -> LinearRun:
         """The same partial match under a new run id (a branch)."""
         return LinearRun(self.start_id, rid, self.stage, self.start_ts, self.prev_ts, self.inst, self.events)
 
 
-#: the visiting order of partial matches (C-level key for ``list.sort``)
-by_start = attrgetter("start_id", "rid")
-
-
-class LinearState:
+@dataclass(slots=True, eq=False)
+class LinearState(ChainState):
     """Everything one key holds for a linear pattern.
 
     Attributes:
         runs: live partial matches in ``(start_id, rid)`` order.
         held: completed matches held back by a skip strategy.
-        next_rid: run id counter.
-        dropped: partial matches dropped because of ``max_partial_matches``.
-        time: the latest time the state was advanced to.
-        scheduled: the latest window deadline a timer was requested for.
+        next_rid / dropped / time / scheduled: see :class:`~workbench.engine.nfa.chain.ChainState`.
     """
 
-    __slots__ = ("dropped", "held", "next_rid", "runs", "scheduled", "time")
-
-    def __init__(self) -> None:
-        self.runs: list[LinearRun] = []
-        self.held: list[HeldMatch] = []
-        self.next_rid = 0
-        self.dropped = 0
-        self.time: Time | None = None
-        self.scheduled: Time | None = None
+    runs: list[LinearRun] = field(default_factory=list)
+    held: list[HeldMatch] = field(default_factory=list)
 
     @property
     def partial_matches(self) -> int:
@@ -108,7 +90,7 @@ class LinearState:
         return len(self.runs)
 
 
-class LinearPlan:
+class LinearPlan(ChainPlan[LinearState]):
     """The compiled chain of a linear pattern; steps one key's :class:`LinearState`.
 
     Attributes:
@@ -117,10 +99,7 @@ class LinearPlan:
     """
 
     def __init__(self, pattern: SequencePattern, nfa: CompiledNFA, chain: list[str], facts: Analysis) -> None:
-        self.name = pattern.name
-        self.emit_timeouts = pattern.emit_timeouts
-        self.cap = pattern.max_partial_matches
-        self.window = nfa.window_ms
+        super().__init__(pattern, nfa)
         self.skip = SkipRule(pattern.skip, pattern.name)
         self.n = len(chain)
         states = nfa.states
@@ -326,20 +305,7 @@ class LinearPlan:
             if r is not run:
                 self._fresh(state, r, ctx)
 
-    def _fresh(self, state: LinearState, run: LinearRun, ctx: Context) -> None:
-        """A new partial match: request a timer at its window deadline, as the general plan does."""
-        window = self.window
-        if window is not None and run.prev_ts == run.start_ts:
-            deadline = run.start_ts + window
-            if state.scheduled != deadline:
-                state.scheduled = deadline
-                ctx.schedule(deadline, _TIMER)
-
     # ------------------------------------------------------------------ time
-    def on_timer(self, state: LinearState, time: Time, token: object, ctx: Context) -> None:
-        """A window deadline passed with no event: advance time to it."""
-        self.advance(state, time, ctx)
-
     def advance(self, state: LinearState, t: Time, ctx: Context) -> None:
         """Advance the key's time to ``t``: partial matches whose window passed time out."""
         if state.time is None or t > state.time:
@@ -352,16 +318,12 @@ class LinearPlan:
             k += 1
         expired = runs[:k]
         del runs[:k]
-        timeouts = []
-        for run in expired:
-            if self.emit_timeouts:
-                timeouts.append(run)
-            elif ctx.tracing:
-                ctx.trace(TraceKind.TIMED_OUT, run.inst)
+        quiet = not self.emit_timeouts and not ctx.tracing  # why: then nothing reports the expired
+        timeouts = [] if quiet else self._expire(expired, ctx)
         if self.skip.holds:
             self._release(state, [], t, ctx)
-        for run in timeouts:
-            self._emit(run.inst, "timeout", run.start_ts + window, run.events, ctx)
+        if timeouts:
+            self._time_out(timeouts, window, ctx)
 
     # ------------------------------------------------------------------ matches
     def _hold(self, state: LinearState, done: list[Done]) -> None:
@@ -408,20 +370,14 @@ class LinearPlan:
         order, channels = self.layout[len(events)]
         if order != tuple(range(len(events))):
             events = tuple(events[j] for j in order)
-        ctx.emit(Detection(self.name, ctx.key, inst, kind, t, events, channels))
-        if ctx.tracing:
-            ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, inst)
+        self._detect(inst, kind, t, events, channels, ctx)
 
     def _cap(self, state: LinearState, ctx: Context, cap: int) -> None:
         runs = state.runs
         excess = len(runs) - cap
         dropped = runs[:excess]
         del runs[:excess]
-        if ctx.tracing:
-            for run in dropped:
-                ctx.trace(TraceKind.PRUNED, run.inst, None, None, cap_detail(cap))
-        state.dropped += excess
-        warn_cap(self.name, ctx.key, cap, excess, state.dropped, stacklevel=4)
+        self._drop(state, dropped, ctx, cap, stacklevel=4)
 
 
 def _completion(held: HeldMatch) -> CompletionKey:

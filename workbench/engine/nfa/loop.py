@@ -19,14 +19,15 @@ a :class:`LoopContext` (one small object, no closures).
 
 from __future__ import annotations
 
-from operator import attrgetter
+from dataclasses import dataclass, field
 
 from workbench.engine.aggregates import Aggregate, input_of
-from workbench.engine.detection import Detection, TraceKind
+from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
+from workbench.engine.nfa.chain import ChainPlan, ChainState, by_start
 from workbench.engine.nfa.compiler import CompiledNFA
 from workbench.engine.nfa.conditions import (
     ConditionContext,
@@ -36,15 +37,14 @@ from workbench.engine.nfa.conditions import (
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.runaggs import RunAggregates
 from workbench.engine.nfa.shapes import loop_shape
-from workbench.engine.nfa.trace import cap_detail, warn_cap
 
 __all__ = ["GAP", "LAST", "LOOP", "LoopContext", "LoopPlan", "LoopRun", "LoopState"]
 
 LOOP, GAP, LAST = 0, -1, -2
-_TIMER = "nfa-window"
 Done = tuple[int, tuple[Event, ...]]
 
 
+@dataclass(slots=True, eq=False)
 class LoopRun:
     """One partial match of a loop pattern.
 
@@ -58,46 +58,30 @@ class LoopRun:
         aggs: the aggregates (``()`` while nothing reads them).
     """
 
-    __slots__ = ("aggs", "code", "events", "inst", "prev_ts", "rid", "start_id", "start_ts")
-
-    def __init__(
-        self, start_id: EventId, rid: int, code: int, start_ts: Time, prev_ts: Time, inst: int,
-        events: tuple[Event, ...], aggs: tuple[Aggregate, ...],
-    ) -> None:  # fmt: skip
-        self.start_id = start_id
-        self.rid = rid
-        self.code = code
-        self.start_ts = start_ts
-        self.prev_ts = prev_ts
-        self.inst = inst
-        self.events = events
-        self.aggs = aggs
+    start_id: EventId
+    rid: int
+    code: int
+    start_ts: Time
+    prev_ts: Time
+    inst: int
+    events: tuple[Event, ...]
+    aggs: tuple[Aggregate, ...]
 
 
-#: the visiting order of partial matches (C-level key for ``list.sort``)
-by_start = attrgetter("start_id", "rid")
-
-
-class LoopState:
+@dataclass(slots=True, eq=False)
+class LoopState(ChainState):
     """Everything one key holds for a loop pattern: three lists, each in ``(start_id, rid)`` order.
 
     Attributes:
         hot: partial matches that just took a loop event (every event changes them).
         cold: partial matches waiting for a loop event.
         last: partial matches waiting for the last stage.
-        next_rid / dropped / time / scheduled: as in :class:`~workbench.engine.nfa.state.NFAState`.
+        next_rid / dropped / time / scheduled: see :class:`~workbench.engine.nfa.chain.ChainState`.
     """
 
-    __slots__ = ("cold", "dropped", "hot", "last", "next_rid", "scheduled", "time")
-
-    def __init__(self) -> None:
-        self.hot: list[LoopRun] = []
-        self.cold: list[LoopRun] = []
-        self.last: list[LoopRun] = []
-        self.next_rid = 0
-        self.dropped = 0
-        self.time: Time | None = None
-        self.scheduled: Time | None = None
+    hot: list[LoopRun] = field(default_factory=list)
+    cold: list[LoopRun] = field(default_factory=list)
+    last: list[LoopRun] = field(default_factory=list)
 
     @property
     def partial_matches(self) -> int:
@@ -134,7 +118,7 @@ class LoopContext(ConditionContext):
         return self.aggregate(name)
 
 
-class LoopPlan:
+class LoopPlan(ChainPlan[LoopState]):
     """The compiled ``a, b{n,}, c`` shape; steps one key's :class:`LoopState`."""
 
     def __init__(
@@ -144,10 +128,7 @@ class LoopPlan:
         states, wakes = nfa.states, facts.wakes
         loop, gap, last, final = names
         start = states[nfa.start]
-        self.name = pattern.name
-        self.emit_timeouts = pattern.emit_timeouts
-        self.cap = pattern.max_partial_matches
-        self.window = nfa.window_ms
+        super().__init__(pattern, nfa)
         self.n = len(entry)
         self.stages = (start.stage, states[loop].stage, states[last].stage)
         self.start_pred = compile_predicate(start.transitions[0].cond)
@@ -269,7 +250,8 @@ class LoopPlan:
         if starts and self.start_pred(event, None):
             self._start(state, event, ctx, new_cold, fresh)
         if window is not None:
-            self._schedule(state, fresh, window, ctx)
+            for run in fresh:
+                self._fresh(state, run, ctx)
         # Successors get new run ids, so a list that received any must be re-sorted (nearly sorted).
         new_hot.sort(key=by_start)
         new_cold.sort(key=by_start)
@@ -354,21 +336,7 @@ class LoopPlan:
         cold.append(run)
         fresh.append(run)
 
-    @staticmethod
-    def _schedule(state: LoopState, fresh: list[LoopRun], window: Time, ctx: Context) -> None:
-        """A timer at the window deadline of each new partial match, as the general plan asks."""
-        for run in fresh:
-            if run.prev_ts == run.start_ts:
-                deadline = run.start_ts + window
-                if state.scheduled != deadline:
-                    state.scheduled = deadline
-                    ctx.schedule(deadline, _TIMER)
-
     # ------------------------------------------------------------------ time
-    def on_timer(self, state: LoopState, time: Time, token: object, ctx: Context) -> None:
-        """A window deadline passed with no event: advance time to it."""
-        self.advance(state, time, ctx)
-
     def advance(self, state: LoopState, t: Time, ctx: Context) -> None:
         """Advance the key's time to ``t``: partial matches whose window passed time out."""
         if state.time is None or t > state.time:
@@ -386,15 +354,9 @@ class LoopPlan:
                 del runs[:k]
         if not expired:
             return
-        expired.sort(key=by_start)
-        timeouts = []
-        for run in expired:
-            if self.emit_timeouts:
-                timeouts.append(run)
-            elif ctx.tracing:
-                ctx.trace(TraceKind.TIMED_OUT, run.inst)
-        for run in timeouts:
-            self._emit(run.inst, "timeout", run.start_ts + window, run.events, ctx)
+        if self.emit_timeouts or ctx.tracing:  # why: else nothing reports the expired
+            expired.sort(key=by_start)
+            self._time_out(self._expire(expired, ctx), window, ctx)
 
     def _emit(self, inst: int, kind: str, t: Time, events: tuple[Event, ...], ctx: Context) -> None:
         stages = self.path_stages
@@ -405,9 +367,7 @@ class LoopPlan:
             while len(stages) < n:
                 stages.append(self.stages[1])
             channels = tuple(stages[:n])
-        ctx.emit(Detection(self.name, ctx.key, inst, kind, t, events, channels))
-        if ctx.tracing:
-            ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, inst)
+        self._detect(inst, kind, t, events, channels, ctx)
 
     def _cap(self, state: LoopState, ctx: Context, cap: int) -> None:
         runs = sorted(state.hot + state.cold + state.last, key=by_start)
@@ -417,8 +377,4 @@ class LoopPlan:
         state.hot = [r for r in kept if r.code == LOOP]
         state.cold = [r for r in kept if r.code != LOOP and r.code != LAST]
         state.last = [r for r in kept if r.code == LAST]
-        if ctx.tracing:
-            for run in dropped:
-                ctx.trace(TraceKind.PRUNED, run.inst, None, None, cap_detail(cap))
-        state.dropped += excess
-        warn_cap(self.name, ctx.key, cap, excess, state.dropped, stacklevel=3)
+        self._drop(state, dropped, ctx, cap, stacklevel=3)

@@ -5,39 +5,8 @@
 
 from __future__ import annotations
 
-from workbench.engine.reactions.accumulators import MapCounter, SortedAccumulator
-from workbench.engine.reactions.patterns import (
-    AND,
-    OR,
-    Channel,
-    Condition,
-    Count,
-    Exit,
-    Initiator,
-    Instance,
-    Member,
-    ReactionGroup,
-    Receive,
-    Size,
-    Timer,
-    Var,
-)
+from workbench.engine.reactions import patterns
+from workbench.engine.reactions.patterns import *  # noqa: F403  (the package's face is the patterns module's)
 
-__all__ = [
-    "AND",
-    "OR",
-    "Channel",
-    "Condition",
-    "Count",
-    "Exit",
-    "Initiator",
-    "Instance",
-    "MapCounter",
-    "Member",
-    "ReactionGroup",
-    "Receive",
-    "Size",
-    "SortedAccumulator",
-    "Timer",
-    "Var",
-]
+__all__: list[str] = []
+__all__ += patterns.__all__

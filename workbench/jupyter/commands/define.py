@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
-from workbench.jupyter.commands.run import replay
+from workbench.jupyter.commands.run import replay_args
 from workbench.session.notes import describe
 
 if TYPE_CHECKING:
@@ -44,17 +44,5 @@ def define(magics: CepMagics, argv: Sequence[str], cell: str) -> object:
             print(f"event types known: {', '.join(sorted(magics.session.schema)) or 'none'}")
     if args.on is None:
         return None
-    frame = replay(
-        magics,
-        names,
-        args.on,
-        time=args.time,
-        key=args.key,
-        type_=args.type,
-        out_of_orderness=args.out_of_orderness,
-        backend=args.backend,
-    )
-    if args.out:
-        magics.store(args.out, frame)
-        return None
-    return frame
+    frame = replay_args(magics, names, args)
+    return None if args.out else frame

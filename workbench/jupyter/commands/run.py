@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from argparse import Namespace
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ from workbench.session.typecheck import field_mismatches, type_mismatches
 if TYPE_CHECKING:
     from workbench.jupyter.magics import CepMagics
 
-__all__ = ["replay", "run"]
+__all__ = ["replay", "replay_args", "run"]
 
 
 def _parser() -> ArgParser:
@@ -90,25 +91,33 @@ def replay(
 def run(magics: CepMagics, argv: Sequence[str]) -> object:
     """Replay; return the detections DataFrame, or store it with ``-o``."""
     args = _parser().parse_args(list(argv))
-    frame = replay(
-        magics,
-        args.names,
-        args.on,
-        time=args.time,
-        key=args.key,
-        type_=args.type,
-        out_of_orderness=args.out_of_orderness,
-        backend=args.backend,
-        strict=args.strict,
-    )
+    frame = replay_args(magics, args.names, args)
     if args.out:
-        magics.store(args.out, frame)
         return build_timeline(magics.session, args.names) if args.timeline else None
     if args.timeline:
         from IPython.display import display
 
         display(frame)
         return build_timeline(magics.session, args.names)
+    return frame
+
+
+def replay_args(magics: CepMagics, names: Sequence[str], args: Namespace) -> object:
+    """:func:`replay` with the options of a parsed ``%cep run`` or ``%%cep --on`` line; the
+    detections DataFrame is also stored in ``args.out`` when that is given."""
+    frame = replay(
+        magics,
+        names,
+        args.on,
+        time=args.time,
+        key=args.key,
+        type_=args.type,
+        out_of_orderness=args.out_of_orderness,
+        backend=args.backend,
+        strict=getattr(args, "strict", False),  # why: %%cep has no --strict
+    )
+    if args.out:
+        magics.store(args.out, frame)
     return frame
 
 

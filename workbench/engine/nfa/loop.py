@@ -259,9 +259,8 @@ class LoopPlan(ChainPlan[LoopState]):
         state.hot, state.cold, state.last = new_hot, new_cold, new_last
         for inst, events in done:
             self._emit(inst, "match", t, events, ctx)
-        cap = self.cap
-        if cap is not None and len(new_hot) + len(new_cold) + len(new_last) > cap:
-            self._cap(state, ctx, cap)
+        if self.cap is not None and len(new_hot) + len(new_cold) + len(new_last) > self.cap:
+            self._cap(state, ctx, self.cap)
 
     def _step_all(
         self, state: LoopState, runs: list[LoopRun], event: Event, ctx: Context,

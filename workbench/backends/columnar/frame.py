@@ -11,7 +11,7 @@ what strict contiguity (``next``) needs once rows that no stage reads are skippe
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,6 +23,9 @@ from workbench.engine.events import Event, make_event
 from workbench.errors import EventError
 
 __all__ = ["EventColumns", "RowEvents", "convert_column"]
+
+#: type, time and key of every row as Python values (see EventColumns.clean)
+CleanColumns = tuple[list[object], list[object], list[object]]
 
 _MS = pd.Timedelta(milliseconds=1)
 _EPOCH = pd.Timestamp(0)
@@ -79,6 +82,7 @@ class EventColumns:
     names: dict[str, str]  # "type"/"time"/"key" -> the frame's column (for error messages)
     _lists: dict[str, list[object]] = field(default_factory=dict)
     _codes: npt.NDArray[np.int64] | None = None
+    _checked: list[CleanColumns | None] = field(default_factory=list)  # empty: not checked yet
 
     @property
     def rows(self) -> int:
@@ -186,11 +190,15 @@ class EventColumns:
 
     def clean(self) -> bool:
         """Whether every row has a string type, a numeric time and a string or integer key (or none)."""
-        return (
-            self._clean("type") is not None
-            and self._clean_times() is not None
-            and self._clean_keys() is not None
-        )
+        return self._clean_columns() is not None
+
+    def _clean_columns(self) -> CleanColumns | None:
+        """Type, time and key as Python values when every row is clean (checked once, then kept)."""
+        if not self._checked:
+            types, times, keys = self._clean("type"), self._clean_times(), self._clean_keys()
+            clean = None if types is None or times is None or keys is None else (types, times, keys)
+            self._checked.append(clean)
+        return self._checked[0]
 
     def events(self) -> list[Event]:
         """Every row's event, in row order (whole columns at once when they are clean)."""
@@ -209,10 +217,11 @@ class EventColumns:
         def pick(values: list[object]) -> list[object]:
             return values if rows is None else [values[r] for r in rows]
 
-        types, times, keys = self._clean("type"), self._clean_times(), self._clean_keys()
-        if types is None or times is None or keys is None:
+        clean = self._clean_columns()
+        if clean is None:
             msg = "the bulk path needs clean type, time and key columns"
             raise ValueError(msg)
+        types, times, keys = clean
         names = self.fields
         lists = [pick(self.values(c)) for c in names]
         n = self.rows if rows is None else len(rows)
@@ -263,13 +272,6 @@ class EventColumns:
             return None
         values = self.values("key")
         return [None if _is_missing(k) else k for k in values] if s.hasnans else values
-
-    def key_of(self, i: int) -> Hashable:
-        """Row ``i``'s key as its event carries it."""
-        if "key" not in self.names:
-            return None
-        k = self.values("key")[i]
-        return None if _is_missing(k) else k
 
     def keyed(self) -> bool:
         """Whether some row has a key (else every event is in one partition)."""

@@ -20,9 +20,12 @@ from workbench.engine.nfa.compiler import CompiledNFA
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.trace import cap_detail, warn_cap
 
-__all__ = ["ChainPlan", "ChainState", "Run", "by_start"]
+__all__ = ["ChainPlan", "ChainState", "Done", "Run", "by_start"]
 
 _TIMER = "nfa-window"
+
+#: a completed match: (instance, events)
+Done = tuple[int, tuple[Event, ...]]
 
 #: the visiting order of partial matches (C-level key for ``list.sort``)
 by_start = attrgetter("start_id", "rid")

@@ -27,7 +27,7 @@ from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
-from workbench.engine.nfa.chain import ChainPlan, ChainState, by_start
+from workbench.engine.nfa.chain import ChainPlan, ChainState, Done, by_start
 from workbench.engine.nfa.compiler import Action, CompiledNFA
 from workbench.engine.nfa.conditions import TRUE, Predicate, compile_predicate
 from workbench.engine.nfa.pattern import SequencePattern
@@ -41,8 +41,6 @@ STRICT, RELAXED, ANY = 0, 1, 2
 _SKIPS = ("no_skip", "skip_to_next", "skip_past_last_event")
 #: a notFollowedBy check: (PROCEED predicate, STOP take predicate, STOP state, its stage)
 StopCheck = tuple[Predicate, Predicate, str, str]
-#: a completed match: (instance, events)
-Done = tuple[int, tuple[Event, ...]]
 
 
 @dataclass(slots=True, eq=False)

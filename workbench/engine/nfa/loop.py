@@ -27,7 +27,7 @@ from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
-from workbench.engine.nfa.chain import ChainPlan, ChainState, by_start
+from workbench.engine.nfa.chain import ChainPlan, ChainState, Done, by_start
 from workbench.engine.nfa.compiler import CompiledNFA
 from workbench.engine.nfa.conditions import (
     ConditionContext,
@@ -41,7 +41,6 @@ from workbench.engine.nfa.shapes import loop_shape
 __all__ = ["GAP", "LAST", "LOOP", "LoopContext", "LoopPlan", "LoopRun", "LoopState"]
 
 LOOP, GAP, LAST = 0, -1, -2
-Done = tuple[int, tuple[Event, ...]]
 
 
 @dataclass(slots=True, eq=False)

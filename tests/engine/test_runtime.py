@@ -12,9 +12,11 @@ import pytest
 
 from workbench.engine import Detection, Engine, Event
 from workbench.engine.matcher import Context
+from workbench.engine.snapshot import register
 from workbench.errors import CepError, EventError
 
 
+@register  # a matcher defined outside the engine declares its state class for snapshots
 @dataclass
 class EchoState:
     seen: list[int] = field(default_factory=list)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import pickle
 import time as _time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from workbench.engine.faults import ConditionFault
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import OutputOptions, Outputs
+from workbench.engine.snapshot import dump, fingerprints, load
 from workbench.errors import CepError, PatternError
 
 __all__ = ["Engine", "EngineSnapshot", "KeyState", "RunResult", "run"]
@@ -66,7 +66,7 @@ def wall_clock_ms() -> float:
 
 @dataclass(slots=True)
 class EngineSnapshot:
-    """A picklable image of the engine's mutable state (patterns are not part of it)."""
+    """An image of the engine's mutable state (not its patterns; see :mod:`~workbench.engine.snapshot`)."""
 
     pattern_names: tuple[str, ...]
     keys: dict[Hashable, KeyState]
@@ -263,7 +263,23 @@ class Engine(Outputs):
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:
-        """Pickle the mutable state (keys, timers, buffer, clock, counters)."""
+        """The mutable state (keys, timers, buffer, clock, counters) as versioned data.
+
+        The blob holds a fingerprint of every pattern; :meth:`restore` refuses it in an engine whose
+        patterns differ (see :mod:`workbench.engine.snapshot`: JSON that cannot run code).
+        """
+        return dump(self.image(), self._fingerprints())
+
+    def restore(self, blob: bytes) -> None:
+        """Replace the mutable state with a snapshot taken from an engine with the same patterns.
+
+        Raises :class:`~workbench.errors.CepError` for a blob from other patterns (or other
+        definitions under the same names), a damaged, truncated or foreign blob, or another version.
+        """
+        self.adopt(load(blob, self._fingerprints()))
+
+    def image(self) -> EngineSnapshot:
+        """The mutable state as objects (shared, not copied; :meth:`snapshot` writes it out)."""
         clock = self.event_clock
         snap = EngineSnapshot(
             tuple(m.name for m in self.matchers),
@@ -277,14 +293,13 @@ class Engine(Outputs):
             self.late,
             self.late_count,
         )
-        return pickle.dumps(snap)
+        self._timer_seq = itertools.count(snap.next_timer)  # reading the counter must not move it
+        return snap
 
-    def restore(self, blob: bytes) -> None:
-        """Replace the mutable state with a snapshot taken from an engine with the same patterns."""
-        snap: EngineSnapshot = pickle.loads(blob)
-        names = tuple(m.name for m in self.matchers)
-        if snap.pattern_names != names:
-            msg = f"snapshot was taken with patterns {snap.pattern_names}, this engine has {names}"
+    def adopt(self, snap: object) -> None:
+        """Take over an :meth:`image` (read back by :func:`~workbench.engine.snapshot.load`)."""
+        if not isinstance(snap, EngineSnapshot):
+            msg = f"snapshot holds a {type(snap).__name__}, not an engine's state"
             raise CepError(msg)
         clock = self.event_clock
         self._keys = snap.keys
@@ -294,6 +309,9 @@ class Engine(Outputs):
         self._timer_seq = itertools.count(snap.next_timer)
         self.late = snap.late
         self.late_count = snap.late_count
+
+    def _fingerprints(self) -> list[tuple[str, str]]:
+        return fingerprints(self.matchers)
 
     # ------------------------------------------------------------------ the host's sink
     def schedule(self, time: Time, key: Hashable, pindex: int, token: Hashable) -> None:

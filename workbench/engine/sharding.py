@@ -36,16 +36,25 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Unpack
 
-from workbench.engine.clock import EventClock, stamp
+from workbench.engine.clock import EventClock, Watermark, stamp
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import OutputOptions, Outputs
-from workbench.engine.runtime import Engine
+from workbench.engine.runtime import Engine, EngineSnapshot
+from workbench.engine.snapshot import dump, fingerprints, load
 from workbench.errors import CepError, EventError
 
-__all__ = ["Partitioned", "ShardedEngine", "partition", "run_sharded", "shard_of", "stable_hash"]
+__all__ = [
+    "Partitioned",
+    "ShardedEngine",
+    "ShardedSnapshot",
+    "partition",
+    "run_sharded",
+    "shard_of",
+    "stable_hash",
+]
 
 INF = math.inf
 
@@ -199,6 +208,46 @@ class ShardedEngine(Outputs):
         for engine in self.engines:
             engine.finish(until)
         return out
+
+    def snapshot(self) -> bytes:
+        """Every shard's state and the global clock as data (as :meth:`Engine.snapshot`)."""
+        clock = self._clock
+        image = ShardedSnapshot(
+            [engine.image() for engine in self.engines],
+            clock.watermark,
+            clock.max_seen,
+            clock.next_seq,
+            self.late,
+            self.late_count,
+        )
+        return dump(image, fingerprints(self.matchers))
+
+    def restore(self, blob: bytes) -> None:
+        """Take over a snapshot of a sharded engine with the same patterns and number of shards."""
+        image = load(blob, fingerprints(self.matchers))
+        if not isinstance(image, ShardedSnapshot):
+            msg = f"snapshot holds a {type(image).__name__}, not a sharded engine's state"
+            raise CepError(msg)
+        if len(image.shards) != self.shards:
+            msg = f"snapshot was taken with {len(image.shards)} shards, this engine has {self.shards}"
+            raise CepError(msg)
+        for engine, shard in zip(self.engines, image.shards, strict=True):
+            engine.adopt(shard)
+        clock = self._clock
+        clock.watermark, clock.max_seen, clock.next_seq = image.watermark, image.max_seen, image.next_seq
+        self.late, self.late_count = image.late, image.late_count
+
+
+@dataclass(slots=True)
+class ShardedSnapshot:
+    """The state of a :class:`ShardedEngine`: one engine image per shard and the global clock."""
+
+    shards: list[EngineSnapshot]
+    watermark: Watermark
+    max_seen: float
+    next_seq: int
+    late: list[Event]
+    late_count: int
 
 
 @dataclass(slots=True)

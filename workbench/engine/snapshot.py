@@ -1,0 +1,446 @@
+"""Snapshots as data: a versioned JSON image of an engine's state that cannot run code.
+
+A snapshot holds plain values and instances of the engine's own state classes (``KeyState``,
+each plan's ``...State`` and partial matches, reaction-group states, aggregates, events). It is
+written as JSON with a small closed set of tags, so reading one back builds only:
+
+* JSON values, lists, tuples, sets, frozensets, dicts (any hashable keys), non-finite floats,
+  ``datetime``/``date``/``timedelta``/``Decimal`` values;
+* instances of classes defined in :mod:`workbench.engine` (found by walking the package), filled
+  slot by slot with ``object.__setattr__``: no ``__init__``, ``__setstate__`` or ``__reduce__`` runs.
+
+Anything else, a wrong format or version, a truncated or garbage blob, or a pattern whose
+fingerprint (:func:`fingerprint`, a hash of its canonical definition) differs from the one the
+snapshot was taken with is refused with a :class:`~workbench.errors.CepError` that says what.
+
+>>> from workbench.engine.host import KeyState
+>>> blob = dump(KeyState(states={0: [1, (2.5, float("nan"))]}), [("p", "f1")])
+>>> load(blob, [("p", "f1")]).states[0][1][0]
+2.5
+>>> load(blob, [("p", "other")])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+workbench.errors.CepError: snapshot of pattern 'p' was taken from a different definition ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import hashlib
+import importlib
+import json
+import math
+import pkgutil
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from functools import cache
+from typing import NoReturn
+
+from workbench.errors import CepError
+
+__all__ = ["FORMAT", "VERSION", "dump", "fingerprint", "fingerprints", "load", "register"]
+
+FORMAT = "cep-workbench-snapshot"
+VERSION = 1
+#: nesting allowed while reading or writing (state is shallow; this bounds hostile blobs)
+MAX_DEPTH = 5_000
+
+Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
+
+
+def _fail(message: str) -> NoReturn:
+    raise CepError(message) from None
+
+
+# ---------------------------------------------------------------------------------- the class table
+@cache
+def _classes() -> dict[str, type]:
+    """Every class defined in :mod:`workbench.engine`, by ``module:qualname`` (all a blob may name)."""
+    import workbench.engine as package
+
+    table: dict[str, type] = {}
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == info.name:
+                table[f"{info.name}:{value.__qualname__}"] = value
+    return table
+
+
+_registered: dict[str, type] = {}
+
+
+def register(cls: type) -> type:
+    """Allow instances of ``cls`` in snapshots (the state class of a matcher defined outside the engine).
+
+    Usable as a class decorator. The engine's own classes need no registration.
+    """
+    _registered[f"{cls.__module__}:{cls.__qualname__}"] = cls
+    return cls
+
+
+def _lookup(name: str) -> type | None:
+    return _classes().get(name) or _registered.get(name)
+
+
+def _slots(cls: type) -> list[str]:
+    names: list[str] = []
+    for klass in reversed(cls.__mro__):
+        slots = klass.__dict__.get("__slots__", ())
+        names.extend([slots] if isinstance(slots, str) else slots)
+    return [n for n in dict.fromkeys(names) if n not in ("__dict__", "__weakref__")]
+
+
+# ---------------------------------------------------------------------------------- writing
+class _Writer:
+    """Encode a value graph; objects reached twice are written once and referred to by number."""
+
+    def __init__(self, root: object) -> None:
+        self.shared = self._shared(root)
+        self.ids: dict[int, int] = {}
+        self.open: set[int] = set()
+
+    @staticmethod
+    def _shared(root: object) -> set[int]:
+        seen: set[int] = set()
+        twice: set[int] = set()
+        stack = [root]
+        while stack:
+            obj = stack.pop()
+            if obj is None or isinstance(obj, bool | int | float | str):
+                continue
+            if id(obj) in seen:
+                twice.add(id(obj))
+                continue
+            seen.add(id(obj))
+            stack.extend(_children(obj))
+        return twice
+
+    def write(self, obj: object, depth: int = 0) -> Json:
+        if obj is None or isinstance(obj, bool | int | str):
+            return obj
+        if isinstance(obj, float):
+            return obj if math.isfinite(obj) else {"$f": repr(obj)}
+        if depth > MAX_DEPTH:
+            _fail(f"snapshot: state nested deeper than {MAX_DEPTH} levels")
+        ref = self.ids.get(id(obj))
+        if ref is not None:
+            return {"$r": ref}
+        if id(obj) in self.open:
+            _fail(f"snapshot: the state refers to itself (a cycle through a {type(obj).__name__})")
+        self.open.add(id(obj))
+        out = self._tagged(obj, depth + 1)
+        self.open.discard(id(obj))
+        if id(obj) in self.shared:
+            self.ids[id(obj)] = len(self.ids)
+            out["#"] = self.ids[id(obj)]  # numbered after the children: references point backwards
+        return out
+
+    def _tagged(self, obj: object, depth: int) -> dict[str, Json]:
+        w = self.write
+        if isinstance(obj, list):
+            return {"$l": [w(v, depth) for v in obj]}
+        if isinstance(obj, tuple):
+            items = [w(v, depth) for v in obj]
+            return {"$t": items} if type(obj) is tuple else {"$n": _name(type(obj)), "v": items}
+        if isinstance(obj, set | frozenset):
+            tag = "$s" if isinstance(obj, set) else "$z"
+            return {tag: [w(v, depth) for v in obj]}
+        if isinstance(obj, dict) and type(obj) is dict:
+            return {"$d": [[w(k, depth), w(v, depth)] for k, v in obj.items()]}
+        if isinstance(obj, enum.Enum):
+            return {"$e": _name(type(obj)), "v": w(obj.value, depth)}
+        plain = _plain(obj)
+        if plain is not None:
+            return plain
+        cls = type(obj)
+        name = _name(cls)
+        return {"$o": name, "v": {k: w(getattr(obj, k), depth) for k in _state_names(obj)}}
+
+
+def _children(obj: object) -> Iterator[object]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield v
+    elif isinstance(obj, list | tuple | set | frozenset):
+        yield from obj
+    elif (
+        not isinstance(obj, enum.Enum)
+        and _plain(obj) is None
+        and type(obj).__module__.startswith("workbench.")
+    ):
+        for k in _state_names(obj):
+            yield getattr(obj, k)
+
+
+def _state_names(obj: object) -> list[str]:
+    names = [n for n in _slots(type(obj)) if hasattr(obj, n)]
+    names.extend(getattr(obj, "__dict__", {}))
+    return names
+
+
+def _name(cls: type) -> str:
+    name = f"{cls.__module__}:{cls.__qualname__}"
+    if _lookup(name) is not cls:
+        msg = f"snapshot: cannot store a {cls.__module__}.{cls.__qualname__} (not engine state data)"
+        _fail(msg)
+    return name
+
+
+def _plain(obj: object) -> dict[str, Json] | None:
+    """Standard-library values written as text."""
+    if isinstance(obj, dt.datetime):
+        return {"$dt": obj.isoformat()}
+    if isinstance(obj, dt.date):
+        return {"$da": obj.isoformat()}
+    if isinstance(obj, dt.timedelta):
+        return {"$td": [obj.days, obj.seconds, obj.microseconds]}
+    if isinstance(obj, decimal.Decimal):
+        return {"$dec": str(obj)}
+    return None
+
+
+# ---------------------------------------------------------------------------------- reading
+class _Reader:
+    def __init__(self) -> None:
+        self.table: dict[int, object] = {}
+
+    def read(self, node: Json, depth: int = 0) -> object:
+        if node is None or isinstance(node, bool | int | float | str):
+            return node
+        if depth > MAX_DEPTH:
+            _fail(f"snapshot: nested deeper than {MAX_DEPTH} levels")
+        if not isinstance(node, dict):
+            _fail(f"snapshot: unexpected {type(node).__name__} where a tagged value belongs")
+        if "$r" in node:
+            ref = node["$r"]
+            if not isinstance(ref, int) or ref not in self.table:
+                _fail(f"snapshot: reference {ref!r} to nothing written before it")
+            return self.table[ref]
+        value = self._untag(node, depth + 1)
+        number = node.get("#")
+        if number is not None:
+            if not isinstance(number, int) or number in self.table:
+                _fail(f"snapshot: bad object number {number!r}")
+            self.table[number] = value
+        return value
+
+    def _items(self, node: dict[str, Json], tag: str, depth: int) -> list[object]:
+        items = node[tag]
+        if not isinstance(items, list):
+            _fail(f"snapshot: {tag} holds {type(items).__name__}, not a list")
+        return [self.read(v, depth) for v in items]
+
+    def _untag(self, node: dict[str, Json], depth: int) -> object:
+        tag = next((k for k in node if k.startswith("$")), None)
+        builders: dict[str, Callable[[], object]] = {
+            "$l": lambda: self._items(node, "$l", depth),
+            "$t": lambda: tuple(self._items(node, "$t", depth)),
+            "$s": lambda: set(self._items(node, "$s", depth)),
+            "$z": lambda: frozenset(self._items(node, "$z", depth)),
+            "$d": lambda: self._dict(node, depth),
+            "$f": lambda: _float(node["$f"]),
+            "$e": lambda: self._enum(node, depth),
+            "$o": lambda: self._object(node, depth),
+            "$n": lambda: self._named_tuple(node, depth),
+            "$dt": lambda: dt.datetime.fromisoformat(_text(node["$dt"])),
+            "$da": lambda: dt.date.fromisoformat(_text(node["$da"])),
+            "$td": lambda: dt.timedelta(*self._items(node, "$td", depth)),  # type: ignore[arg-type]
+            "$dec": lambda: decimal.Decimal(_text(node["$dec"])),
+        }
+        build = builders.get(tag or "")
+        if build is None:
+            _fail(f"snapshot: unknown tag {tag!r}")
+        try:
+            return build()
+        except (TypeError, ValueError, ArithmeticError) as exc:  # unhashable key, bad date, ...
+            _fail(f"snapshot: malformed {tag} value ({exc})")
+
+    def _dict(self, node: dict[str, Json], depth: int) -> dict[object, object]:
+        pairs = node["$d"]
+        if not isinstance(pairs, list):
+            _fail("snapshot: a dict is not a list of pairs")
+        out: dict[object, object] = {}
+        for pair in pairs:
+            if not isinstance(pair, list) or len(pair) != 2:
+                _fail("snapshot: a dict entry is not a [key, value] pair")
+            out[self.read(pair[0], depth)] = self.read(pair[1], depth)
+        return out
+
+    def _class(self, node: dict[str, Json], tag: str) -> type:
+        name = node[tag]
+        cls = _lookup(name) if isinstance(name, str) else None
+        if cls is None:
+            _fail(f"snapshot: {name!r} is not an engine state class")
+        return cls
+
+    def _enum(self, node: dict[str, Json], depth: int) -> object:
+        cls = self._class(node, "$e")
+        if not issubclass(cls, enum.Enum):
+            _fail(f"snapshot: {node['$e']!r} is not an enumeration")
+        return cls(self.read(node.get("v"), depth))
+
+    def _named_tuple(self, node: dict[str, Json], depth: int) -> object:
+        cls = self._class(node, "$n")
+        if not issubclass(cls, tuple):
+            _fail(f"snapshot: {node['$n']!r} is not a named tuple")
+        return tuple.__new__(cls, self._items(node, "v", depth))
+
+    def _object(self, node: dict[str, Json], depth: int) -> object:
+        cls = self._class(node, "$o")
+        fields = node.get("v")
+        if not isinstance(fields, dict):
+            _fail(f"snapshot: {node['$o']!r} has no field table")
+        if issubclass(cls, BaseException | tuple | enum.Enum) or cls.__new__ is not object.__new__:
+            _fail(f"snapshot: {node['$o']!r} is not a state class")
+        obj = object.__new__(cls)
+        for key, raw in fields.items():
+            try:
+                object.__setattr__(obj, key, self.read(raw, depth))
+            except AttributeError:
+                _fail(f"snapshot: {node['$o']!r} has no field {key!r}")
+        return obj
+
+
+def _float(text: Json) -> float:
+    if not isinstance(text, str) or text not in ("nan", "inf", "-inf"):
+        _fail(f"snapshot: {text!r} is not a non-finite float")
+    return float(text)
+
+
+def _text(value: Json) -> str:
+    if not isinstance(value, str):
+        _fail(f"snapshot: expected text, got {type(value).__name__}")
+    return value
+
+
+# ---------------------------------------------------------------------------------- the envelope
+def dump(state: object, patterns: Sequence[tuple[str, str]]) -> bytes:
+    """The snapshot of ``state`` taken with ``patterns`` (``(name, fingerprint)`` in engine order)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 1_000))
+    try:
+        body = _Writer(state).write(state)
+    finally:
+        sys.setrecursionlimit(limit)
+    envelope = {
+        "format": FORMAT,
+        "version": VERSION,
+        "patterns": [list(p) for p in patterns],
+        "digest": _digest(body),
+        "state": body,
+    }
+    return json.dumps(envelope, separators=_SEPARATORS, allow_nan=False).encode("utf-8")
+
+
+_SEPARATORS = (",", ":")
+
+
+def _digest(body: Json) -> str:
+    """A checksum of the state, so a damaged blob is refused before anything is built from it."""
+    text = json.dumps(body, separators=_SEPARATORS, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def load(blob: bytes, patterns: Sequence[tuple[str, str]]) -> object:
+    """Read a snapshot taken with the same ``patterns``; every problem is a :class:`CepError`."""
+    if not isinstance(blob, bytes | bytearray | memoryview):
+        _fail(f"a snapshot is bytes, got {type(blob).__name__}")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 1_000))
+    try:
+        try:
+            envelope = json.loads(bytes(blob).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            kind = (
+                "truncated"
+                if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(blob) - 1
+                else "garbled"
+            )
+            _fail(f"not a snapshot: {kind} or not CEP Workbench snapshot data ({exc})")
+        _check_envelope(envelope, patterns)
+        return _Reader().read(envelope["state"])
+    except RecursionError:
+        _fail(f"snapshot: nested deeper than {MAX_DEPTH} levels")
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _check_envelope(envelope: object, patterns: Sequence[tuple[str, str]]) -> None:
+    if not isinstance(envelope, dict) or envelope.get("format") != FORMAT:
+        _fail(f"not a snapshot: the data is not in the {FORMAT} format")
+    if envelope.get("version") != VERSION:
+        version = envelope.get("version")
+        msg = f"snapshot format version {version!r} is not supported (this engine reads {VERSION})"
+        _fail(msg)
+    taken = envelope.get("patterns")
+    if not isinstance(taken, list) or not all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in taken
+    ):
+        _fail("snapshot: its pattern list is malformed")
+    names = tuple(p[0] for p in taken)
+    mine = tuple(p[0] for p in patterns)
+    if names != mine:
+        _fail(f"snapshot was taken with patterns {names}, this engine has {mine}")
+    for (name, theirs), (_, ours) in zip(taken, patterns, strict=True):
+        if theirs != ours:
+            msg = (
+                f"snapshot of pattern {name!r} was taken from a different definition "
+                f"(fingerprint {theirs}, this engine has {ours})"
+            )
+            _fail(msg)
+    if "state" not in envelope:
+        _fail("snapshot: no state in it (truncated?)")
+    try:
+        intact = envelope.get("digest") == _digest(envelope["state"])
+    except ValueError:  # NaN or infinity written as a bare number: never by dump()
+        intact = False
+    if not intact:
+        _fail("snapshot is damaged: its state does not match its checksum")
+
+
+# ---------------------------------------------------------------------------------- fingerprints
+def fingerprint(definition: object) -> str:
+    """A short hash of a pattern definition's canonical form (same definition, same fingerprint).
+
+    Frozen dataclasses are walked field by field; callables count by their qualified name.
+
+    >>> from workbench.engine.nfa import SequencePattern, Stage
+    >>> a = fingerprint(SequencePattern("p", (Stage("a"),)))
+    >>> a == fingerprint(SequencePattern("p", (Stage("a"),)))
+    True
+    >>> a == fingerprint(SequencePattern("p", (Stage("b"),)))
+    False
+    """
+    return hashlib.sha256(_canonical(definition, 0).encode("utf-8")).hexdigest()[:16]
+
+
+def fingerprints(matchers: Sequence[object]) -> list[tuple[str, str]]:
+    """``(name, fingerprint)`` of compiled matchers, in order (a matcher's ``pattern`` is its definition)."""
+    return [(str(getattr(m, "name", "")), fingerprint(getattr(m, "pattern", type(m)))) for m in matchers]
+
+
+def _canonical(value: object, depth: int) -> str:
+    if depth > 200:
+        return "..."
+    if value is None or isinstance(value, bool | int | float | str | bytes | enum.Enum):
+        return repr(value)
+    c = _canonical
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        parts = (f"{f.name}={c(getattr(value, f.name), depth + 1)}" for f in dataclasses.fields(value))
+        return f"{type(value).__qualname__}({', '.join(parts)})"
+    if isinstance(value, dict):
+        items = sorted(f"{c(k, depth + 1)}:{c(v, depth + 1)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, set | frozenset):
+        return "{" + ", ".join(sorted(c(v, depth + 1) for v in value)) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(c(v, depth + 1) for v in value) + "]"
+    if callable(value):
+        name = getattr(value, "__qualname__", type(value).__qualname__)
+        return f"<callable {getattr(value, '__module__', '?')}.{name}>"
+    return f"<{type(value).__qualname__}>"

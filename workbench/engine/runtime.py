@@ -47,7 +47,7 @@ from workbench.engine.families import compile_matcher
 from workbench.engine.faults import ConditionFault
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
-from workbench.engine.outputs import OutputOptions, Outputs
+from workbench.engine.outputs import OutputOptions, Outputs, tally_counters
 from workbench.errors import CepError, PatternError
 
 __all__ = ["Engine", "EngineSnapshot", "KeyState", "RunResult", "run"]
@@ -78,6 +78,7 @@ class EngineSnapshot:
     next_timer: int
     late: list[Event]
     late_count: int
+    counters: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -89,6 +90,11 @@ class RunResult:
     late: list[Event]
     trace: list[TraceRecord]
     errors: list[ConditionFault] = field(default_factory=list)
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """The Prova counters the run's continuations incremented (``counts``), from its records."""
+        return tally_counters(self.reactions, self.detections)
 
 
 class Engine(Outputs):
@@ -276,6 +282,7 @@ class Engine(Outputs):
             next(self._timer_seq),
             self.late,
             self.late_count,
+            dict(self.counters),
         )
         return pickle.dumps(snap)
 
@@ -294,6 +301,7 @@ class Engine(Outputs):
         self._timer_seq = itertools.count(snap.next_timer)
         self.late = snap.late
         self.late_count = snap.late_count
+        self.counters = dict(snap.counters)
 
     # ------------------------------------------------------------------ the host's sink
     def schedule(self, time: Time, key: Hashable, pindex: int, token: Hashable) -> None:

@@ -97,6 +97,7 @@ class TraceKind(StrEnum):
     FAILED = "failed"
     EXTENDED = "extended"
     PRUNED = "pruned"
+    HELD = "held"
     IGNORED = "ignored"
     LATE = "late"
 

@@ -69,3 +69,11 @@ def test_expected_errors_are_errors() -> None:
         if case.get("expect_error"):
             ok = {k: v for k, v in case.items() if k != "expect_error"}
             assert sequences.run_case(ok, RunOptions()), f"{path.stem} should fail without expect_error"
+
+
+def test_by_stage_is_compared_on_timeouts_when_given() -> None:
+    case = load(DATA / "flink" / "NFAStatusChangeITCase__testNFAChangedOnTimeoutWithoutPrune.json")
+    right = {**case, "expected_timeouts": [{**case["expected_timeouts"][0], "by_stage": {"start": [0]}}]}
+    assert sequences.run_case(right, RunOptions()) == []
+    wrong = {**case, "expected_timeouts": [{**case["expected_timeouts"][0], "by_stage": {"end": [0]}}]}
+    assert sequences.run_case(wrong, RunOptions()) != []

@@ -233,7 +233,7 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         "annotation_wrong_place",
         "group g instance 1 @and @paused { a: x }",
         "CepCompileError",
-        "line 2, column 26: '@paused' does not apply to the @and exit; allowed: @timeout, @timeout_channel, @count, @size, @where\n    group g instance 1 @and @paused { a: x }\n                             ^",
+        "line 2, column 26: '@paused' does not apply to the @and exit; allowed: @timeout, @timeout_channel, @count, @size, @where, @counts\n    group g instance 1 @and @paused { a: x }\n                             ^",
         2,
         26,
     ),

@@ -303,3 +303,10 @@ def test_doctests() -> None:
     result = doctest.testmod(workbench.widgets.rows)  # next_state's example
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_a_held_back_match_shows_held_until_it_is_released() -> None:
+    m = TimelineModel([rec(0, K.STARTED), rec(2, K.ACCEPTED, "a", 1), rec(3, K.HELD), rec(7, K.DETECTED)])
+    assert states(m, 3)[(1, None)] == ("held", "", True)
+    assert states(m, 6)[(1, None)] == ("held", "", True)
+    assert states(m, 7)[(1, None)] == ("detected", "", False)

@@ -15,14 +15,14 @@ Conventions:
   the horizon are not part of the comparison (the JUnit test stopped observing).
 * ``on_match: "Var.append(expr)"`` becomes ``Channel.collect``; ``on_violation: "restart_from:X"``
   makes channel ``X`` also follow this channel (``after``).
-* Counters checked from ``assertions``: ``Count`` (reactions of channels marked ``counts: "Count"``,
-  plus matches of nested groups marked ``counts``, plus the top exit's matches -- and timeouts when
-  the group has a timeout channel and no separate timeout counter is asserted -- unless
-  ``exit.counts`` is false or, by default, a channel claims ``Count``),
-  ``TimeoutCount``/``CountTimeout``, ``Count_sum_of_totals`` (sum of the
-  window accumulators' totals), ``Latch`` (accepted events of a filter) and counters named by a
-  channel's ``counts`` (that channel's reactions). Others (``numSolutions``, counters of auxiliary
-  reactions over external state) are not checkable here and are skipped.
+* Counters checked from ``assertions`` are the engine's (``Channel.counts``/``ReactionGroup.counts``,
+  from the case's ``counts`` on channels at any depth, ``true`` = ``Count``, and on subgroups; the top
+  exit counts ``Count`` unless ``exit.counts`` is false or, by default, a channel claims ``Count``),
+  plus the top timeouts in ``Count`` when the group has a timeout channel and no separate timeout
+  counter is asserted, ``TimeoutCount``/``CountTimeout``, ``Count_sum_of_totals`` (sum of the
+  window accumulators' totals) and ``Latch`` (accepted events of a filter). Others
+  (``numSolutions``, counters of auxiliary reactions over external state) are not checkable here
+  and are skipped.
 * A case with ``expected_idealised`` (not exact in time) is checked on its timeouts and counters.
 """
 
@@ -33,11 +33,13 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 from workbench.backends.cases import run_case_inputs
 from workbench.conformance.case import Case
-from workbench.conformance.prova_patterns import build_pattern
+from workbench.conformance.prova_patterns import build_pattern, claimed_counters, exit_counts
 from workbench.conformance.runner import RunOptions, compare_detections, through_language
 from workbench.engine.detection import Detection, Reaction
 from workbench.engine.events import Event, make_event
 from workbench.engine.expr import compile_expr
+from workbench.engine.outputs import tally_counters
+from workbench.engine.reactions import DEFAULT_COUNTER
 from workbench.engine.reactions.matcher import TreeNode
 from workbench.engine.runtime import Engine, RunResult
 
@@ -178,37 +180,20 @@ def _compare_all(
 def _counters(
     case: Case, top: list[Detection], nested: list[Detection], reactions: list[Reaction]
 ) -> dict[str, int]:
+    """The checkable counters: the engine's (``counts`` on channels, nested groups and the top exit,
+    set by :func:`build_pattern`) plus the timeout counters and the accumulator totals."""
     p = case["pattern"]
     asserted = case.get("assertions") or {}
     matches = [d for d in top if d.kind == "match"]
     timeouts = [d for d in top if d.kind == "timeout"]
-    out: dict[str, int] = {}
-    claimed: set[str] = set()
-    for ch in p.get("channels") or ():
-        name = ch.get("counts")
-        if isinstance(name, str):
-            claimed.add(name)
-            out[name] = out.get(name, 0) + sum(
-                1 for r in reactions if r.channel == ch["id"] and r.status not in ("paused",)
-            )
     if p.get("kind") == "filter":
-        for name in asserted:
-            out[name] = len(matches)
-        return out
-    # Count = the counting channel continuations + the counted nested exits + the top exit. The top
-    # exit counts unless ``exit.counts`` says otherwise; by default it does not when a channel
-    # claims Count (the exit continuation of a retry loop re-sends a query instead).
-    exit_counts = (p.get("exit") or {}).get("counts")
-    if exit_counts is None:
-        exit_counts = "Count" not in claimed
-    counted = {n for n, sg in (p.get("subgroups") or {}).items() if sg.get("counts")}
-    count = out.get("Count", 0)
-    count += sum(1 for d in nested if d.kind == "match" and d.extra.get("group") in counted)
-    if exit_counts:
-        count += len(matches)
-        if p.get("timeout_channel") and not any(k in asserted for k in _TIMEOUT_COUNTERS):
-            count += len(timeouts)
-    out["Count"] = count
+        return {name: len(matches) for name in asserted}
+    out = dict.fromkeys(claimed_counters(case), 0)
+    out[DEFAULT_COUNTER] = 0
+    out.update(tally_counters(reactions, [*top, *nested]))
+    # the timeout channel's continuation counts Count too when no separate timeout counter is asserted
+    if exit_counts(case) and p.get("timeout_channel") and not any(k in asserted for k in _TIMEOUT_COUNTERS):
+        out[DEFAULT_COUNTER] += len(timeouts)
     for name in _TIMEOUT_COUNTERS:
         out[name] = len(timeouts)
     totals = 0

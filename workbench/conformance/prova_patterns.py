@@ -24,6 +24,7 @@ from workbench.conformance.case import (
     SubgroupSpec,
 )
 from workbench.engine.reactions import (
+    DEFAULT_COUNTER,
     Channel,
     Count,
     Exit,
@@ -180,6 +181,7 @@ def _channel(raw: ChannelSpec, restarts: Mapping[str, list[str]], operator: Oper
         binds=dict(raw.get("binds") or {}),
         after=_ids(raw.get("after")) + tuple(restarts.get(cid, [])),
         collect=collect,
+        counts=counter_name(raw.get("counts")),
     )
 
 
@@ -234,6 +236,7 @@ def _members(
                     timeout_channel=bool(sub.get("timeout_channel", False)),
                     exit=Exit(sub_exit.get("count"), sub_exit.get("size")),
                     where=sub.get("group_where"),
+                    counts=counter_name(sub.get("counts")),
                 )
             )
         else:
@@ -282,4 +285,31 @@ def build_pattern(case: Case) -> ReactionGroup | Receive:
         exit=Exit(exit_.get("count"), exit_.get("size")),
         where=p.get("group_where"),
         constants=dict(p.get("constants") or {}),
+        counts=DEFAULT_COUNTER if exit_counts(case) else None,
     )
+
+
+def counter_name(value: str | bool | None) -> str | None:
+    """A case's ``counts``: ``true`` is ``Count``, a string names the counter (prova.md 6)."""
+    if value is True:
+        return DEFAULT_COUNTER
+    return value or None
+
+
+def claimed_counters(case: Case) -> set[str]:
+    """The counters some channel continuation (at any depth) increments."""
+    p = case["pattern"]
+    specs = [*(p.get("channels") or ())]
+    for sub in (p.get("subgroups") or {}).values():
+        specs += sub.get("channels") or ()
+    return {name for ch in specs if (name := counter_name(ch.get("counts"))) is not None}
+
+
+def exit_counts(case: Case) -> bool:
+    """Whether the top exit's continuation counts ``Count``: ``exit.counts``, or by default when no
+    channel claims ``Count`` (the exit continuation of a retry loop re-sends a query instead)."""
+    p = case["pattern"]
+    given = (p.get("exit") or {}).get("counts")
+    if given is None:
+        return DEFAULT_COUNTER not in claimed_counters(case)
+    return bool(given)

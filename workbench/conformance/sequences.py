@@ -317,7 +317,8 @@ def _compare(case: Case, detections: list[Detection], late: list[Event]) -> list
     exp = [{"kind": "match", **x} for x in expected]
     diffs = compare_detections(exp, matches, order_matters=bool(case.get("order_matters")), label="matches")
     if "expected_timeouts" in case:
-        timeouts = [_as_case(d, False) for d in detections if d.kind == "timeout"]
+        staged = any("by_stage" in x for x in case["expected_timeouts"])  # FORMAT.md: compared when given
+        timeouts = [_as_case(d, staged) for d in detections if d.kind == "timeout"]
         exp_to = [{"kind": "timeout", **x} for x in case["expected_timeouts"]]
         diffs += compare_detections(exp_to, timeouts, label="timeouts")
     if "expected_late" in case:

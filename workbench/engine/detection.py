@@ -66,7 +66,10 @@ class Detection:
 
 @dataclass(frozen=True, slots=True)
 class Reaction:
-    """A channel accepted an event (what a Prova channel continuation such as ``println`` sees)."""
+    """A channel accepted an event (what a Prova channel continuation such as ``println`` sees).
+
+    ``counter``: the counter the continuation incremented (the channel's ``counts``), if any.
+    """
 
     pattern: str
     key: Hashable
@@ -75,6 +78,7 @@ class Reaction:
     event: Event
     time: int | float
     status: str = "accepted"
+    counter: str | None = None
 
 
 class TraceKind(StrEnum):
@@ -93,6 +97,7 @@ class TraceKind(StrEnum):
     FAILED = "failed"
     EXTENDED = "extended"
     PRUNED = "pruned"
+    HELD = "held"
     IGNORED = "ignored"
     LATE = "late"
 

@@ -8,14 +8,32 @@ records the same way: appended to ``detections`` / ``reactions`` / ``trace_recor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypedDict
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault, FaultLog, FaultSink
 
-__all__ = ["OutputOptions", "Outputs"]
+__all__ = ["OutputOptions", "Outputs", "counter_of", "tally_counters"]
+
+
+def counter_of(record: Detection | Reaction) -> str | None:
+    """The Prova counter a reaction's channel continuation or a match's exit continuation increments."""
+    if isinstance(record, Reaction):
+        return record.counter
+    counter = record.extra.get("counter")
+    return counter if isinstance(counter, str) else None
+
+
+def tally_counters(reactions: Iterable[Reaction], detections: Iterable[Detection]) -> dict[str, int]:
+    """Counter name -> how many continuations incremented it (see ``Channel.counts``)."""
+    out: dict[str, int] = {}
+    records: list[Detection | Reaction] = [*reactions, *detections]
+    for record in records:
+        if (name := counter_of(record)) is not None:
+            out[name] = out.get(name, 0) + 1
+    return out
 
 
 class OutputOptions(TypedDict, total=False):
@@ -54,6 +72,8 @@ class Outputs:
         self.trace_records: list[TraceRecord] = []
         self.late: list[Event] = []
         self.late_count = 0
+        #: Prova counters incremented by channel and exit continuations (``counts``): name -> total
+        self.counters: dict[str, int] = {}
         self._out: list[Detection] = []  # what the current process/advance call returns
 
     @property
@@ -69,12 +89,16 @@ class Outputs:
 
     def emit(self, detection: Detection) -> None:
         self._out.append(detection)
+        if (counter := counter_of(detection)) is not None:
+            self.counters[counter] = self.counters.get(counter, 0) + 1
         if self.collect:
             self.detections.append(detection)
         if self._on_detection is not None:
             self._on_detection(detection)
 
     def react(self, reaction: Reaction) -> None:
+        if (counter := reaction.counter) is not None:
+            self.counters[counter] = self.counters.get(counter, 0) + 1
         if self.collect:
             self.reactions.append(reaction)
         if self._on_reaction is not None:

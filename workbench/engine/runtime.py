@@ -46,7 +46,7 @@ from workbench.engine.families import compile_matcher
 from workbench.engine.faults import ConditionFault
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
-from workbench.engine.outputs import OutputOptions, Outputs
+from workbench.engine.outputs import OutputOptions, Outputs, tally_counters
 from workbench.engine.snapshot import dump, fingerprints, load
 from workbench.errors import CepError, PatternError
 
@@ -78,6 +78,7 @@ class EngineSnapshot:
     next_timer: int
     late: list[Event]
     late_count: int
+    counters: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -89,6 +90,11 @@ class RunResult:
     late: list[Event]
     trace: list[TraceRecord]
     errors: list[ConditionFault] = field(default_factory=list)
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """The Prova counters the run's continuations incremented (``counts``), from its records."""
+        return tally_counters(self.reactions, self.detections)
 
 
 class Engine(Outputs):
@@ -292,6 +298,7 @@ class Engine(Outputs):
             next(self._timer_seq),
             self.late,
             self.late_count,
+            dict(self.counters),
         )
         self._timer_seq = itertools.count(snap.next_timer)  # reading the counter must not move it
         return snap
@@ -309,6 +316,7 @@ class Engine(Outputs):
         self._timer_seq = itertools.count(snap.next_timer)
         self.late = snap.late
         self.late_count = snap.late_count
+        self.counters = dict(snap.counters)
 
     def _fingerprints(self) -> list[tuple[str, str]]:
         return fingerprints(self.matchers)

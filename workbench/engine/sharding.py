@@ -32,7 +32,7 @@ import math
 import struct
 from collections.abc import Hashable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Unpack
 
@@ -219,6 +219,7 @@ class ShardedEngine(Outputs):
             clock.next_seq,
             self.late,
             self.late_count,
+            dict(self.counters),
         )
         return dump(image, fingerprints(self.matchers))
 
@@ -236,6 +237,7 @@ class ShardedEngine(Outputs):
         clock = self._clock
         clock.watermark, clock.max_seen, clock.next_seq = image.watermark, image.max_seen, image.next_seq
         self.late, self.late_count = image.late, image.late_count
+        self.counters = dict(image.counters)
 
 
 @dataclass(slots=True)
@@ -248,6 +250,7 @@ class ShardedSnapshot:
     next_seq: int
     late: list[Event]
     late_count: int
+    counters: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

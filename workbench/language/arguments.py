@@ -47,6 +47,7 @@ CHANNEL_ANNOTATIONS: dict[str, tuple[int, int]] = {
     "vars": (0, 99),
     "after": (1, 99),
     "collect": (2, 2),
+    "counts": (0, 1),
 }
 EXIT_ANNOTATIONS: dict[str, tuple[int, int]] = {
     "timeout": (1, 1),
@@ -54,6 +55,7 @@ EXIT_ANNOTATIONS: dict[str, tuple[int, int]] = {
     "count": (1, 1),
     "size": (1, 1),
     "where": (1, 1),
+    "counts": (0, 1),
 }
 INITIATOR_ANNOTATIONS: dict[str, tuple[int, int]] = {"template": (0, 0), "id": (1, 1)}
 RECEIVE_ANNOTATIONS: dict[str, tuple[int, int]] = {"count": (1, 1)}

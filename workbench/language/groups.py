@@ -79,6 +79,7 @@ class _ChannelOptions(TypedDict, total=False):
     vars: tuple[tuple[str, str], ...]
     after: tuple[str, ...]
     collect: tuple[tuple[str, ir.Node], ...]
+    counts: str
 
 
 # ---- reaction groups -------------------------------------------------------------------------------
@@ -329,10 +330,22 @@ class GroupCompiler:
                 opts["timeout_ms"] = ms_arg(ctx, args[0], "@timeout")
             elif name == "vars":
                 opts["vars"], binds = self._vars(args, binds)
+            elif name == "counts":
+                opts["counts"] = self._counter(a)
         collects = self._collects(ch, types)
         if collects:
             opts["collect"] = collects
         return grp.Channel(ident, type_, match, where, binds=tuple(binds), **opts)
+
+    def _counter(self, a: ast.Annotation) -> str:
+        """``@counts`` (Prova's ``Count``) or ``@counts(Name)``: the counter a continuation increments."""
+        if not a.args:
+            return grp.DEFAULT_COUNTER
+        name = ident_arg(self.ctx, a.args[0], "@counts's counter")
+        if not name.isidentifier():
+            msg = f"@counts names a counter (an identifier such as Count), got {name!r}"
+            raise self.ctx.fail(msg, a.args[0].span)
+        return name
 
     def _count(self, args: tuple[ast.Expr | ast.Duration, ...]) -> grp.Count:
         ctx = self.ctx
@@ -423,6 +436,7 @@ class GroupCompiler:
             exit=grp.Exit(exit_count, exit_size),
             where=where,
             constants=constants,
+            counts=self._counter(annots["counts"]) if "counts" in annots else None,
         )
 
     def _exit_args(self, annots: Mapping[str, ast.Annotation]) -> tuple[float | None, int | None, int | None]:

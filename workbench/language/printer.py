@@ -321,11 +321,19 @@ def _channel(ch: grp.Channel) -> str:
     if ch.after:
         a.append(_ids("after", ch.after))
     a.extend(f"@collect({v}, {_cond(expr, f'channel {ch.id!r}')})" for v, expr in grp.pairs(ch.collect))
+    a.extend(_counts(ch.counts))
     bound = (*grp.pairs(ch.binds), *grp.pairs(ch.vars))
     text = f"{format_name(ch.id)}: {_head(ch.type, grp.pairs(ch.match), bound)}"
     if ch.where is not None:
         text += f" where {_cond(ch.where, f'channel {ch.id!r}')}"
     return " ".join([*a, text])
+
+
+def _counts(counter: str | None) -> list[str]:
+    """``@counts`` / ``@counts(Name)`` (none when nothing is counted)."""
+    if counter is None:
+        return []
+    return ["@counts" if counter == grp.DEFAULT_COUNTER else f"@counts({_ident_arg(counter)})"]
 
 
 def _block(g: grp.ReactionGroup, indent: str, nested: bool) -> list[str]:
@@ -346,6 +354,7 @@ def _block(g: grp.ReactionGroup, indent: str, nested: bool) -> list[str]:
         a.append(f"@size({g.exit.size})")
     if g.where is not None:
         a.append(f"@where({_cond(g.where, f'group {g.name!r}')})")
+    a.extend(_counts(g.counts))
     lines = [f"{indent}{' '.join(a)} {{"]
     for m in g.channels:
         if isinstance(m, grp.ReactionGroup):

@@ -60,21 +60,36 @@ def _summary(pattern: Any, records: list[TraceRecord], detections: int, show: Ti
     ended = [r for r in records if r.kind in _ENDINGS]
     taking = (TraceKind.ACCEPTED, TraceKind.COUNTED, TraceKind.STARTED, TraceKind.EXTENDED)
     seen = [r.element for r in records if r.kind in taking and r.element]
+    held = next((r for r in records if r.kind == TraceKind.HELD), None)
     if any(r.kind == TraceKind.DETECTED for r in ended) or detections:
         last = next((r for r in reversed(ended) if r.kind == TraceKind.DETECTED), None)
         at = f" at t={show(last.time)}" if last else ""
-        return f"fired{at} ({detections} detection(s))"
+        return f"fired{at} ({detections} detection(s)){_held(held, last, show)}"
     if ended:
         last = ended[-1]
         why = f" by {last.element}" if last.element else ""
         detail = f" {dict(last.detail)}" if last.detail else ""
         got = f" (had: {', '.join(dict.fromkeys(seen))})" if seen else ""
-        return f"{_ENDINGS[last.kind]}{why} at t={show(last.time)}{detail}{got}"
+        return f"{_ENDINGS[last.kind]}{why} at t={show(last.time)}{detail}{got}{_held(held, last, show)}"
+    if held is not None:
+        behind = held.detail.get("behind")
+        return (
+            f"completed at t={show(held.time)} but {held.detail.get('reason')}; never released: "
+            f"instance {behind} was still open at the end of the input, so no watermark ended it"
+        )
     waiting = [e for e in taking_elements(pattern) if e not in seen]
     wait = f"; waiting for {', '.join(waiting)}" if waiting else ""
     return (
         f"still open at the end of the input (accepted: {', '.join(dict.fromkeys(seen)) or 'nothing'}){wait}"
     )
+
+
+def _held(held: TraceRecord | None, end: TraceRecord | None, show: TimeFormat) -> str:
+    """``; held back ... from t=A until t=B`` for a match the skip strategy held back."""
+    if held is None:
+        return ""
+    until = f" until t={show(end.time)}" if end is not None else ""
+    return f"; {held.detail.get('reason')} from t={show(held.time)}{until}"
 
 
 def explain(

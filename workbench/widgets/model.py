@@ -11,7 +11,8 @@ a ``late`` row per key.
 of its row (see :func:`next_state`): ``started``/``extended``/``accepted`` make it *active*,
 ``counted`` makes it *counted* with a ``k/n`` label, ``paused`` pauses it and ``resumed`` restores
 the state it had before the pause, and ``stopped``, ``negated`` (satisfied by absence),
-``violated``, ``timed_out``, ``detected``, ``failed`` and ``pruned`` set their own state.
+``violated``, ``timed_out``, ``detected``, ``failed``, ``pruned`` and ``held`` (a completed match
+the skip strategy holds back) set their own state.
 ``ignored`` and ``late`` leave the state alone (they are markers only), except that an event
 ignored because its channel is paused shows the channel *paused*. An element row exists from its
 instance's start; before its first record it is *waiting*, or *paused* when that first record is a

@@ -45,6 +45,7 @@ class State(StrEnum):
     DETECTED = "detected"
     FAILED = "failed"
     PRUNED = "pruned"
+    HELD = "held"
 
 
 _SET_STATE: dict[TraceKind, State] = {
@@ -55,6 +56,7 @@ _SET_STATE: dict[TraceKind, State] = {
     TraceKind.DETECTED: State.DETECTED,
     TraceKind.FAILED: State.FAILED,
     TraceKind.PRUNED: State.PRUNED,
+    TraceKind.HELD: State.HELD,
 }
 LEVELS = ("element", "instance", "key", "pattern")
 """Aggregation levels of a :class:`View`, finest first."""

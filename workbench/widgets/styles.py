@@ -20,6 +20,7 @@ STATE_COLORS: dict[str, str] = {
     State.DETECTED: "#edc948",
     State.FAILED: "#9c2a2a",
     State.PRUNED: "#bab0ac",
+    State.HELD: "#ff9da7",
 }
 """Band colour per :class:`~workbench.widgets.model.State` (negated = satisfied by absence)."""
 
@@ -37,6 +38,7 @@ KIND_GLYPHS: dict[str, str] = {
     "detected": "star",
     "failed": "x",
     "pruned": "dash",
+    "held": "hex",
     "ignored": "dot",
     "late": "inverted_triangle",
     "event": "circle",
@@ -56,6 +58,7 @@ _KIND_STATE = {
     "detected": State.DETECTED,
     "failed": State.FAILED,
     "pruned": State.PRUNED,
+    "held": State.HELD,
 }
 
 

@@ -99,6 +99,7 @@ export const ANNOTATIONS: readonly string[] = [
   'vars',
   'after',
   'collect',
+  'counts',
   'timeout_channel',
   'where',
   'template'

@@ -31,7 +31,7 @@ from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef, T
 from workbench.engine.nfa.conditions import ConditionContext, Predicate, compile_predicate, needs_context
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.runaggs import RunAggregates
-from workbench.engine.nfa.skip import CompletionKey, SkipRule, completion_key
+from workbench.engine.nfa.skip import CompletionKey, SkipRule, completion_key, held_back
 from workbench.engine.nfa.state import NFAState, Node, Run
 from workbench.engine.nfa.store import Step, Store
 from workbench.engine.nfa.trace import cap_detail, negation_detail, skip_detail, strict_detail, warn_cap
@@ -423,7 +423,7 @@ class GeneralPlan:
             match = completed[0]
             assert match.start_id is not None
             earliest = self._earliest(state)
-            if earliest is not None and earliest < match.start_id:
+            if held_back(ctx, state, potential, match, earliest, self.skip.kind):
                 break  # why: an earlier partial match may still complete first
             self._pop_held(state)
             paths = self.store.extract(state, match.node, match.version)

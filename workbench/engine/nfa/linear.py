@@ -32,7 +32,7 @@ from workbench.engine.nfa.compiler import Action, CompiledNFA
 from workbench.engine.nfa.conditions import TRUE, Predicate, compile_predicate
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.shapes import linear_chain
-from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, completion_key
+from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, completion_key, trace_held
 from workbench.engine.nfa.trace import negation_detail, skip_detail, strict_detail
 
 __all__ = ["LinearPlan", "LinearRun", "LinearState"]
@@ -363,6 +363,11 @@ class LinearPlan(ChainPlan[LinearState]):
                         ctx.trace(TraceKind.PRUNED, h.inst, None, None, skip_detail(skip.kind))
             held[:] = [h for h in held if not skip.prunes(h.start, pruning)]
             self._emit(match.inst, "match", t, match.events, ctx)
+        if done and held and ctx.tracing:
+            new = {inst for inst, _ in done}
+            trace_held(
+                ctx, [h.inst for h in held if h.inst in new], runs[0].inst if runs else None, skip.kind
+            )
 
     def _emit(self, inst: int, kind: str, t: Time, events: tuple[Event, ...], ctx: Context) -> None:
         order, channels = self.layout[len(events)]

@@ -10,19 +10,34 @@ Flink's five strategies (``docs/sequences.md``, "After-match skip"):
 
 Under any strategy but ``no_skip``, a completed match is held back until no partial match that
 started earlier is alive, then emitted in the order of :func:`completion_key`, pruning as it goes.
-The plans apply the rule to their own partial matches; this module decides.
+The plans apply the rule to their own partial matches; this module decides. A match that completes
+but stays held is traced ``held`` (:func:`trace_held`: behind which instance); its ``detected``
+record comes when the older partial matches end (they complete, die, or time out when time or the
+watermark passes their window, the final one of :meth:`Engine.finish` included). Without a window
+an older partial match never ends, and the match is never emitted (as in Flink).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
+from workbench.engine.matcher import Context
 from workbench.engine.nfa.buffer import EventId
 from workbench.engine.nfa.pattern import SkipStrategy
+from workbench.engine.nfa.state import NFAState, Run
 from workbench.errors import SkipStrategyError
 
-__all__ = ["CompletionKey", "HeldMatch", "SkipRule", "completion_key"]
+__all__ = [
+    "CompletionKey",
+    "HeldMatch",
+    "SkipRule",
+    "completion_key",
+    "held_back",
+    "held_detail",
+    "trace_held",
+]
 
 #: one taken event of a match: (stage, event id)
 Step = tuple[str, EventId]
@@ -118,3 +133,44 @@ class HeldMatch:
         start = self.key[0]
         assert start is not None
         return start
+
+
+def held_detail(strategy: str, behind: int) -> dict[str, object]:
+    """Why a completed match was not emitted: an older partial match (instance ``behind``) is alive.
+
+    >>> held_detail("skip_to_next", 3)["reason"]
+    'held back by the skip strategy skip_to_next behind instance 3'
+    """
+    reason = f"held back by the skip strategy {strategy} behind instance {behind}"
+    return {"reason": reason, "strategy": strategy, "behind": behind}
+
+
+def trace_held(ctx: Context, held: Iterable[int], behind: int | None, strategy: str) -> None:
+    """Trace the completed matches (instances ``held``) that stay held behind instance ``behind``."""
+    if behind is None:
+        return
+    for inst in held:
+        ctx.trace(TraceKind.HELD, inst, None, None, held_detail(strategy, behind))
+
+
+def held_back(
+    ctx: Context,
+    state: NFAState,
+    potential: Sequence[Run],
+    match: Run,
+    earliest: EventId | None,
+    strategy: str,
+) -> bool:
+    """Whether ``match`` (the first completed match) waits behind an earlier live partial match.
+
+    When it does, the matches of ``potential`` (just completed) that are still held are traced
+    ``held`` behind that partial match's instance.
+    """
+    assert match.start_id is not None
+    if earliest is None or earliest >= match.start_id:
+        return False
+    if ctx.tracing:
+        still = {id(r) for r in state.completed}
+        behind = next((r.inst for r in state.runs.values() if r.start_id == earliest), None)
+        trace_held(ctx, [r.inst for r in potential if id(r) in still], behind, strategy)
+    return True

@@ -147,7 +147,8 @@ class Delivery:
         event = self.event
         assert event is not None
         ctx = self.ctx
-        ctx.react(Reaction(self.plan.name, ctx.key, self.root.id, cc.id, event, ctx.now, status))
+        counter = cc.spec.counts  # every reaction runs the continuation, a paused one's too (prova.md 4.7)
+        ctx.react(Reaction(self.plan.name, ctx.key, self.root.id, cc.id, event, ctx.now, status, counter))
 
     def collect(self, cc: CChannel, env: Vars) -> None:
         """Run the channel's ``collect`` clauses: append values to the instance's list variables."""
@@ -276,6 +277,8 @@ class Delivery:
             extra["nested"] = True
         if aggregate is not None:
             extra["aggregate"] = aggregate
+        if kind == det.MATCH and group.spec.counts is not None:
+            extra["counter"] = group.spec.counts  # the exit continuation increments it
         if ctx.tracing:
             trace_kind = TraceKind.DETECTED if kind == det.MATCH else TraceKind.FAILED
             where = group.name if self.path else None

@@ -44,6 +44,7 @@ from workbench.engine.reactions.accumulators import Accumulator, MapCounter, Sor
 
 __all__ = [
     "AND",
+    "DEFAULT_COUNTER",
     "OR",
     "Channel",
     "Condition",
@@ -64,6 +65,8 @@ __all__ = [
 
 AND = "and"
 OR = "or"
+#: The counter ``counts=True`` increments (Prova's ``$Count`` in the test suites).
+DEFAULT_COUNTER = "Count"
 
 #: A condition: a Python-syntax string, or ``cond(e, env) -> bool``.
 Condition: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, object]], object]
@@ -86,6 +89,20 @@ def _pairs(value: Fields | None) -> Pairs:
     if isinstance(value, Mapping):
         return tuple((str(k), v) for k, v in value.items())
     return tuple((str(k), v) for k, v in value)
+
+
+def _counter(value: object, where: str) -> str | None:
+    """A ``counts`` value: ``True`` is Prova's ``Count``, a string names the counter, else none."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return DEFAULT_COUNTER
+    if isinstance(value, str) and value.isidentifier():
+        return value
+    from workbench.errors import PatternError
+
+    msg = f"{where}: counts names a counter (an identifier such as 'Count') or is True, got {value!r}"
+    raise PatternError(msg)
 
 
 def _ids(value: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
@@ -192,6 +209,10 @@ class Channel:
             instance starts.
         collect: ``(variable, expression)`` pairs: on acceptance append the expression's value to the
             instance's list variable (per-instance state such as Prova's ``Basket``).
+        counts: the counter the channel's continuation increments each time it reacts to an event
+            (Prova's ``$Count.incrementAndGet()`` after the ``rcvMsg``): a name, or ``True`` for
+            ``Count``. A paused channel's event counts too: Prova still runs the continuation
+            (prova.md 4.7). The engine's ``counters`` hold the totals.
     """
 
     id: str
@@ -213,8 +234,10 @@ class Channel:
     binds: Fields = ()
     after: tuple[str, ...] = ()
     collect: Fields = ()
+    counts: str | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "counts", _counter(self.counts, f"channel {self.id!r}"))
         for name in ("match", "vars", "binds", "collect"):
             object.__setattr__(self, name, _pairs(getattr(self, name)))
         where = f"channel {self.id!r}"
@@ -299,6 +322,8 @@ class ReactionGroup:
         exit: ``@count``/``@size`` on the exit.
         where: the group ``@where``, evaluated on ``@vars`` joins.
         constants: names available to every condition.
+        counts: the counter the exit continuation increments on each match of an instance (a
+            nested group's too), as :attr:`Channel.counts`.
     """
 
     name: str
@@ -311,8 +336,10 @@ class ReactionGroup:
     exit: Exit = field(default_factory=Exit)
     where: Condition | None = None
     constants: Fields = ()
+    counts: str | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "counts", _counter(self.counts, f"group {self.name!r}"))
         object.__setattr__(self, "channels", tuple(self.channels))
         object.__setattr__(self, "instances", tuple(self.instances))
         object.__setattr__(self, "constants", _pairs(self.constants))

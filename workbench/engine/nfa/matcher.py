@@ -87,8 +87,8 @@ class NFAMatcher:
         return self.plan.new_state()
 
     def on_timer(self, state: PlanState, time: Time, token: Hashable, ctx: Context) -> None:
-        """A window deadline passed with no event: advance time to it."""
-        self.advance(state, time, ctx)
+        """A window deadline passed with no event: the plan advances time to it."""
+        self.plan.on_timer(state, time, token, ctx)  # type: ignore[arg-type]
 
     @property
     def specialised(self) -> bool:

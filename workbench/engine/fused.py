@@ -120,7 +120,11 @@ class _Writer:
         kernel = self.kernels[pindex]
         if kernel is None or kernel.starts is None:
             return None
-        return kernel.starts if wants is None or self.single else f"(e.type in {self.c(wants)} and {kernel.starts})"
+        return (
+            kernel.starts
+            if wants is None or self.single
+            else f"(e.type in {self.c(wants)} and {kernel.starts})"
+        )
 
     def block(self, out: _Lines, pindex: int, wants: frozenset[str] | None) -> None:
         """One matcher's turn: its state, its step, the release of an idle state (as the host)."""

@@ -44,8 +44,8 @@ from workbench.engine.clock import EventClock, Watermark, is_late, releases, sta
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
-from workbench.engine.fused import Loop, build_loop
 from workbench.engine.faults import ConditionFault
+from workbench.engine.fused import Loop, build_loop
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import OutputOptions, Outputs
@@ -213,6 +213,7 @@ class Engine(Outputs):
         while (unusual := loop(self, it)) is not None:
             self._accept(*unusual)
         return out
+
     def advance_time(self, watermark: int | float) -> list[Detection]:
         """Declare that no event with ``time <= watermark`` will arrive; fire what is due."""
         self._out = []

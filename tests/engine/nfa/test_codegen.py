@@ -90,7 +90,9 @@ def _run(matcher: NFAMatcher, script: list[Step], *, trace: bool, strict: bool =
     errors = [f.describe() for f in engine.errors]
     late = [(e.seq, e.time) for e in engine.late]
     # repr: NaN fields compare unequal to themselves once a snapshot has copied the events
-    return repr((engine.detections, returned, engine.trace_records, late, errors, [str(w.message) for w in caught]))
+    return repr(
+        (engine.detections, returned, engine.trace_records, late, errors, [str(w.message) for w in caught])
+    )
 
 
 def _restored(old: Engine, matcher: NFAMatcher, blob: bytes, trace: bool, strict: bool) -> Engine:
@@ -111,7 +113,9 @@ def _three(pattern: SequencePattern) -> tuple[NFAMatcher, NFAMatcher, NFAMatcher
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(linear_patterns(), scripts(), st.booleans())
-def test_generated_code_equals_both_interpreters(pattern: SequencePattern, script: list[Step], trace: bool) -> None:
+def test_generated_code_equals_both_interpreters(
+    pattern: SequencePattern, script: list[Step], trace: bool
+) -> None:
     general, interpreted, compiled = _three(pattern)
     reference = _run(general, script, trace=trace)
     assert _run(interpreted, script, trace=trace) == reference
@@ -152,8 +156,12 @@ def test_every_contiguity_and_skip_on_a_shared_script(skip: str, contiguity: Con
 
 
 def test_a_condition_that_raises_is_recorded_once_per_kind_as_by_the_interpreter() -> None:
-    pattern = SequencePattern("p", (_stage("a", "e.v > 2", Contiguity.STRICT), _stage("b", None, Contiguity.RELAXED, ("b",))))
-    script: list[Step] = [("many", [{"type": "a", "time": t, "key": "k", "v": "x" if t % 2 else 3} for t in range(6)])]
+    pattern = SequencePattern(
+        "p", (_stage("a", "e.v > 2", Contiguity.STRICT), _stage("b", None, Contiguity.RELAXED, ("b",)))
+    )
+    script: list[Step] = [
+        ("many", [{"type": "a", "time": t, "key": "k", "v": "x" if t % 2 else 3} for t in range(6)])
+    ]
     general, _, compiled = _three(pattern)
     result = _run(compiled, script, trace=False)
     assert result == _run(general, script, trace=False)
@@ -177,7 +185,13 @@ def test_quiet_windows_keep_one_timer_per_key_and_release_quiet_keys() -> None:
 def test_the_kernel_is_built_from_the_plan_only() -> None:
     """Stage names and conditions enter the generated text as constants, never as code."""
     hostile = "x'); import os; ('"
-    pattern = SequencePattern("p", (_stage(hostile, "e.v > 1", Contiguity.STRICT, (hostile,)), _stage("b", None, Contiguity.RELAXED, ("b",))))
+    pattern = SequencePattern(
+        "p",
+        (
+            _stage(hostile, "e.v > 1", Contiguity.STRICT, (hostile,)),
+            _stage("b", None, Contiguity.RELAXED, ("b",)),
+        ),
+    )
     kernel = linear_kernel(NFAMatcher(pattern).plan, "_p0_")  # type: ignore[arg-type]
     assert "import" not in kernel.body.replace(repr(hostile), "")
     assert all(name.startswith("_p0_") or name == "len" for name in kernel.consts)
@@ -186,7 +200,13 @@ def test_the_kernel_is_built_from_the_plan_only() -> None:
 def test_generated_step_and_interpreter_take_turns_on_one_state() -> None:
     """Snapshots taken under one run the other: the state objects are the same classes."""
     pattern = dataclasses.replace(
-        SequencePattern("p", (_stage("a", None, Contiguity.STRICT, ("a",)), _stage("b", None, Contiguity.NONDETERMINISTIC_RELAXED, ("b",)))),
+        SequencePattern(
+            "p",
+            (
+                _stage("a", None, Contiguity.STRICT, ("a",)),
+                _stage("b", None, Contiguity.NONDETERMINISTIC_RELAXED, ("b",)),
+            ),
+        ),
         within_ms=5,
     )
     first = Engine([NFAMatcher(pattern)])
@@ -198,4 +218,6 @@ def test_generated_step_and_interpreter_take_turns_on_one_state() -> None:
     reference = Engine([NFAMatcher(pattern, specialise=False)])
     reference.process_many([Event("a", 1, "k"), Event("b", 2, "k"), Event("b", 3, "k")])
     reference.finish()
-    assert [d.events for d in first.detections + second.detections] == [d.events for d in reference.detections]
+    assert [d.events for d in first.detections + second.detections] == [
+        d.events for d in reference.detections
+    ]

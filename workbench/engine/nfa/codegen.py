@@ -138,7 +138,9 @@ class _LinearWriter:
             out.add("rid = st.next_rid", "st.next_rid = rid + 1")
             last = i == plan.n - 1
             if plan.kinds[i] == ANY:  # why: followedByAny also keeps the partial match as it was
-                out.add(f"{c(plan._take_and_keep)}(st, run, rid, {last}, t, (*run.events, e), ctx, new, done)")
+                out.add(
+                    f"{c(plan._take_and_keep)}(st, run, rid, {last}, t, (*run.events, e), ctx, new, done)"
+                )
             elif last:
                 out.add("done.append((run.inst, (*run.events, e)))")
             else:  # the taking partial match is the successor: update it in place
@@ -179,7 +181,11 @@ class _LinearWriter:
         c = self.c
         deadline = f"t + {c(self.plan.window)}"
         test = "st.scheduled is None" if self.lazy else f"st.scheduled != {deadline}"
-        self.out.add(f"if {test}:", f"    st.scheduled = {deadline}", f"    ctx.schedule({deadline}, {c(WINDOW_TIMER)})")
+        self.out.add(
+            f"if {test}:",
+            f"    st.scheduled = {deadline}",
+            f"    ctx.schedule({deadline}, {c(WINDOW_TIMER)})",
+        )
 
     def finish(self) -> None:
         """Emit (or hold back) the completed matches, then apply ``max_partial_matches``."""

@@ -28,7 +28,7 @@ from workbench.engine.events import Event
 from workbench.engine.matcher import Context, Kernel
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
-from workbench.engine.nfa.chain import WINDOW_TIMER, ChainPlan, ChainState, Done, by_start
+from workbench.engine.nfa.chain import WINDOW_TIMER, ChainPlan, ChainState, Done, Run, by_start
 from workbench.engine.nfa.compiler import Action, CompiledNFA
 from workbench.engine.nfa.conditions import TRUE, Cond, Predicate, compile_predicate
 from workbench.engine.nfa.pattern import SequencePattern
@@ -320,7 +320,7 @@ class LinearPlan(ChainPlan[LinearState]):
                 self._fresh(state, r, ctx)
 
     # ------------------------------------------------------------------ time
-    def _fresh(self, state: LinearState, run: LinearRun, ctx: Context) -> None:
+    def _fresh(self, state: LinearState, run: Run, ctx: Context) -> None:
         """A new partial match asks for a timer at its window deadline.
 
         When nothing observes the end of a window (no timeouts, no trace, no held-back matches),

@@ -80,7 +80,7 @@ class NFAMatcher:
     def kernel(self, pindex: int) -> Kernel | None:
         """The plan's step as source for the engine's fused loop, if it offers one (and compiled)."""
         make = getattr(self.plan, "kernel", None) if self.compiled else None
-        return None if make is None else make(f"_p{pindex}_")  # type: ignore[no-any-return]
+        return None if make is None else make(f"_p{pindex}_")
 
     def new_state(self, key: Hashable) -> PlanState:
         """A fresh per-key state of the plan."""

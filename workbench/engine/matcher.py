@@ -11,12 +11,13 @@ state must be plain, picklable data (no callables, no references to the matcher)
 from __future__ import annotations
 
 from collections.abc import Hashable
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from workbench.engine.detection import Detection, Reaction, TraceKind
 from workbench.engine.events import Event
 
-__all__ = ["Context", "Matcher", "Pattern"]
+__all__ = ["Context", "Kernel", "Matcher", "Pattern"]
 
 
 class Context(Protocol):
@@ -109,3 +110,31 @@ class Pattern(Protocol):
     def name(self) -> str:
         """The pattern's name (unique within one engine)."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """A matcher's per-event step as source text, for the engine's fused loop (optional hook).
+
+    A matcher may offer ``kernel(pindex) -> Kernel | None``; :mod:`workbench.engine.fused` then
+    pastes ``body`` into one generated loop instead of calling ``process`` per event. The body does
+    exactly what ``process(st, e, ctx)`` does for an in-order event when tracing is off, reading the
+    loop's locals ``e`` (the event), ``t`` (its time), ``key``, ``ks`` (the key's
+    :class:`~workbench.engine.host.KeyState`), ``st`` (the matcher's state in it) and ``ctx`` (the
+    host context, its pattern already set); it may assume ``t`` is not before the state's time. It
+    must not ``return``, ``break`` or ``continue``.
+
+    Attributes:
+        body: the statements, unindented; a ``{ctx}`` line stands where the context must be set to
+            the event (before the first use of ``ctx``; the loop fills it in).
+        consts: the values the body names (names unique to the matcher: ``prefix`` of its index).
+        starts: an expression over ``e``: whether the event can change a fresh state at all
+            (``None``: any event may); when false no state is created for the key.
+        idle: an expression over ``st``, true only when the state holds nothing (``is_idle``); it
+            may stay false for an idle state that still waits for a timer (the loop keeps those).
+    """
+
+    body: str
+    consts: dict[str, object] = field(default_factory=dict)
+    starts: str | None = None
+    idle: str = "False"

@@ -44,6 +44,7 @@ from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.faults import ConditionFault
+from workbench.engine.fused import Loop, build_loop
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import OutputOptions, Outputs, tally_counters
@@ -144,6 +145,8 @@ class Engine(Outputs):
         self._timer_seq = itertools.count()
         self._buffer: list[tuple[Time, int, Event]] = []
         self._processing = time_mode == "processing"
+        #: the fused loop of in-order events (built on first use, again after :meth:`add`)
+        self._loop: Loop | None = None
         for p in patterns:
             self.add(p)
 
@@ -155,6 +158,7 @@ class Engine(Outputs):
             msg = "a pattern with this name is already in the engine"
             raise PatternError(msg, pattern=matcher.name)
         index = self.host.add(matcher)
+        self._loop = None
         self._adopt_faults(matcher)
         # Optional hook: a matcher may ask for timers before any event (Prova groups created at
         # start-up). ``initial_timers()`` yields ``(time, key, token)``.
@@ -193,48 +197,27 @@ class Engine(Outputs):
         input position; an event that already carries one (``seq >= 0``) keeps it, so a host that
         splits one stream over several engines keeps global ids.
         """
-        out: list[Detection] = []
-        self._out = out
-        self._take(raw)
-        return out
+        return self.process_many((raw,))
 
     def process_many(self, events: Iterable[EventLike]) -> list[Detection]:
         """Feed events in order; return all detections they caused.
 
-        Same results as calling :meth:`process` per event; in-order events of an event-time engine
-        take an inlined fast path (the replay hot loop).
+        Same results as calling :meth:`process` per event. In-order events of an event-time engine
+        without out-of-orderness go through the engine's fused loop (:mod:`~workbench.engine.fused`),
+        which hands anything unusual back to the general path.
         """
         out: list[Detection] = []
         self._out = out
-        if self._processing or self.out_of_orderness:
+        if self._processing or self.out_of_orderness or self._buffer:
             for raw in events:
                 self._take(raw)
             return out
-        clock, timers, keys = self.event_clock, self._timers, self._keys
-        by_type, any_type, process = self.host.by_type, self.host.any_type, self.host.process
-        for raw in events:
-            position = clock.next_seq
-            clock.next_seq = position + 1
-            event = stamp(raw, position)
-            t = event.time
-            wm = clock.watermark
-            # Why the guard: an event at or after the newest one, past an open watermark, with
-            # nothing buffered, is in order (the usual case); anything else goes the general way
-            if t < clock.max_seen or self._buffer or (t <= wm[0] and is_late(wm, t)):
-                self._accept(event, position)
-                continue
-            clock.accept_in_order(t)
-            if timers and timers[0][0] < t:  # a timer before t may be due: let the clock decide
-                self._advance()
-            targets = by_type.get(event.type, any_type)
-            if targets:  # events no pattern uses only move the clock
-                key = event.key
-                ks = keys.get(key)
-                if ks is None:
-                    ks = keys[key] = KeyState()
-                process(ks, key, event, targets)
-                if not ks.states and not ks.instances and not ks.timer_counts:  # KeyState.is_empty
-                    del keys[key]
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = build_loop(self.matchers, tracing=self.tracing)
+        it = iter(events)
+        while (unusual := loop(self, it)) is not None:
+            self._accept(*unusual)
         return out
 
     def advance_time(self, watermark: int | float) -> list[Detection]:

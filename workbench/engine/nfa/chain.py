@@ -20,9 +20,10 @@ from workbench.engine.nfa.compiler import CompiledNFA
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.trace import cap_detail, warn_cap
 
-__all__ = ["ChainPlan", "ChainState", "Done", "Run", "by_start"]
+__all__ = ["WINDOW_TIMER", "ChainPlan", "ChainState", "Done", "Run", "by_start"]
 
-_TIMER = "nfa-window"
+#: the token of window timers
+WINDOW_TIMER = "nfa-window"
 
 #: a completed match: (instance, events)
 Done = tuple[int, tuple[Event, ...]]
@@ -87,7 +88,7 @@ class ChainPlan(Generic[S]):
             deadline = run.start_ts + window
             if state.scheduled != deadline:
                 state.scheduled = deadline
-                ctx.schedule(deadline, _TIMER)
+                ctx.schedule(deadline, WINDOW_TIMER)
 
     def _expire(self, expired: Sequence[Run], ctx: Context) -> list[Run]:
         """The partial matches whose window passed that are reported (the others are traced)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from workbench.engine.events import Event
 from workbench.engine.expr import EMPTY_FRAME, compile_expr, ir
@@ -32,7 +33,9 @@ __all__ = [
     "Leaf",
     "Not",
     "Or",
+    "Source",
     "TypeIn",
+    "build_function",
     "compile_condition",
     "compile_predicate",
     "needs_context",
@@ -355,14 +358,15 @@ def needs_context(cond: Cond) -> bool:
 Predicate = Callable[[Event, ConditionContext | None], object]
 
 
-class _Source:
-    """The text of one predicate: each value enters as a named constant ``_kN`` of its namespace."""
+class Source:
+    """The text of generated code: each value enters as a named constant ``<prefix>N`` of its namespace."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "_k") -> None:
+        self.prefix = prefix
         self.consts: dict[str, object] = {}
 
     def const(self, value: object) -> str:
-        name = f"_k{len(self.consts)}"
+        name = f"{self.prefix}{len(self.consts)}"
         self.consts[name] = value
         return name
 
@@ -399,14 +403,14 @@ def compile_predicate(cond: Cond) -> Predicate:
     aggregate stage, error recording). When an event-only part raises, the tree itself is evaluated
     again, so the error is recorded exactly as the interpreted form does.
 
-    The generated text is built from :class:`_Source`'s own templates only: every value enters as
+    The generated text is built from :class:`Source`'s own templates only: every value enters as
     a named constant ``_kN`` of the function's namespace, except an event type that is an exact
     ``str``, whose ``repr`` is always a single string literal; nothing a user wrote is compiled as
     code.
     """
     if isinstance(cond, Const):
         return cond.__call__  # type: ignore[return-value]
-    text = _Source()
+    text = Source()
     source = (
         "def pred(e, ctx):\n"
         "    try:\n"
@@ -416,14 +420,19 @@ def compile_predicate(cond: Cond) -> Predicate:
         "    except _Exception:\n"
         "        return _tree(e, ctx)\n"
     )
-    namespace: dict[str, object] = {
-        "__builtins__": {},
-        "_CepRuntimeError": CepRuntimeError,
-        "_Exception": Exception,
-        "_tree": cond,
-        **text.consts,
-    }
-    exec(compile(source, "<nfa predicate>", "exec"), namespace)
-    pred = namespace["pred"]
-    assert callable(pred)
-    return pred
+    namespace = {"_CepRuntimeError": CepRuntimeError, "_Exception": Exception, "_tree": cond, **text.consts}
+    return build_function(source, "pred", namespace, "<nfa predicate>")
+
+
+def build_function(source: str, name: str, namespace: dict[str, object], filename: str) -> Callable[..., Any]:
+    """Define the generated function ``name`` from ``source`` (the one ``exec`` of the engine).
+
+    ``source`` must come from the engine's own templates (:class:`Source`, the plans' code
+    generators): every value enters through ``namespace`` as a named constant, never as text. The
+    function sees no builtins but what ``namespace`` names.
+    """
+    scope: dict[str, object] = {"__builtins__": {}, **namespace}
+    exec(compile(source, filename, "exec"), scope)
+    fn = scope[name]
+    assert callable(fn)
+    return fn

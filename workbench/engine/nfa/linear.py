@@ -20,22 +20,23 @@ order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
-from workbench.engine.matcher import Context
+from workbench.engine.matcher import Context, Kernel
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
-from workbench.engine.nfa.chain import ChainPlan, ChainState, Done, by_start
+from workbench.engine.nfa.chain import WINDOW_TIMER, ChainPlan, ChainState, Done, Run, by_start
 from workbench.engine.nfa.compiler import Action, CompiledNFA
-from workbench.engine.nfa.conditions import TRUE, Predicate, compile_predicate
+from workbench.engine.nfa.conditions import TRUE, Cond, Predicate, compile_predicate
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.shapes import linear_chain
 from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, completion_key, trace_held
 from workbench.engine.nfa.trace import negation_detail, skip_detail, strict_detail
 
-__all__ = ["LinearPlan", "LinearRun", "LinearState"]
+__all__ = ["ANY", "RELAXED", "STRICT", "WINDOW_TIMER", "LinearPlan", "LinearRun", "LinearState"]
 
 STRICT, RELAXED, ANY = 0, 1, 2
 _SKIPS = ("no_skip", "skip_to_next", "skip_past_last_event")
@@ -103,6 +104,8 @@ class LinearPlan(ChainPlan[LinearState]):
         states = nfa.states
         self.stage = [states[s].stage for s in chain]
         self.preds: list[Predicate] = []
+        #: per stage: the TAKE condition's tree (the code generator inlines it)
+        self.conds: list[Cond] = []
         self.kinds: list[int] = []
         self.targets: list[str] = []
         #: per stage: its notFollowedBy checks -- a partial match that meets one dies (VIOLATED)
@@ -110,6 +113,7 @@ class LinearPlan(ChainPlan[LinearState]):
         for s in chain:
             take = next(tr for tr in states[s].transitions if tr.action == Action.TAKE)
             ignore = [tr for tr in states[s].transitions if tr.action == Action.IGNORE]
+            self.conds.append(take.cond)
             self.preds.append(compile_predicate(take.cond))
             self.targets.append(take.target)
             self.kinds.append(STRICT if not ignore else ANY if ignore[0].cond is TRUE else RELAXED)
@@ -146,6 +150,18 @@ class LinearPlan(ChainPlan[LinearState]):
     def new_state(self) -> LinearState:
         """A fresh per-key state."""
         return LinearState()
+
+    def compiled_step(self) -> Callable[[LinearState, Event, Context], None]:
+        """A generated ``process`` specialised to this plan (:mod:`~workbench.engine.nfa.codegen`)."""
+        from workbench.engine.nfa.codegen import linear_step
+
+        return linear_step(self)
+
+    def kernel(self, prefix: str) -> Kernel:
+        """The step as source for the engine's fused loop (names of its constants start with ``prefix``)."""
+        from workbench.engine.nfa.codegen import linear_kernel
+
+        return linear_kernel(self, prefix)
 
     def is_idle(self, state: LinearState) -> bool:
         """Nothing in flight."""
@@ -304,6 +320,33 @@ class LinearPlan(ChainPlan[LinearState]):
                 self._fresh(state, r, ctx)
 
     # ------------------------------------------------------------------ time
+    def _fresh(self, state: LinearState, run: Run, ctx: Context) -> None:
+        """A new partial match asks for a timer at its window deadline.
+
+        When nothing observes the end of a window (no timeouts, no trace, no held-back matches),
+        expiry only releases memory: the key then keeps one timer, at its earliest deadline
+        (:meth:`on_timer` re-arms it), instead of one per partial match. A partial match whose
+        window passed is still dropped before the key's next event is stepped, as always.
+        """
+        window = self.window
+        if window is None or run.prev_ts != run.start_ts:
+            return
+        if self.emit_timeouts or self.skip.holds or ctx.tracing:
+            super()._fresh(state, run, ctx)
+        elif state.scheduled is None:
+            state.scheduled = run.start_ts + window
+            ctx.schedule(state.scheduled, WINDOW_TIMER)
+
+    def on_timer(self, state: LinearState, time: Time, token: object, ctx: Context) -> None:
+        """A window deadline passed with no event: advance time to it (and re-arm a key's timer)."""
+        self.advance(state, time, ctx)
+        scheduled, window = state.scheduled, self.window
+        if scheduled is not None and scheduled <= time:
+            state.scheduled = None
+            if state.runs and window is not None:  # why: the partial matches left have no timer
+                state.scheduled = state.runs[0].start_ts + window
+                ctx.schedule(state.scheduled, WINDOW_TIMER)
+
     def advance(self, state: LinearState, t: Time, ctx: Context) -> None:
         """Advance the key's time to ``t``: partial matches whose window passed time out."""
         if state.time is None or t > state.time:

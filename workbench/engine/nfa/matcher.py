@@ -11,7 +11,7 @@ from collections.abc import Callable, Hashable
 
 from workbench.engine.events import Event
 from workbench.engine.faults import FaultSink
-from workbench.engine.matcher import Context
+from workbench.engine.matcher import Context, Kernel
 from workbench.engine.nfa.analysis import analyse
 from workbench.engine.nfa.buffer import Time
 from workbench.engine.nfa.compiler import CompiledNFA, compile_nfa
@@ -33,6 +33,7 @@ class NFAMatcher:
         nfa: the compiled graph.
         facts: what the graph tells about event types (the event-type index).
         plan: the run model chosen for it.
+        compiled: whether generated code runs the plan (when the plan offers it).
         faults: where the conditions report runtime errors (an engine points it at its log).
     """
 
@@ -43,7 +44,7 @@ class NFAMatcher:
     #: ``is_idle(state)``: nothing in flight
     is_idle: Callable[[PlanState], bool]
 
-    def __init__(self, pattern: SequencePattern, *, specialise: bool = True) -> None:
+    def __init__(self, pattern: SequencePattern, *, specialise: bool = True, compiled: bool = True) -> None:
         self.name = pattern.name
         self.pattern = pattern
         aggs = RunAggregates(pattern)
@@ -52,8 +53,11 @@ class NFAMatcher:
         aggs.check_stages(self.nfa.stage_names)
         facts = self.facts = analyse(self.nfa)
         self.plan: AnyPlan = choose_plan(pattern, self.nfa, facts, aggs, specialise=specialise)
+        #: whether the plan's generated code runs (when it offers some), else its interpreter
+        self.compiled = compiled
         # Bound once: the runtime calls the plan's methods with no call in between.
-        self.process = self.plan.process  # type: ignore[assignment]
+        step = getattr(self.plan, "compiled_step", None) if compiled else None
+        self.process = step() if step is not None else self.plan.process  # type: ignore[assignment]
         self.advance = self.plan.advance  # type: ignore[assignment]
         self.is_idle = self.plan.is_idle  # type: ignore[assignment]
 
@@ -73,13 +77,18 @@ class NFAMatcher:
         """Event types that can start a partial match (``None``: all)."""
         return self.facts.start_wakes
 
+    def kernel(self, pindex: int) -> Kernel | None:
+        """The plan's step as source for the engine's fused loop, if it offers one (and compiled)."""
+        make = getattr(self.plan, "kernel", None) if self.compiled else None
+        return None if make is None else make(f"_p{pindex}_")
+
     def new_state(self, key: Hashable) -> PlanState:
         """A fresh per-key state of the plan."""
         return self.plan.new_state()
 
     def on_timer(self, state: PlanState, time: Time, token: Hashable, ctx: Context) -> None:
-        """A window deadline passed with no event: advance time to it."""
-        self.advance(state, time, ctx)
+        """A window deadline passed with no event: the plan advances time to it."""
+        self.plan.on_timer(state, time, token, ctx)  # type: ignore[arg-type]
 
     @property
     def specialised(self) -> bool:

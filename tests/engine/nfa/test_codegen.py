@@ -1,0 +1,223 @@
+"""Generated linear steps and the engine's fused loop give exactly the interpreters' results.
+
+Three engines run the same script of calls (``process``, ``process_many``, ``advance_time``,
+snapshot/restore, ``finish``) over random linear patterns and random, partly out-of-order input:
+the general NFA on the shared buffer, the interpreted linear plan, and the generated code. Their
+detections, trace records, late events, condition errors and warnings must be equal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.engine.nfa.test_linear import linear_patterns
+from workbench.engine.events import Event
+from workbench.engine.nfa import Contiguity, NFAMatcher, SequencePattern, SkipStrategy, Stage
+from workbench.engine.nfa.codegen import linear_kernel
+from workbench.engine.runtime import Engine
+from workbench.errors import CepRuntimeError
+
+#: field values: numbers, NULLs (None, NaN), a string (``e.v > 2`` raises on it) or no field at all
+VALUES = st.one_of(st.integers(0, 5), st.sampled_from([None, math.nan, "x", "missing"]))
+
+
+@st.composite
+def events(draw: st.DrawFn) -> dict[str, Any]:
+    value = draw(VALUES)
+    event: dict[str, Any] = {
+        "type": draw(st.sampled_from("abcd")),
+        "time": draw(st.integers(0, 40)),
+        "key": draw(st.sampled_from(["k1", "k2", "k3"])),
+    }
+    if value != "missing":
+        event["v"] = value
+    return event
+
+
+#: one call: ("one", event), ("many", events), ("advance", t), ("snapshot", None)
+Step = tuple[str, Any]
+
+
+@st.composite
+def scripts(draw: st.DrawFn) -> list[Step]:
+    out: list[Step] = []
+    clock = 0
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["one", "many", "many", "advance", "snapshot"]))
+        if kind == "advance":
+            clock += draw(st.integers(0, 6))
+            out.append((kind, clock))
+        elif kind == "snapshot":
+            out.append((kind, None))
+        else:
+            batch = []
+            for e in draw(st.lists(events(), max_size=8)):
+                # mostly in order (the fused loop), sometimes late or out of order (the general path)
+                if draw(st.integers(0, 4)):
+                    clock += e["time"] % 4
+                    e = {**e, "time": clock}
+                batch.append(e)
+            out.append((kind, batch[0]) if kind == "one" and batch else ("many", batch))
+    return out
+
+
+def _run(matcher: NFAMatcher, script: list[Step], *, trace: bool, strict: bool = False) -> str:
+    engine = Engine([matcher], trace=trace, strict=strict)
+    returned: list[Any] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            for kind, arg in script:
+                if kind == "one":
+                    returned.append(engine.process(arg))
+                elif kind == "many":
+                    returned.append(engine.process_many(arg))
+                elif kind == "advance":
+                    returned.append(engine.advance_time(arg))
+                else:
+                    blob = engine.snapshot()
+                    engine = _restored(engine, matcher, blob, trace, strict)
+            returned.append(engine.finish())
+        except CepRuntimeError as err:  # strict runs stop at the first failing condition
+            returned.append(("raised", str(err)))
+    errors = [f.describe() for f in engine.errors]
+    late = [(e.seq, e.time) for e in engine.late]
+    # repr: NaN fields compare unequal to themselves once a snapshot has copied the events
+    return repr(
+        (engine.detections, returned, engine.trace_records, late, errors, [str(w.message) for w in caught])
+    )
+
+
+def _restored(old: Engine, matcher: NFAMatcher, blob: bytes, trace: bool, strict: bool) -> Engine:
+    """A new engine (same matcher) restored from ``blob``, carrying the outputs collected so far."""
+    engine = Engine([matcher], trace=trace, strict=strict)
+    engine.restore(blob)
+    engine.detections.extend(old.detections)
+    engine.trace_records.extend(old.trace_records)
+    engine.errors.extend(old.errors)
+    return engine
+
+
+def _three(pattern: SequencePattern) -> tuple[NFAMatcher, NFAMatcher, NFAMatcher]:
+    compiled = NFAMatcher(pattern)
+    assert compiled.fast_path == "linear"
+    return NFAMatcher(pattern, specialise=False), NFAMatcher(pattern, compiled=False), compiled
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(linear_patterns(), scripts(), st.booleans())
+def test_generated_code_equals_both_interpreters(
+    pattern: SequencePattern, script: list[Step], trace: bool
+) -> None:
+    general, interpreted, compiled = _three(pattern)
+    reference = _run(general, script, trace=trace)
+    assert _run(interpreted, script, trace=trace) == reference
+    assert _run(compiled, script, trace=trace) == reference
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(linear_patterns(), scripts())
+def test_strict_runs_raise_at_the_same_event(pattern: SequencePattern, script: list[Step]) -> None:
+    general, _, compiled = _three(pattern)
+    assert _run(compiled, script, trace=False, strict=True) == _run(general, script, trace=False, strict=True)
+
+
+def _stage(name: str, where: str | None, contiguity: Contiguity, types: tuple[str, ...] = ()) -> Stage:
+    return Stage(name, where, contiguity, types=types)
+
+
+@pytest.mark.parametrize("skip", ["no_skip", "skip_to_next", "skip_past_last_event"])
+@pytest.mark.parametrize("contiguity", list(Contiguity))
+def test_every_contiguity_and_skip_on_a_shared_script(skip: str, contiguity: Contiguity) -> None:
+    pattern = SequencePattern(
+        "p",
+        (_stage("a", "e.v > 2", Contiguity.STRICT, ("a",)), _stage("b", "e.v < 4", contiguity, ("b", "c"))),
+        within_ms=6,
+        skip=SkipStrategy(skip),  # type: ignore[arg-type]
+        emit_timeouts=True,
+    )
+    script: list[Step] = [
+        ("many", [{"type": "a", "time": t, "key": "k", "v": t % 6} for t in range(0, 20, 2)]),
+        ("many", [{"type": "b", "time": 20 + t, "key": "k", "v": t} for t in range(5)]),
+        ("one", {"type": "b", "time": 3, "key": "k", "v": 1}),  # late
+        ("advance", 30),
+    ]
+    general, interpreted, compiled = _three(pattern)
+    for trace in (False, True):
+        assert _run(compiled, script, trace=trace) == _run(general, script, trace=trace)
+        assert _run(interpreted, script, trace=trace) == _run(general, script, trace=trace)
+
+
+def test_a_condition_that_raises_is_recorded_once_per_kind_as_by_the_interpreter() -> None:
+    pattern = SequencePattern(
+        "p", (_stage("a", "e.v > 2", Contiguity.STRICT), _stage("b", None, Contiguity.RELAXED, ("b",)))
+    )
+    script: list[Step] = [
+        ("many", [{"type": "a", "time": t, "key": "k", "v": "x" if t % 2 else 3} for t in range(6)])
+    ]
+    general, _, compiled = _three(pattern)
+    result = _run(compiled, script, trace=False)
+    assert result == _run(general, script, trace=False)
+    assert "3 times" in result
+
+
+def test_quiet_windows_keep_one_timer_per_key_and_release_quiet_keys() -> None:
+    """No timeouts, no trace: expiry only frees memory, so a key keeps one timer, not one per match."""
+    pattern = SequencePattern(
+        "p", (_stage("a", None, Contiguity.STRICT, ("a",)), _stage("b", None, Contiguity.RELAXED, ("b",))),
+        within_ms=10, emit_timeouts=False,
+    )  # fmt: skip
+    engine = Engine([NFAMatcher(pattern)])
+    engine.process_many([Event("a", t, "k") for t in range(5)])
+    assert len(engine._timers) == 1
+    assert len(engine.state_of("p", "k").runs) == 5
+    engine.advance_time(100)
+    assert engine.state_of("p", "k") is None  # every window passed: the state is released
+
+
+def test_the_kernel_is_built_from_the_plan_only() -> None:
+    """Stage names and conditions enter the generated text as constants, never as code."""
+    hostile = "x'); import os; ('"
+    pattern = SequencePattern(
+        "p",
+        (
+            _stage(hostile, "e.v > 1", Contiguity.STRICT, (hostile,)),
+            _stage("b", None, Contiguity.RELAXED, ("b",)),
+        ),
+    )
+    kernel = linear_kernel(NFAMatcher(pattern).plan, "_p0_")  # type: ignore[arg-type]
+    assert "import" not in kernel.body.replace(repr(hostile), "")
+    assert all(name.startswith("_p0_") or name == "len" for name in kernel.consts)
+
+
+def test_generated_step_and_interpreter_take_turns_on_one_state() -> None:
+    """Snapshots taken under one run the other: the state objects are the same classes."""
+    pattern = dataclasses.replace(
+        SequencePattern(
+            "p",
+            (
+                _stage("a", None, Contiguity.STRICT, ("a",)),
+                _stage("b", None, Contiguity.NONDETERMINISTIC_RELAXED, ("b",)),
+            ),
+        ),
+        within_ms=5,
+    )
+    first = Engine([NFAMatcher(pattern)])
+    first.process_many([Event("a", 1, "k"), Event("b", 2, "k")])
+    second = Engine([NFAMatcher(pattern, compiled=False)])
+    second.restore(first.snapshot())
+    second.process_many([Event("b", 3, "k")])
+    second.finish()
+    reference = Engine([NFAMatcher(pattern, specialise=False)])
+    reference.process_many([Event("a", 1, "k"), Event("b", 2, "k"), Event("b", 3, "k")])
+    reference.finish()
+    assert [d.events for d in first.detections + second.detections] == [
+        d.events for d in reference.detections
+    ]

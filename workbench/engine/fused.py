@@ -1,0 +1,193 @@
+"""The engine's fused loop: in-order events through the host's routing and every matcher's step.
+
+:meth:`Engine.process_many <workbench.engine.runtime.Engine.process_many>` spends most of its time
+in the layers between an event and a partial match: stamping, the clock, routing by type, the key's
+state, the host's context, the plan's ``process`` and its idle test. :func:`build_loop` writes one
+function per engine that does all of that inline for the common case -- event time, no
+out-of-orderness, events in order, nothing buffered -- and pastes in the
+:class:`~workbench.engine.matcher.Kernel` of every matcher that offers one (when tracing is off);
+any other matcher is called through its ``process`` as the host does. The loop returns to the
+engine at the first event it cannot take (late or out of order), which the engine handles the
+general way before resuming the loop.
+
+The loop keeps the clock in locals and writes it back when it returns, raises or lets the engine
+fire due timers, so the engine's state between two events is exactly the general path's.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from workbench.engine.clock import EventClock, stamp
+from workbench.engine.events import Event, EventLike
+from workbench.engine.host import KeyState
+from workbench.engine.matcher import Kernel, Matcher
+from workbench.engine.nfa.conditions import Source, build_function
+
+if TYPE_CHECKING:
+    from workbench.engine.runtime import Engine
+
+__all__ = ["Loop", "build_loop"]
+
+#: ``loop(engine, events)``: ``None`` when the events ran out, else the stamped event the engine
+#: must handle the general way and its input position
+Loop = Callable[["Engine", Iterator[EventLike]], "tuple[Event, int] | None"]
+
+_HEAD = """\
+def loop(engine, it):
+    clock = engine.event_clock
+    keys = engine._keys
+    keys_get = keys.get
+    timers = engine._timers
+    ctx = engine.host.context
+    seen = clock.max_seen
+    wm, closed = clock.watermark
+    lo = wm if wm > seen else seen
+    closed_at = wm if closed and wm >= seen else None
+    pos = clock.next_seq
+{setup}    try:
+        for e in it:
+            p = pos
+            pos = p + 1
+            # why: a stamped event of the usual types needs no validation call (stamp() decides)
+            if e.__class__ is not _Event or e.seq < 0:
+                e = _stamp(e, p)
+            t = e.time
+            key = e.key
+            if not ((t.__class__ is _int or t.__class__ is _float) and e.type.__class__ is _str
+                    and (key.__class__ is _str or key.__class__ is _int or key is None)):
+                e = _stamp(e, p)
+            if t <= lo and (t < lo or t == closed_at):
+                return e, p  # why: late or out of order: the engine's general path
+            lo = seen = t
+            if timers and timers[0][0] < t:  # why: a timer before t is due: the engine fires it
+                _sync(clock, seen, pos)
+                engine._advance()
+{route}    finally:
+        _sync(clock, seen, pos)
+    return None
+"""
+
+
+#: what a matcher's context holds for the event being processed (kernels set it where they use it)
+_CONTEXT = "ctx.key = key; ctx.now = t; ctx.keystate = ks"
+
+
+def _sync(clock: EventClock, seen: float, pos: int) -> None:
+    """Write the loop's clock back: newest time, watermark (no out-of-orderness), next position."""
+    clock.next_seq = pos
+    clock.max_seen = seen
+    candidate = (seen, False)
+    if candidate > clock.watermark:
+        clock.watermark = candidate
+
+
+class _Writer:
+    def __init__(self, matchers: Sequence[Matcher], tracing: bool) -> None:
+        self.src = Source("_f")
+        self.c = self.src.const
+        self.matchers = matchers
+        self.kernels: list[Kernel | None] = [
+            None if tracing else _kernel(m, pindex) for pindex, m in enumerate(matchers)
+        ]
+        self.single = len(matchers) == 1
+
+    def write(self) -> str:
+        c = self.c
+        setup = ""
+        if self.single:  # why: one matcher: the context names it once
+            setup = f"    ctx.pindex = 0\n    ctx.pattern = {c(self.matchers[0].name)}\n"
+        route = _Lines(3)
+        wants = [m.event_types() for m in self.matchers]
+        if all(w is not None for w in wants):  # why: events no pattern uses only move the clock
+            union = frozenset().union(*(w for w in wants if w is not None))
+            route.add(f"if e.type not in {c(union)}:", "    continue")
+        route.add("ks = keys_get(key)", "if ks is None:")
+        starts = [self.starts(i, w) for i, w in enumerate(wants)]
+        if all(s is not None for s in starts):  # why: no matcher would keep a state for it
+            route.add(f"    if not ({' or '.join(s for s in starts if s is not None)}):", "        continue")
+        route.add(f"    ks = keys[key] = {c(KeyState)}()")
+        route.add("states = ks.states")
+        for pindex, w in enumerate(wants):
+            self.block(route, pindex, w if not self.single else None)
+        route.add("if not states and not ks.instances and not ks.timer_counts:", "    del keys[key]")
+        return _HEAD.format(setup=setup, route=route.text())
+
+    def starts(self, pindex: int, wants: frozenset[str] | None) -> str | None:
+        kernel = self.kernels[pindex]
+        if kernel is None or kernel.starts is None:
+            return None
+        return (
+            kernel.starts
+            if wants is None or self.single
+            else f"(e.type in {self.c(wants)} and {kernel.starts})"
+        )
+
+    def block(self, out: _Lines, pindex: int, wants: frozenset[str] | None) -> None:
+        """One matcher's turn: its state, its step, the release of an idle state (as the host)."""
+        c, m, kernel = self.c, self.matchers[pindex], self.kernels[pindex]
+        if wants is not None:
+            out.add(f"if e.type in {c(wants)}:")
+            out.depth += 1
+        out.add(f"st = states.get({pindex})")
+        if kernel is not None and kernel.starts is not None:
+            out.add(f"if st is None and {kernel.starts}:")
+        else:
+            out.add("if st is None:")
+        out.add(f"    st = states[{pindex}] = {c(m.new_state)}(key)")
+        out.add("if st is not None:")
+        out.depth += 1
+        if not self.single:
+            out.add(f"ctx.pindex = {pindex}", f"ctx.pattern = {c(m.name)}")
+        if kernel is not None:
+            self.src.consts.update(kernel.consts)
+            out.add(*kernel.body.replace("{ctx}", _CONTEXT).splitlines())
+            idle = kernel.idle
+        else:
+            out.add(_CONTEXT, f"{c(m.process)}(st, e, ctx)")
+            idle = f"{c(m.is_idle)}(st)"
+        # why: an idle state is dropped at once, unless a timer of it is still pending
+        out.add(f"if {idle} and not ks.timer_counts.get({pindex}):")
+        out.add(f"    ks.timer_counts.pop({pindex}, None)", f"    del states[{pindex}]")
+        out.depth -= 1
+        if wants is not None:
+            out.depth -= 1
+
+
+class _Lines:
+    def __init__(self, depth: int) -> None:
+        self.lines: list[str] = []
+        self.depth = depth
+
+    def add(self, *lines: str) -> None:
+        self.lines.extend("    " * self.depth + line for line in lines)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _kernel(matcher: Matcher, pindex: int) -> Kernel | None:
+    offer = getattr(matcher, "kernel", None)
+    kernel = offer(pindex) if offer is not None else None
+    return kernel if isinstance(kernel, Kernel) else None
+
+
+def build_loop(matchers: Sequence[Matcher], *, tracing: bool) -> Loop:
+    """The fused loop of an engine with these matchers (kernels are used only when not tracing)."""
+    writer = _Writer(matchers, tracing)
+    source = writer.write()
+    namespace: dict[str, object] = {
+        "_Event": Event,
+        "_stamp": stamp,
+        "_sync": _sync,
+        "_int": int,
+        "_float": float,
+        "_str": str,
+        "_inf": math.inf,
+        **writer.src.consts,
+    }
+    loop: Loop = build_function(textwrap.dedent(source), "loop", namespace, "<engine loop>")
+    return loop

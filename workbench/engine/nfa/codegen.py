@@ -1,0 +1,232 @@
+"""The linear plan lowered to specialised Python: one generated step per pattern.
+
+:func:`linear_kernel` writes the source of :meth:`LinearPlan.process
+<workbench.engine.nfa.linear.LinearPlan.process>` for one plan, with everything the interpreter
+looks up per event fixed at generation time: the stages are unrolled (one branch per stage, its
+contiguity known), the conditions are inlined from their trees (:class:`~workbench.engine.nfa.
+conditions.Source`: type tests as comparisons, event-only conditions as one direct call), and the
+plan's tables and bound methods are constants. The generated code steps the same
+:class:`~workbench.engine.nfa.linear.LinearState` and :class:`~workbench.engine.nfa.linear.LinearRun`
+objects, so it and the interpreter can take turns at any event (snapshots, ``state_of``).
+
+Two products share that body: :func:`linear_step`, a ``process(state, event, ctx)`` that the
+matcher binds (it hands traced runs to the interpreter, whose trace records it does not write),
+and the :class:`~workbench.engine.matcher.Kernel` that the engine's fused loop
+(:mod:`workbench.engine.fused`) pastes into its own loop. Rare paths (window expiry, notFollowedBy
+checks, ``followedByAny`` branches, held matches, the partial-match cap) call the interpreter's
+own methods, so their behaviour has one home.
+
+Only the templates below and :class:`Source` produce text; every value (a window, a stage index,
+a condition, a method) enters as a named constant or the ``repr`` of an ``int``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from workbench.engine.events import Event
+from workbench.engine.matcher import Context, Kernel
+from workbench.engine.nfa.chain import by_start
+from workbench.engine.nfa.conditions import TRUE, And, Cond, Const, Not, Or, Source, TypeIn, build_function
+from workbench.engine.nfa.linear import ANY, STRICT, WINDOW_TIMER, LinearPlan, LinearRun, LinearState
+from workbench.errors import CepRuntimeError
+
+__all__ = ["linear_kernel", "linear_step"]
+
+Step = Callable[[LinearState, Event, Context], None]
+
+
+class _Lines:
+    """An indented block of generated statements."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def add(self, *lines: str) -> None:
+        self.lines.extend("    " * self.depth + line for line in lines)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+class _LinearWriter:
+    """Writes the body of one linear plan's step (see the module docstring)."""
+
+    def __init__(self, plan: LinearPlan, prefix: str, fused: bool) -> None:
+        self.plan = plan
+        self.src = Source(prefix)
+        self.out = _Lines()
+        self.fused = fused
+        self.c = self.src.const
+        self.lazy = not plan.emit_timeouts and not plan.skip.holds  # see LinearPlan._fresh
+
+    def write(self) -> str:
+        plan, out, c = self.plan, self.out, self.c
+        out.add("runs = st.runs")
+        time_update = "st.time = t" if self.fused else "if st.time is None or t > st.time: st.time = t"
+        if plan.window is not None:  # why: the oldest partial match's window has passed
+            out.add(f"if runs and runs[0].start_ts + {c(plan.window)} <= t:")
+            out.add("    {ctx}", f"    {c(plan.advance)}(st, t, ctx)", "else:", f"    {time_update}")
+        else:
+            out.add(time_update)
+        starts = self.starts()
+        out.add(f"if runs or {starts or 'True'}:")
+        out.depth += 1
+        out.add("{ctx}", "new = []", "new_append = new.append", "done = []")
+        if plan.n > 1:
+            out.add("for run in runs:")
+            out.depth += 1
+            self.stages()
+            out.depth -= 1
+        self.start(starts)
+        if any(k == ANY for k in plan.kinds) or any(plan.stops):  # why: branches share a start
+            out.add(f"new.sort(key={c(by_start)})")
+        out.add("st.runs = new")
+        self.finish()
+        out.depth -= 1
+        return out.text()
+
+    def starts(self) -> str | None:
+        sw = self.plan.start_wakes
+        return None if sw is None else f"(e.type in {self.c(sw)})"
+
+    def condition(self, cond: Cond, target: str) -> None:
+        """``target = cond(e)``; an event-only part that raises is re-run through the tree, which
+        records the fault exactly as the interpreter does."""
+        if cond is TRUE:
+            self.out.add(f"{target} = True")
+            return
+        text = self.src.gen(cond)
+        if not _calls(cond):  # only type tests and constants: nothing can raise
+            self.out.add(f"{target} = {text}")
+            return
+        self.out.add(
+            "try:",
+            f"    {target} = {text}",
+            f"except {self.c(CepRuntimeError)}:",
+            "    raise",
+            f"except {self.c(Exception)}:",
+            f"    {target} = {self.c(cond)}(e, None)",
+        )
+
+    def stages(self) -> None:
+        """One branch per stage a partial match can wait at (1 .. n-1)."""
+        out, n = self.out, self.plan.n
+        if n > 2:
+            out.add("i = run.stage")
+        for i in range(1, n):
+            if n > 2:
+                out.add(f"{'if' if i == 1 else 'elif'} i == {i}:" if i < n - 1 else "else:")
+                out.depth += 1
+            self.stage(i)
+            if n > 2:
+                out.depth -= 1
+
+    def stage(self, i: int) -> None:
+        plan, out, c = self.plan, self.out, self.c
+        wakes = plan.wakes[i]
+        if wakes is not None:  # why: an event of another type cannot change this partial match
+            out.add(f"if e.type not in {c(wakes)}:", "    new_append(run)", "else:")
+            out.depth += 1
+        if plan.stops[i]:  # why: notFollowedBy checks go edge by edge, as the NFA does
+            out.add(f"{c(plan._step_guarded)}(st, run, e, ctx, new, done)")
+        else:
+            self.condition(plan.conds[i], "ok")
+            out.add("if ok:")
+            out.depth += 1
+            out.add("rid = st.next_rid", "st.next_rid = rid + 1")
+            last = i == plan.n - 1
+            if plan.kinds[i] == ANY:  # why: followedByAny also keeps the partial match as it was
+                out.add(
+                    f"{c(plan._take_and_keep)}(st, run, rid, {last}, t, (*run.events, e), ctx, new, done)"
+                )
+            elif last:
+                out.add("done.append((run.inst, (*run.events, e)))")
+            else:  # the taking partial match is the successor: update it in place
+                out.add("run.rid = rid", f"run.stage = {i + 1}", "run.prev_ts = t")
+                out.add("run.events = (*run.events, e)", "new_append(run)")
+                if plan.window is not None:
+                    out.add(f"if t == run.start_ts: {c(plan._fresh)}(st, run, ctx)")
+            out.depth -= 1
+            if plan.kinds[i] != STRICT:  # why: relaxed contiguity ignores a non-matching event
+                out.add("else:", "    new_append(run)")
+        if wakes is not None:
+            out.depth -= 1
+
+    def start(self, starts: str | None) -> None:
+        """The event takes the first stage: a new partial match (or a match of one stage)."""
+        plan, out, c = self.plan, self.out, self.c
+        if starts is not None:
+            out.add(f"if {starts}:")
+            out.depth += 1
+        self.condition(plan.conds[0], "ok")
+        out.add("if ok:")
+        out.depth += 1
+        out.add("inst = ctx.new_instance()", "rid = st.next_rid", "st.next_rid = rid + 1")
+        if plan.n == 1:
+            out.add("done.append((inst, (e,)))")
+        else:
+            out.add(f"run = {c(LinearRun)}((t, e.seq), rid, 1, t, t, inst, (e,))", "new_append(run)")
+            if not (any(k == ANY for k in plan.kinds) or any(plan.stops)):  # why: else sorted below
+                out.add(f"if len(new) > 1 and new[-2].start_id > run.start_id: new.sort(key={c(by_start)})")
+            if plan.window is not None:
+                self.schedule()
+        out.depth -= 1
+        if starts is not None:
+            out.depth -= 1
+
+    def schedule(self) -> None:
+        """A new partial match asks for its window timer (:meth:`LinearPlan._fresh`, tracing off)."""
+        c = self.c
+        deadline = f"t + {c(self.plan.window)}"
+        test = "st.scheduled is None" if self.lazy else f"st.scheduled != {deadline}"
+        self.out.add(
+            f"if {test}:",
+            f"    st.scheduled = {deadline}",
+            f"    ctx.schedule({deadline}, {c(WINDOW_TIMER)})",
+        )
+
+    def finish(self) -> None:
+        """Emit (or hold back) the completed matches, then apply ``max_partial_matches``."""
+        plan, out, c = self.plan, self.out, self.c
+        if plan.skip.holds:
+            out.add(f"if done or st.held: {c(plan._release)}(st, done, t, ctx)")
+        else:
+            out.add("for inst, events in done:", f"    {c(plan._emit)}(inst, 'match', t, events, ctx)")
+        if plan.cap is not None:
+            out.add(f"if len(st.runs) > {c(plan.cap)}: {c(plan._cap)}(st, ctx, {c(plan.cap)})")
+
+
+def _calls(cond: Cond) -> bool:
+    """Whether the generated text of ``cond`` calls a user condition (which may raise)."""
+    if isinstance(cond, Not):
+        return _calls(cond.inner)
+    if isinstance(cond, And | Or):
+        return _calls(cond.left) or _calls(cond.right)
+    return not isinstance(cond, Const | TypeIn)
+
+
+def linear_kernel(plan: LinearPlan, prefix: str) -> Kernel:
+    """The plan's step as a :class:`~workbench.engine.matcher.Kernel` for the fused loop."""
+    writer = _LinearWriter(plan, prefix, fused=True)
+    body = writer.write()
+    starts = writer.starts()
+    consts = {"len": len, **writer.src.consts}
+    # why the timer test: a linear state keeps a timer exactly while ``scheduled`` is set
+    return Kernel(body, consts, starts, "not st.runs and not st.held and st.scheduled is None")
+
+
+def linear_step(plan: LinearPlan) -> Step:
+    """A generated ``process(state, event, ctx)`` equal to the plan's (traced runs: the interpreter)."""
+    writer = _LinearWriter(plan, "_k", fused=False)
+    body = writer.write()
+    source = (
+        "def step(st, e, ctx):\n"
+        "    if ctx.tracing:\n"
+        "        return _interpreter(st, e, ctx)\n"
+        "    t = e.time\n" + "".join(f"    {line}\n" for line in body.replace("{ctx}", "pass").splitlines())
+    )
+    namespace = {"_interpreter": plan.process, "len": len, **writer.src.consts}
+    fn: Step = build_function(source, "step", namespace, f"<linear step {plan.name!r}>")
+    return fn

@@ -155,6 +155,11 @@ class EventColumns:
                 self._codes = np.asarray(codes, dtype=np.int64)
         return self._codes
 
+    def type_codes(self) -> tuple[npt.NDArray[np.int64], list[object]]:
+        """Each row's type as an integer code into the distinct types (in order of appearance)."""
+        codes, uniques = pd.factorize(self.columns["type"], use_na_sentinel=False)
+        return np.asarray(codes, dtype=np.int64), list(uniques)
+
     def key_positions(self) -> npt.NDArray[np.int64]:
         """Each row's position within its key's own rows (0, 1, 2, ... per key)."""
         codes = self.key_codes()
@@ -235,11 +240,10 @@ class EventColumns:
             dicts = [dict(zip(names, vals, strict=True)) for vals in zip(*lists, strict=True)]
         else:
             dicts = [{} for _ in range(n)]
-        events = [Event(*e) for e in zip(pick(types), pick(times), pick(keys), dicts, strict=True)]  # type: ignore[arg-type]
         if rows is None:
-            return events
-        # numbered with their row positions, by the one function that numbers events
-        return [stamp(e, r) for e, r in zip(events, rows, strict=True)]
+            return [Event(*e) for e in zip(types, times, keys, dicts, strict=True)]  # type: ignore[arg-type]
+        # numbered with their row positions, as the engine's stamp() would number them
+        return [Event(*e) for e in zip(pick(types), pick(times), pick(keys), dicts, rows, strict=True)]  # type: ignore[arg-type]
 
     def _clean(self, name: str) -> list[object] | None:
         """The type column when every row holds a string (else ``None``)."""

@@ -23,6 +23,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from workbench.backends.columnar.frame import EventColumns
+from workbench.backends.columnar.prune import KeyOrder, matcher_mask
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.runtime import Engine, RunResult
 
@@ -88,19 +89,17 @@ def replay_columns(
 
 
 def rows_to_feed(engine: Engine, cols: EventColumns) -> npt.NDArray[np.int64] | None:
-    """The row positions the engine needs, or ``None`` when it needs every row."""
-    if engine.out_of_orderness or engine.time_mode != "event":
-        return None
-    types: set[str] = set()
-    for m in engine.matchers:
-        used = m.event_types()
-        if used is None:
-            return None  # why: such a pattern reacts to every event (a `next` breaks on any)
-        types |= used
-    if not cols.clean():
+    """The row positions the engine needs (:mod:`~workbench.backends.columnar.prune`), or ``None`` for all."""
+    if engine.out_of_orderness or engine.time_mode != "event" or not cols.clean():
         return None
     times = cols.columns["time"].to_numpy(dtype=np.float64)
     if len(times) > 1 and bool((np.diff(times) < 0).any()):
         return None  # why: a skipped newer row could make a later row late
-    wanted = cols.columns["type"].isin(sorted(types)).to_numpy(dtype=bool)
-    return np.flatnonzero(wanted).astype(np.int64)
+    type_codes, type_uniques = cols.type_codes()
+    keys = KeyOrder(cols.key_codes())
+    fed = np.zeros(cols.rows, dtype=bool)
+    for m in engine.matchers:
+        fed |= matcher_mask(m, type_codes, type_uniques, times, keys)
+        if fed.all():
+            return None
+    return np.flatnonzero(fed).astype(np.int64)

@@ -66,8 +66,8 @@ def nfa_rules(matcher: Matcher) -> NFARules | None:
         return None
     nfa, facts = matcher.nfa, matcher.facts
     starts = facts.start_wakes
-    if starts is None:
-        return None
+    if starts is None or nfa.window_times:
+        return None  # why: per-stage windows expire partial matches at times we do not track
     targeted = {tr.target for st in nfa.states.values() for tr in st.transitions}
     waiting = [
         name
@@ -130,6 +130,7 @@ class KeyOrder:
         first = np.ones(len(codes), dtype=bool)
         first[1:] = sorted_codes[1:] != sorted_codes[:-1]
         self.first = first
+        self.codes = sorted_codes
         self.index = np.arange(len(codes), dtype=np.int64)
 
     def sort(self, values: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
@@ -150,6 +151,24 @@ class KeyOrder:
         if window is None:
             return has
         return has & (times - times[anchor] <= window)
+
+    def at_deadline(self, start: Mask, times: npt.NDArray[np.float64], window: float) -> Mask | None:
+        """Key-ordered: a start row of the same key lies exactly ``window`` before each row.
+
+        ``None`` when the times are too far apart to be compared exactly in one float array.
+        """
+        if not start.any():
+            return np.zeros(len(times), dtype=bool)
+        low = float(times.min())
+        stride = float(times.max()) - low + window + 1.0
+        if stride * (float(self.codes.max()) + 1.0) >= 2.0**52:
+            return None
+        # (key, time) as one sorted number: key-ordered rows have non-decreasing times per key
+        place = self.codes.astype(np.float64) * stride + (times - low)
+        starts = place[start]
+        query = place - window
+        at = np.searchsorted(starts, query).clip(max=len(starts) - 1)
+        return starts[at] == query
 
     def successors(self, seeds: Mask, entering: Mask) -> Mask:
         """Key-ordered: rows after a seed of an entering type, through entering rows and one more."""
@@ -190,6 +209,14 @@ def matcher_mask(
     start = _types_mask(codes, type_uniques, rules.starts)
     live = keys.live(start, keys.sort(times), rules.window)
     fed = start | (live & _types_mask(codes, type_uniques, rules.woken))
+    if rules.window is not None:
+        # why: a routed event at a window's deadline expires it itself (trace, timeouts, held
+        # matches), before the timer that would otherwise fire after the other events at that time
+        deadline = keys.at_deadline(start, keys.sort(times), rules.window)
+        routed = matcher.event_types()
+        fed |= (live if deadline is None else deadline) & (
+            np.ones(len(codes), dtype=bool) if routed is None else _types_mask(codes, type_uniques, routed)
+        )
     if rules.entering is None:
         entering = np.ones(len(codes), dtype=bool)
     else:

@@ -127,16 +127,16 @@ def test_next_feeds_starts_and_their_successors_only() -> None:
             "key": ["k", "k", "k", "k", "j", "k", "j", "j"],
         }
     )
-    p = SequencePattern("n", (Stage("a", types=("a",)), Stage("b", types=("b",), contiguity=Contiguity.STRICT)))
+    p = SequencePattern(
+        "n", (Stage("a", types=("a",)), Stage("b", types=("b",), contiguity=Contiguity.STRICT))
+    )
     rows = rows_to_feed(Engine([p]), EventColumns.from_frame(frame))
     assert rows is not None
     assert rows.tolist() == [0, 1, 3, 4, 5, 6]
 
 
 def test_rows_outside_every_window_are_not_fed() -> None:
-    frame = pd.DataFrame(
-        {"type": ["login", "trade", "trade", "trade"], "time": [0, 5, 10, 11], "key": "k"}
-    )
+    frame = pd.DataFrame({"type": ["login", "trade", "trade", "trade"], "time": [0, 5, 10, 11], "key": "k"})
     assert rows_to_feed(Engine([PATTERNS["P2"]]), EventColumns.from_frame(frame)) is None  # all live
     frame["time"] = [0, 5_000, 10_000, 10_001]
     rows = rows_to_feed(Engine([PATTERNS["P2"]]), EventColumns.from_frame(frame))
@@ -149,7 +149,8 @@ def test_plain_type_rule_for_other_families() -> None:
     assert nfa_rules(compile_matcher(group)) is None
     frame = pd.DataFrame({"type": ["a", "z", "b", "c"], "time": [1, 2, 3, 4], "key": "k", "x": 1})
     rows = rows_to_feed(Engine([group]), EventColumns.from_frame(frame))
-    assert rows is not None and rows.tolist() == [0, 2, 3]
+    assert rows is not None
+    assert rows.tolist() == [0, 2, 3]
 
 
 def test_key_order_scans() -> None:

@@ -97,7 +97,8 @@ def test_rows_of_unused_types_are_not_built() -> None:
     rows = rows_to_feed(Engine([PATTERNS["P1"]]), cols)  # `next`: logins and the row after each
     assert rows is not None
     logins = frame.index[frame["type"] == "login"]
-    assert set(logins) <= set(rows.tolist()) and len(rows) <= 2 * len(logins)
+    assert set(logins) <= set(rows.tolist())
+    assert len(rows) <= 2 * len(logins)
 
 
 def test_times_going_backwards_feed_every_row() -> None:

@@ -29,18 +29,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from workbench.engine.matcher import Matcher
-from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind
+from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef
 from workbench.engine.nfa.conditions import type_profile
 from workbench.engine.nfa.matcher import NFAMatcher
 
 __all__ = ["KeyOrder", "NFARules", "matcher_mask", "nfa_rules"]
 
 Mask = npt.NDArray[np.bool_]
+G = TypeVar("G", bound=np.generic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +87,10 @@ def nfa_rules(matcher: Matcher) -> NFARules | None:
     return NFARules(frozenset(starts), frozenset(woken), _entering(nfa, volatile), nfa.window_ms)
 
 
-def _proceed_reach(nfa: CompiledNFA, name: str) -> list[object]:
+def _proceed_reach(nfa: CompiledNFA, name: str) -> list[StateDef]:
     """The states reachable from ``name`` through PROCEED edges (``name`` included)."""
-    seen, stack, out = set(), [name], []
+    seen: set[str] = set()
+    stack, out = [name], []
     while stack:
         s = stack.pop()
         if s in seen:
@@ -108,7 +111,7 @@ def _entering(nfa: CompiledNFA, volatile: set[str]) -> frozenset[str] | None:
         for tr in st.transitions:
             if tr.action == Action.PROCEED:
                 continue
-            if not any(s.name in volatile for s in _proceed_reach(nfa, tr.target)):  # type: ignore[attr-defined]
+            if not any(s.name in volatile for s in _proceed_reach(nfa, tr.target)):
                 continue
             profile = type_profile(tr.cond)
             if profile is None or profile[1]:
@@ -133,7 +136,7 @@ class KeyOrder:
         self.codes = sorted_codes
         self.index = np.arange(len(codes), dtype=np.int64)
 
-    def sort(self, values: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+    def sort(self, values: npt.NDArray[G]) -> npt.NDArray[G]:
         """Row-ordered values in key order."""
         return values[self.order]
 
@@ -168,7 +171,8 @@ class KeyOrder:
         starts = place[start]
         query = place - window
         at = np.searchsorted(starts, query).clip(max=len(starts) - 1)
-        return starts[at] == query
+        found: Mask = starts[at] == query
+        return found
 
     def successors(self, seeds: Mask, entering: Mask) -> Mask:
         """Key-ordered: rows after a seed of an entering type, through entering rows and one more."""

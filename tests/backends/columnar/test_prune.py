@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,7 @@ from tests.engine.nfa.test_linear import linear_patterns
 from tests.engine.nfa.test_loop import loop_patterns
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import KeyOrder, nfa_rules
-from workbench.backends.columnar.replay import replay_frame, rows_to_feed
+from workbench.backends.columnar.replay import replay_chunks, replay_frame, rows_to_feed
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Pattern
 from workbench.engine.nfa import Contiguity, SequencePattern, Stage
@@ -161,3 +162,29 @@ def test_key_order_scans() -> None:
     entering = keys.sort(np.array([True, True, True, False, True, False]))
     succ = keys.unsort(keys.successors(start, entering))
     assert succ.tolist() == [False, False, True, True, False, False]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(linear_patterns(), rich_patterns(), loop_patterns()), frames(), st.data())
+def test_slices_equal_one_replay(pattern: Pattern, frame: pd.DataFrame, data: st.DataObject) -> None:
+    try:
+        matcher = compile_matcher(pattern)
+    except PatternError:
+        return
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(frame)), max_size=3)))
+    pieces = [frame.iloc[a:b] for a, b in zip([0, *cuts], [*cuts, len(frame)], strict=True)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = run([matcher], frame_to_events(frame)).detections
+        sliced = [d for got in replay_chunks([matcher], pieces) for d in got]
+    assert sliced == whole
+    assert [d.seqs for d in sliced] == [d.seqs for d in whole]
+
+
+def test_slices_going_back_in_time_are_refused() -> None:
+    pieces = [
+        pd.DataFrame({"type": ["a"], "time": [5], "key": "k"}),
+        pd.DataFrame({"type": ["a"], "time": [4], "key": "k"}),
+    ]
+    with pytest.raises(CepError, match="backwards"):
+        list(replay_chunks([PATTERNS["P2"]], pieces))

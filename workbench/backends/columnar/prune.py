@@ -201,8 +201,14 @@ def matcher_mask(
     type_uniques: list[object],
     times: npt.NDArray[np.float64],
     keys: KeyOrder,
+    *,
+    carried: bool = False,
 ) -> Mask:
-    """The rows (row order) ``matcher`` needs fed, by the rules of the module docstring."""
+    """The rows (row order) ``matcher`` needs fed, by the rules of the module docstring.
+
+    ``carried``: partial matches may come from before the first row (a later slice of the input):
+    every key then counts as started at the first row's time, and its first row follows a fed row.
+    """
     rules = nfa_rules(matcher)
     if rules is None:
         used = matcher.event_types()
@@ -211,12 +217,19 @@ def matcher_mask(
         return _types_mask(type_codes, type_uniques, used)
     codes = keys.sort(type_codes)
     start = _types_mask(codes, type_uniques, rules.starts)
-    live = keys.live(start, keys.sort(times), rules.window)
+    sorted_times = keys.sort(times)
+    live = keys.live(start, sorted_times, rules.window)
+    if carried:  # why: partial matches from earlier rows live up to the window past the first row
+        live |= True if rules.window is None else sorted_times - times[0] <= rules.window
     fed = start | (live & _types_mask(codes, type_uniques, rules.woken))
+    if carried:  # why: the row before a key's first one may have left a partial match volatile
+        fed |= live & keys.first
     if rules.window is not None:
         # why: a routed event at a window's deadline expires it itself (trace, timeouts, held
         # matches), before the timer that would otherwise fire after the other events at that time
-        deadline = keys.at_deadline(start, keys.sort(times), rules.window)
+        deadline = keys.at_deadline(start, sorted_times, rules.window)
+        if carried and deadline is not None:  # why: the starts before this slice are not here
+            deadline |= sorted_times - times[0] <= rules.window
         routed = matcher.event_types()
         fed |= (live if deadline is None else deadline) & (
             np.ones(len(codes), dtype=bool) if routed is None else _types_mask(codes, type_uniques, routed)

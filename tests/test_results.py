@@ -207,3 +207,15 @@ def test_doctests() -> None:
     import workbench.results
 
     assert doctest.testmod(workbench.results).failed == 0
+
+
+def test_detection_frame_keeps_equal_length_tuples_as_cells() -> None:
+    events = (Event("a", 3, "k", seq=0), Event("b", 5, "k", seq=4))
+    one = detections_to_frame([Detection("p", ("k", 1), 1, "match", 9, events, ("a", "b"))])
+    assert one["events"].tolist() == [(0, 4)]
+    assert one["key"].tolist() == [("k", 1)]
+    assert one["types"].tolist() == [("a", "b")]
+    assert (one["first_time"].tolist(), one["last_time"].tolist()) == ([3.0], [5.0])
+    empty = detections_to_frame([Detection("p", None, 2, "timeout", 7, (), ())])
+    assert empty["first_time"].isna().all()
+    assert empty["n_events"].tolist() == [0]

@@ -94,7 +94,11 @@ def test_rows_of_unused_types_are_not_built() -> None:
     assert rows is not None
     assert set(frame["type"].iloc[rows]) == {"login", "update", "trade"}
     assert len(rows) < len(frame)
-    assert rows_to_feed(Engine([PATTERNS["P1"]]), cols) is None  # `next`: every event matters
+    rows = rows_to_feed(Engine([PATTERNS["P1"]]), cols)  # `next`: logins and the row after each
+    assert rows is not None
+    logins = frame.index[frame["type"] == "login"]
+    assert set(logins) <= set(rows.tolist())
+    assert len(rows) <= 2 * len(logins)
 
 
 def test_times_going_backwards_feed_every_row() -> None:

@@ -24,9 +24,6 @@ from workbench.errors import EventError
 
 __all__ = ["EventColumns", "RowEvents", "convert_column"]
 
-#: type, time and key of every row as Python values (see EventColumns.clean)
-CleanColumns = tuple[list[object], list[object], list[object]]
-
 _MS = pd.Timedelta(milliseconds=1)
 _EPOCH = pd.Timestamp(0)
 
@@ -82,7 +79,7 @@ class EventColumns:
     names: dict[str, str]  # "type"/"time"/"key" -> the frame's column (for error messages)
     _lists: dict[str, list[object]] = field(default_factory=dict)
     _codes: npt.NDArray[np.int64] | None = None
-    _checked: list[CleanColumns | None] = field(default_factory=list)  # empty: not checked yet
+    _checked: list[bool] = field(default_factory=list)  # empty: not checked yet
 
     @property
     def rows(self) -> int:
@@ -150,10 +147,17 @@ class EventColumns:
             if "key" not in self.names:
                 self._codes = np.zeros(self.rows, dtype=np.int64)
             else:
-                keys = pd.Series([None if _is_missing(k) else k for k in self.values("key")], dtype=object)
-                codes, _ = pd.factorize(keys, use_na_sentinel=False)
+                column = self.columns["key"]
+                if column.hasnans:  # why: every kind of missing value is the one key None
+                    column = pd.Series([None if _is_missing(k) else k for k in column.tolist()], dtype=object)
+                codes, _ = pd.factorize(column, use_na_sentinel=False)
                 self._codes = np.asarray(codes, dtype=np.int64)
         return self._codes
+
+    def type_codes(self) -> tuple[npt.NDArray[np.int64], list[object]]:
+        """Each row's type as an integer code into the distinct types (in order of appearance)."""
+        codes, uniques = pd.factorize(self.columns["type"], use_na_sentinel=False)
+        return np.asarray(codes, dtype=np.int64), list(uniques)
 
     def key_positions(self) -> npt.NDArray[np.int64]:
         """Each row's position within its key's own rows (0, 1, 2, ... per key)."""
@@ -190,14 +194,8 @@ class EventColumns:
 
     def clean(self) -> bool:
         """Whether every row has a string type, a numeric time and a string or integer key (or none)."""
-        return self._clean_columns() is not None
-
-    def _clean_columns(self) -> CleanColumns | None:
-        """Type, time and key as Python values when every row is clean (checked once, then kept)."""
         if not self._checked:
-            types, times, keys = self._clean("type"), self._clean_times(), self._clean_keys()
-            clean = None if types is None or times is None or keys is None else (types, times, keys)
-            self._checked.append(clean)
+            self._checked.append(self._clean("type") and self._clean_times() and self._clean_keys())
         return self._checked[0]
 
     def events(self) -> list[Event]:
@@ -211,19 +209,18 @@ class EventColumns:
         if not self.clean():
             msg = "events_at needs clean type, time and key columns (see EventColumns.clean)"
             raise ValueError(msg)
-        return self._bulk([int(r) for r in rows])
+        return self._bulk(np.asarray(rows, dtype=np.int64))
 
-    def _bulk(self, rows: list[int] | None) -> list[Event]:
-        def pick(values: list[object]) -> list[object]:
-            return values if rows is None else [values[r] for r in rows]
+    def _pick(self, name: str, rows: npt.NDArray[np.int64] | None) -> list[object]:
+        """A converted column's values at ``rows`` (all rows: ``None``) as Python values."""
+        if rows is None:
+            return self.values(name)
+        return self.columns[name].iloc[rows].tolist()
 
-        clean = self._clean_columns()
-        if clean is None:
-            msg = "the bulk path needs clean type, time and key columns"
-            raise ValueError(msg)
-        types, times, keys = clean
+    def _bulk(self, rows: npt.NDArray[np.int64] | None) -> list[Event]:
+        """The events of clean rows, built column by column (only the rows asked for)."""
         names = self.fields
-        lists = [pick(self.values(c)) for c in names]
+        lists = [self._pick(c, rows) for c in names]
         n = self.rows if rows is None else len(rows)
         if any(self.columns[c].hasnans for c in names):
             # why per row: a missing value means the event has no such field (column order kept)
@@ -235,43 +232,48 @@ class EventColumns:
             dicts = [dict(zip(names, vals, strict=True)) for vals in zip(*lists, strict=True)]
         else:
             dicts = [{} for _ in range(n)]
-        events = [Event(*e) for e in zip(pick(types), pick(times), pick(keys), dicts, strict=True)]  # type: ignore[arg-type]
+        types, times, keys = self._pick("type", rows), self._times(rows), self._keys(rows)
         if rows is None:
-            return events
-        # numbered with their row positions, by the one function that numbers events
-        return [stamp(e, r) for e, r in zip(events, rows, strict=True)]
+            return [Event(*e) for e in zip(types, times, keys, dicts, strict=True)]  # type: ignore[arg-type]
+        # numbered with their row positions, as the engine's stamp() would number them
+        seqs = rows.tolist()
+        return [Event(*e) for e in zip(types, times, keys, dicts, seqs, strict=True)]  # type: ignore[arg-type]
 
-    def _clean(self, name: str) -> list[object] | None:
-        """The type column when every row holds a string (else ``None``)."""
+    def _clean(self, name: str) -> bool:
+        """Whether every row of the column holds a string."""
         s = self.columns[name]
-        if s.hasnans or pd.api.types.infer_dtype(s, skipna=False) != "string":
-            return None
-        return self.values(name)
+        return not s.hasnans and pd.api.types.infer_dtype(s, skipna=False) == "string"
 
-    def _clean_times(self) -> list[object] | None:
-        """The time column as int or finite float milliseconds, when every row has one."""
+    def _clean_times(self) -> bool:
+        """Whether every row has an int or finite float time."""
         s = self.columns["time"]
         if s.hasnans:
-            return None
+            return False
         if pd.api.types.is_integer_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
-            return self.values("time")
+            return True
+        return pd.api.types.is_float_dtype(s.dtype) and bool(np.isfinite(s.to_numpy(dtype=np.float64)).all())
+
+    def _times(self, rows: npt.NDArray[np.int64] | None) -> list[object]:
+        """Clean times at ``rows``: a whole float is an int (a time column with a gap is float64)."""
+        s = self.columns["time"]
         if pd.api.types.is_float_dtype(s.dtype):
             values = s.to_numpy(dtype=np.float64)
-            if not np.isfinite(values).all():
-                return None
+            values = values if rows is None else values[rows]
             return [int(v) if v.is_integer() else v for v in values.tolist()]
-        return None
+        return self._pick("time", rows)
 
-    def _clean_keys(self) -> list[object] | None:
-        """The key column with missing keys as ``None``, when every key is a string or an integer."""
+    def _clean_keys(self) -> bool:
+        """Whether every key is a string or an integer (or missing)."""
         if "key" not in self.names:
-            return [None] * self.rows
-        s = self.columns["key"]
-        kind = pd.api.types.infer_dtype(s, skipna=True)
-        if kind not in ("string", "integer", "empty"):
-            return None
-        values = self.values("key")
-        return [None if _is_missing(k) else k for k in values] if s.hasnans else values
+            return True
+        return pd.api.types.infer_dtype(self.columns["key"], skipna=True) in ("string", "integer", "empty")
+
+    def _keys(self, rows: npt.NDArray[np.int64] | None) -> list[object]:
+        """Clean keys at ``rows``, a missing key as ``None``."""
+        if "key" not in self.names:
+            return [None] * (self.rows if rows is None else len(rows))
+        values = self._pick("key", rows)
+        return [None if _is_missing(k) else k for k in values] if self.columns["key"].hasnans else values
 
     def keyed(self) -> bool:
         """Whether some row has a key (else every event is in one partition)."""

@@ -16,17 +16,20 @@ buffered and released by the clock).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from workbench.backends.columnar.frame import EventColumns
+from workbench.backends.columnar.prune import KeyOrder, matcher_mask
+from workbench.engine.detection import Detection
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.runtime import Engine, RunResult
+from workbench.errors import CepError
 
-__all__ = ["replay_columns", "replay_frame", "rows_to_feed"]
+__all__ = ["replay_chunks", "replay_columns", "replay_frame", "rows_to_feed"]
 
 
 def replay_frame(
@@ -87,20 +90,66 @@ def replay_columns(
     return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors)
 
 
-def rows_to_feed(engine: Engine, cols: EventColumns) -> npt.NDArray[np.int64] | None:
-    """The row positions the engine needs, or ``None`` when it needs every row."""
-    if engine.out_of_orderness or engine.time_mode != "event":
-        return None
-    types: set[str] = set()
-    for m in engine.matchers:
-        used = m.event_types()
-        if used is None:
-            return None  # why: such a pattern reacts to every event (a `next` breaks on any)
-        types |= used
-    if not cols.clean():
+def replay_chunks(
+    patterns: Sequence[Pattern | Matcher],
+    frames: Iterable[pd.DataFrame],
+    *,
+    type_column: str = "type",
+    time_column: str | None = None,
+    key_column: str | None = "key",
+) -> Iterator[list[Detection]]:
+    """Replay consecutive slices of one in-order input through one engine; yield each slice's detections.
+
+    The engine's state carries over from slice to slice, so the detections are those of one
+    replay of the whole input (the last list also holds the final flush). Each slice is pruned on
+    its own, feeding in addition every row that a partial match from an earlier slice could still
+    react to (within the window of the slice's start, and each key's first row). Memory stays
+    bounded by one slice plus the live partial matches. Raises :class:`~workbench.errors.CepError`
+    when times go backwards (a pruned replay cannot tell which rows a full one would find late).
+    """
+    engine = Engine(patterns, collect=False)
+    offset, newest = 0, -np.inf
+    for frame in frames:
+        if frame.empty:
+            continue
+        cols = EventColumns.from_frame(
+            frame, type_column=type_column, time_column=time_column, key_column=key_column
+        )
+        times = cols.columns["time"].to_numpy(dtype=np.float64)
+        if times[0] < newest or bool((np.diff(times) < 0).any()):
+            msg = (
+                f"rows {offset}..{offset + len(times) - 1}: times go backwards; replay the input in one piece"
+            )
+            raise CepError(msg)
+        rows = rows_to_feed(engine, cols, carried=offset > 0)
+        events = cols.events() if rows is None else cols.events_at(rows)
+        if offset:
+            events = [
+                e.with_seq(e.seq + offset if rows is not None else i + offset) for i, e in enumerate(events)
+            ]
+        yield engine.process_many(events)
+        offset += cols.rows
+        newest = times[-1]
+    yield engine.finish()
+
+
+def rows_to_feed(
+    engine: Engine, cols: EventColumns, *, carried: bool = False
+) -> npt.NDArray[np.int64] | None:
+    """The row positions the engine needs (:mod:`~workbench.backends.columnar.prune`), or ``None`` for all.
+
+    ``carried``: the engine may hold partial matches from earlier rows (a later slice of the input).
+    """
+    if engine.out_of_orderness or engine.time_mode != "event" or not cols.clean():
         return None
     times = cols.columns["time"].to_numpy(dtype=np.float64)
     if len(times) > 1 and bool((np.diff(times) < 0).any()):
         return None  # why: a skipped newer row could make a later row late
-    wanted = cols.columns["type"].isin(sorted(types)).to_numpy(dtype=bool)
-    return np.flatnonzero(wanted).astype(np.int64)
+    type_codes, type_uniques = cols.type_codes()
+    keys = KeyOrder(cols.key_codes())
+    fed = np.zeros(cols.rows, dtype=bool)
+    for m in engine.matchers:
+        fed |= matcher_mask(m, type_codes, type_uniques, times, keys, carried=carried)
+        if fed.all():
+            return None
+    return np.flatnonzero(fed).astype(np.int64)

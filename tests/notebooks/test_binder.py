@@ -122,7 +122,7 @@ def test_binder_environment_has_the_highlighting_extension(binder_env: BinderEnv
         text=True,
         check=True,
     )
-    text = listed.stdout + listed.stderr
+    text = re.sub(r"\x1b\[[0-9;]*m", "", listed.stdout + listed.stderr)  # no colour codes
     line = next((ln for ln in text.splitlines() if "cep-highlight" in ln), "")
     assert re.search(r"cep-highlight v[\d.]+ enabled.*OK", line), text
     share = binder_env.venv / "share" / "jupyter" / "labextensions" / "cep-highlight" / "package.json"

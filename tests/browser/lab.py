@@ -138,6 +138,8 @@ def run_lab(
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
         "BOKEH_RESOURCES": "inline",
+        # the kernel imports this checkout's workbench (not whichever one the venv installed)
+        "PYTHONPATH": str(ROOT),
     }
     port = _free_port()
     log = base / "lab.log"

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NUMBERS", "TimeFormat", "wall_clock"]
 
-TIME_COLUMNS = ("time", "first_time", "last_time")
+TIME_COLUMNS = ("emit_time", "time", "first_time", "last_time")
 """The columns of the detections DataFrame that hold engine times."""
 
 

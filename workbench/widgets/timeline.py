@@ -174,7 +174,7 @@ class Timeline(LiveMode):
             description="speed",
             layout=widgets.Layout(width="260px"),
         )
-        self.time_label = widgets.HTML(layout=widgets.Layout(min_width="110px"))
+        self.time_label = widgets.HTML(layout=widgets.Layout(min_width="230px"))
         self.key_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="key")
         self.pattern_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="pattern")
         self.detection_select = widgets.Dropdown(

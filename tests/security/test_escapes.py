@@ -743,7 +743,6 @@ def _ipython() -> Any:
 def via_magic(text: str, ctx: Ctx) -> Outcome:
     """``%%cep`` with the attempt in a stage ``where``, then ``%cep run probe --on EVENTS``."""
     from workbench.jupyter.magics import CepCellError
-
     from workbench.session.session import CepSession
 
     shell = _ipython()

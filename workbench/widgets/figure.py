@@ -215,24 +215,11 @@ def _draw_bands(fig: figure, source: ColumnDataSource) -> GlyphRenderer[HBar]:
         hatch_alpha=0.8,
         source=source,
     )
-    fig.rect(
-        x="start",
-        y="row",
-        width="cap",
-        width_units="screen",
-        height=0.6,
-        fill_color="color",
-        line_color="color",
-        source=source,
-    )
+    on_rows: dict[str, Any] = {"y": "row", "source": source}
+    ticks = {"fill_color": "color", "line_color": "color"}
+    fig.rect(x="start", width="cap", width_units="screen", height=0.6, **ticks, **on_rows)
     fig.text(
-        x="mid",
-        y="row",
-        text="label",
-        text_align="center",
-        text_baseline="middle",
-        text_font_size="8pt",
-        source=source,
+        x="mid", text="label", text_align="center", text_baseline="middle", text_font_size="8pt", **on_rows
     )
     return bars
 

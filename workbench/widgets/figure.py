@@ -216,7 +216,7 @@ def _draw_bands(fig: figure, source: ColumnDataSource) -> GlyphRenderer[HBar]:
         source=source,
     )
     on_rows: dict[str, Any] = {"y": "row", "source": source}
-    ticks = {"fill_color": "color", "line_color": "color"}
+    ticks: dict[str, Any] = {"fill_color": "color", "line_color": "color"}
     fig.rect(x="start", width="cap", width_units="screen", height=0.6, **ticks, **on_rows)
     fig.text(
         x="mid", text="label", text_align="center", text_baseline="middle", text_font_size="8pt", **on_rows

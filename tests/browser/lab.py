@@ -117,14 +117,20 @@ def _wait_ready(proc: subprocess.Popen[bytes], url: str, token: str, log: Path) 
         time.sleep(0.3)
 
 
-def run_lab(base: Path, token: str) -> Iterator[Lab]:
-    """Start JupyterLab in a fresh home under ``base``; yield it; stop it and its kernels."""
+def run_lab(
+    base: Path, token: str, *, python: str = sys.executable, base_env: dict[str, str] | None = None
+) -> Iterator[Lab]:
+    """Start JupyterLab in a fresh home under ``base``; yield it; stop it and its kernels.
+
+    ``python`` is the interpreter whose JupyterLab runs (another environment's, for the Binder
+    test), ``base_env`` the environment variables to start from (default: this process's).
+    """
     home, root = base / "home", base / "notebooks"
     for d in (home, root, home / "runtime", home / "ipython", home / "settings", home / "workspaces"):
         d.mkdir(parents=True, exist_ok=True)
     _write_settings(home / "settings")
     env = {
-        **os.environ,
+        **(os.environ if base_env is None else base_env),
         "HOME": str(home),
         "JUPYTER_CONFIG_DIR": str(home / "config"),
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
@@ -132,13 +138,15 @@ def run_lab(base: Path, token: str) -> Iterator[Lab]:
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
         "BOKEH_RESOURCES": "inline",
+        # the kernel imports this checkout's workbench (not whichever one the venv installed)
+        "PYTHONPATH": str(ROOT),
     }
     port = _free_port()
     log = base / "lab.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [
-                sys.executable, "-m", "jupyterlab", "--allow-root", "--no-browser",
+                python, "-m", "jupyterlab", "--allow-root", "--no-browser",
                 "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
                 f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
                 "--expose-app-in-browser",

@@ -155,7 +155,7 @@ def test_live_feed(ip: Any) -> None:
 
 
 def test_live_feed_records_condition_errors_as_a_replay_does(ip: Any) -> None:
-    ip.run_cell_magic("cep", "-q", "sequence bad\n  begin a: A where a.x > 1")
+    ip.run_cell_magic("cep", "-q", "event A(x)\nsequence bad\n  begin a: A where a.x > 1")
     ip.user_ns["batch"] = [{"type": "A", "key": "k", "x": "text"}, {"type": "A", "key": "k", "x": 5}]
     ip.run_line_magic("cep", "feed bad --start")
     frame = ip.run_line_magic("cep", "feed --from batch")

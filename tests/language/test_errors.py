@@ -485,6 +485,22 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         3,
         21,
     ),
+    (
+        "undeclared_type_far_from_declared_ones",
+        "event login(user, ip)\ngroup g\n  on login(user as U)\n  @and { a: payment(user = U) }",
+        "CepCompileError",
+        "line 5, column 13: unknown event type 'payment'; declared: login; declare it with 'event payment(...)' if it is meant\n      @and { a: payment(user = U) }\n                ^",
+        5,
+        13,
+    ),
+    (
+        "group_channel_missing_colon",
+        "event login(user)\nevent failed(user)\ngroup g\n  on login(user as U)\n  @and {\n    @count(3) tries failed(user = U)\n  }",
+        "CepCompileError",
+        "line 7, column 15: expected ':' after the channel name 'tries' (write 'tries: failed(...)'); 'tries' is not a declared event type\n        @count(3) tries failed(user = U)\n                  ^",
+        7,
+        15,
+    ),
 ]
 
 

@@ -743,9 +743,12 @@ def _ipython() -> Any:
 def via_magic(text: str, ctx: Ctx) -> Outcome:
     """``%%cep`` with the attempt in a stage ``where``, then ``%cep run probe --on EVENTS``."""
     from workbench.jupyter.magics import CepCellError
+    from workbench.session.session import CepSession
 
     shell = _ipython()
     shell.user_ns["security_events"] = ctx.frame
+    # a fresh session: event declarations other tests made in this shared kernel would be in force
+    shell.magics_manager.registry["CepMagics"].session = CepSession()
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             shell.run_cell_magic("cep", "-q", _cep(CEP_SEQUENCE_WHERE, text))

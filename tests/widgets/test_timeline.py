@@ -100,7 +100,8 @@ def test_selecting_a_detection_rings_its_events_and_shows_its_row() -> None:
     assert tl.sources["highlight"].data == {"row": ["k · p#1 · a"], "time": [1]}
     assert "<table" in tl.detail.value
     assert "match" in tl.detail.value
-    assert "(1,)" in tl.detail.value  # the events column: seqs
+    assert "<td>a</td><td>#1</td>" in tl.detail.value  # stage a took event #1 (issue 16: no reprs)
+    assert "Event(" not in tl.detail.value
     tl.detection_select.value = -1
     assert tl.selected is None
     assert tl.sources["highlight"].data == {"row": [], "time": []}
@@ -146,7 +147,7 @@ def test_live_updates_are_deltas_equal_to_a_full_redraw() -> None:
 
 
 def test_live_update_resets_when_the_layout_changes() -> None:
-    tl = Timeline(max_rows=3)
+    tl = Timeline(max_rows=3, page_rows=None)  # the window of recent instances, aggregated
     tl.add([rec(0, K.STARTED), rec(1, K.ACCEPTED, "a", 1)])
     before = tl.deltas["reset"]
     tl.add([rec(2, K.ACCEPTED, "b", 2), rec(3, K.ACCEPTED, "c", 3)])  # 4 rows > 3: aggregate

@@ -61,16 +61,21 @@ class Context:
         return CepCompileError(message, span, self.source, pattern=self.pattern)
 
     def check_type(self, name: ast.Name) -> None:
-        """Reject an undeclared event type that nearly spells a declared one (``lgin`` for ``login``)."""
+        """Reject an event type no ``event`` declaration names, while declarations are in force.
+
+        The message suggests the nearest declared type (``lgin`` for ``login``), and says how to
+        declare the type when it is meant.
+        """
         if not self.schema or name.text in self.schema:
             return
-        close = difflib.get_close_matches(name.text, sorted(self.schema), n=1, cutoff=0.75)
-        if close:
-            msg = (
-                f"unknown event type {name.text!r} (did you mean {close[0]!r}?); declared: "
-                f"{', '.join(sorted(self.schema))}; declare it with 'event {name.text}(...)' if it is meant"
-            )
-            raise self.fail(msg, name.span)
+        declared = sorted(self.schema)
+        close = difflib.get_close_matches(name.text, declared, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        msg = (
+            f"unknown event type {name.text!r}{hint}; declared: {', '.join(declared)}; "
+            f"declare it with 'event {name.text}(...)' if it is meant"
+        )
+        raise self.fail(msg, name.span)
 
     def fields_of(self, types: Sequence[str]) -> frozenset[str] | None:
         if not types or not all(t in self.schema for t in types):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast as pyast
 import dataclasses
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -396,6 +397,28 @@ class GroupCompiler:
                 collects.append((var, node))
         return tuple(collects)
 
+    def _missing_colon(self, block: ast.Block) -> None:
+        """``tries failed(user = U)``: a bare undeclared name with a channel after it on the same line
+        is a channel label that lost its ``:`` (read as is, it would listen to events of type ``tries``).
+        """
+        schema = self.ctx.schema
+        if not schema:
+            return  # without declarations, ``a b`` may be two channels of types a and b
+        members = block.members
+        for m, nxt in itertools.pairwise(members):
+            if not isinstance(m, ast.Channel) or not isinstance(nxt, ast.Channel):
+                continue
+            bare = m.label is None and not m.head.items and m.where is None
+            name = m.head.type.text
+            same_line = nxt.span.line == m.head.span.end_line and not nxt.annotations and nxt.label is None
+            if bare and same_line and name not in schema and nxt.head.type.text in schema:
+                msg = (
+                    f"expected ':' after the channel name {name!r} "
+                    f"(write '{name}: {nxt.head.type.text}(...)'); "
+                    f"{name!r} is not a declared event type"
+                )
+                raise self.ctx.fail(msg, m.head.type.span)
+
     def _block(
         self,
         block: ast.Block,
@@ -407,6 +430,7 @@ class GroupCompiler:
     ) -> grp.ReactionGroup:
         ctx = self.ctx
         annots = check_annotations(ctx, block.annotations, EXIT_ANNOTATIONS, f"the @{block.operator} exit")
+        self._missing_colon(block)
         members: list[grp.Member] = []
         for m in block.members:
             if isinstance(m, ast.Block):

@@ -26,6 +26,7 @@ from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
 from workbench.session.notes import kind_of
+from workbench.session.times import NUMBERS, TimeFormat, wall_clock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,11 +38,12 @@ __all__ = ["CepSession", "Replay", "RunOutcome", "to_frame"]
 Progress = Callable[[int, int], None]
 
 
-def to_frame(detections: Sequence[Detection]) -> pd.DataFrame:
-    """Detections as a DataFrame (the single place that picks the conversion)."""
+def to_frame(detections: Sequence[Detection], times: TimeFormat = NUMBERS) -> pd.DataFrame:
+    """Detections as a DataFrame (the single place that picks the conversion); with ``times`` of a
+    datetime input, ``time``/``first_time``/``last_time`` are Timestamps in the input's zone."""
     from workbench.results import detections_to_frame
 
-    return detections_to_frame(detections)
+    return times.frame(detections_to_frame(detections))
 
 
 @dataclass
@@ -71,6 +73,7 @@ class _Run:
     detections: list[Detection] = field(default_factory=list)
     trace: list[TraceRecord] = field(default_factory=list)
     events: Mapping[int, Event] = field(default_factory=dict)
+    times: TimeFormat = NUMBERS  # how the input gave its times (dates for a datetime column)
 
 
 class CepSession:
@@ -85,9 +88,12 @@ class CepSession:
         self.live: Engine | None = None
         self.live_names: tuple[str, ...] = ()
         self.live_events: dict[int, Event] = {}  # the live feed's matched events, by seq
+        self.live_times: TimeFormat = NUMBERS  # wall-clock dates unless a test clock stamps the feed
         self.late: list[Event] = []  # the late events of the last replay (%cep late)
         self.errors: list[ConditionFault] = []  # the condition errors of the last replay (%cep errors)
-        self.datetime_times = False  # the last replay's time column held datetimes (explain shows dates)
+        # How the next replay's input gives its times (set by the caller that loads it: %cep run,
+        # workbench run); runs keep it, so their outputs show dates for a datetime time column.
+        self.times: TimeFormat = NUMBERS
 
     # ---- definitions
 
@@ -292,14 +298,26 @@ class CepSession:
             located = f"{err}{where}"
             raise type(err)(located) from err
 
-    def _keep(self, names: Sequence[str], result: RunResult, events: Mapping[int, Event]) -> None:
+    def _keep(
+        self,
+        names: Sequence[str],
+        result: RunResult,
+        events: Mapping[int, Event],
+        times: TimeFormat | None = None,
+    ) -> None:
         """Record each pattern's detections and trace (a replay's, or a live feed's so far)."""
         for n in names:
             self.runs[n] = _Run(
                 [d for d in result.detections if d.pattern == n],
                 [r for r in result.trace if r.pattern == n],
                 events,
+                self.times if times is None else times,
             )
+
+    def times_of(self, names: Sequence[str]) -> TimeFormat:
+        """How the last runs of ``names`` show times (dates when any of them read datetimes)."""
+        formats = [self.runs[n].times for n in names if n in self.runs]
+        return next((f for f in formats if f.dates), NUMBERS)
 
     def partition_groups(self, names: Sequence[str], key: str | None) -> list[tuple[str | None, list[str]]]:
         """The patterns to run together, by the key column each needs.
@@ -355,7 +373,8 @@ class CepSession:
         self.live = Engine(patterns, time_mode="processing", clock=clock, trace=True, strict=strict)
         self.live_names = tuple(names)
         self.live_events = {}
-        self._keep(names, _result_of(self.live), self.live_events)
+        self.live_times = wall_clock() if clock is None else NUMBERS
+        self._keep(names, _result_of(self.live), self.live_events, self.live_times)
         return self.live
 
     def feed(self, items: Iterable[Event | Mapping[str, object]]) -> list[Detection]:
@@ -395,7 +414,7 @@ class CepSession:
         for d in result.detections:
             for e in d.events:
                 self.live_events[e.seq] = e
-        self._keep(self.live_names, result, self.live_events)
+        self._keep(self.live_names, result, self.live_events, self.live_times)
 
     # ---- views
 
@@ -409,7 +428,7 @@ class CepSession:
 
     def matches(self, name: str) -> pd.DataFrame:
         """The detections of the last run of ``name`` as a DataFrame."""
-        return to_frame(self.detections(name))
+        return to_frame(self.detections(name), self.runs[name].times)
 
     def listing(self) -> pd.DataFrame:
         """One row per defined pattern: name, kind, elements, partition, detections of the last run."""
@@ -461,8 +480,6 @@ class CepSession:
 
         self.detections(name)
         run = self.runs[name]
-        from workbench.session.explain import datetime_time, plain_time
-
         return explain(
             self.get(name).pattern,
             run.trace,
@@ -470,7 +487,7 @@ class CepSession:
             run.events,
             key=key,
             instance=instance,
-            show_time=datetime_time if self.datetime_times else plain_time,
+            show_time=run.times.text,
         )
 
 

@@ -24,7 +24,14 @@ from bokeh.models.renderers import GlyphRenderer
 from bokeh.plotting import figure
 
 from workbench.widgets.rows import Band, DetectionMark, Marker
-from workbench.widgets.styles import KIND_GLYPHS, STATE_COLORS, kind_color, marker_size
+from workbench.widgets.styles import (
+    DETECTION_COLORS,
+    KIND_GLYPHS,
+    STATE_COLORS,
+    STATE_HATCH,
+    kind_color,
+    marker_size,
+)
 
 __all__ = [
     "EPOCH_MS_FROM",
@@ -51,6 +58,7 @@ def band_columns(bands: list[Band]) -> dict[str, Any]:
         "state": [str(b.state) for b in bands],
         "label": [b.label for b in bands],
         "color": [STATE_COLORS[b.state] for b in bands],
+        "hatch": [STATE_HATCH.get(b.state, " ") for b in bands],
         "cap": [cap_width(b) for b in bands],
     }
 
@@ -97,7 +105,7 @@ def detection_columns(marks: list[DetectionMark]) -> dict[str, Any]:
         "index": [d.index for d in marks],
         "kind": [d.kind for d in marks],
         "text": [d.text for d in marks],
-        "color": ["#d4a017" if d.kind == "match" else "#b07aa1" for d in marks],
+        "color": [DETECTION_COLORS.get(d.kind, DETECTION_COLORS["timeout"]) for d in marks],
     }
 
 
@@ -116,16 +124,26 @@ def x_extent(first: float, last: float) -> tuple[float, float]:
 EPOCH_MS_FROM = 1e11  # times beyond this (1973 onwards, in ms) are read as dates
 
 
-def time_axis(fig: figure, first: float) -> None:
-    """Label the x axis with dates when the times look like epoch milliseconds (the unit they are in)."""
-    if math.isfinite(first) and first >= EPOCH_MS_FROM:
-        fig.xaxis[0].formatter = DatetimeTickFormatter()
+def time_axis(fig: figure, first: float, dates: bool | None = None) -> None:
+    """Label the x axis with dates when the input's times were datetimes (``dates``; ``None``: when
+    the times look like epoch milliseconds), and the hover tool's times with them."""
+    if dates is None:
+        dates = math.isfinite(first) and first >= EPOCH_MS_FROM
+    if dates:
+        fig.xaxis[0].formatter = DatetimeTickFormatter(context=DatetimeTickFormatter(days="%Y-%m-%d"))
         fig.xaxis[0].axis_label = "event time"
+        for tool in fig.select(type=HoverTool):
+            if isinstance(tool, HoverTool) and tool.name == "bands":
+                tool.tooltips = [("state", "@state @label"), ("from", "@start{%F %T}"), ("to", "@end{%F %T}")]
+                tool.formatters = {"@start": "datetime", "@end": "datetime"}
+
+
+LEGEND_ROWS_PX = 64  # the legend under the plot: four lines of entries
 
 
 def figure_height(rows: int) -> int:
-    """The figure's height in pixels for ``rows`` rows (24 px a row, within 220..900)."""
-    return max(220, min(900, 70 + 24 * max(1, rows)))
+    """The figure's height in pixels for ``rows`` rows (22 px a row, at least 220) plus the legend."""
+    return max(220, 70 + 22 * max(1, rows)) + LEGEND_ROWS_PX
 
 
 def build_figure(
@@ -136,11 +154,18 @@ def build_figure(
     title: str,
     cursor: float | None,
     extent: tuple[float, float] = (0.0, 1.0),
+    dates: bool | None = None,
 ) -> tuple[figure, Span, FactorRange]:
-    """The bokeh figure over the four sources (bands, markers, detections, highlight)."""
+    """The bokeh figure over the four sources (bands, markers, detections, highlight).
+
+    It stretches to the width of the notebook (``width`` is its minimum, and the width of a saved
+    page); the legend sits under the plot, so a narrow screen never clips it.
+    """
     y_range = FactorRange(factors=list(reversed(rows)) or [""])
     fig = figure(
         width=width,
+        min_width=min(width, 480),
+        sizing_mode="stretch_width",
         height=figure_height(len(rows)),
         y_range=y_range,
         x_range=Range1d(start=extent[0], end=extent[1]),
@@ -150,21 +175,23 @@ def build_figure(
         toolbar_location="above",
     )
     fig.ygrid.grid_line_color = None
-    time_axis(fig, extent[0])
     fig.yaxis.major_label_text_font_size = "9pt"
     bands = _draw_bands(fig, sources["bands"])
     marks, dets = _draw_points(fig, sources)
     fig.add_tools(HoverTool(renderers=[marks, dets], tooltips=[("", "@text")]))
     fig.add_tools(
         HoverTool(
-            renderers=[bands], tooltips=[("state", "@state @label"), ("from", "@start"), ("to", "@end")]
+            name="bands",
+            renderers=[bands],
+            tooltips=[("state", "@state @label"), ("from", "@start"), ("to", "@end")],
         )
     )
-    fig.add_layout(_legend(fig), "right")
+    time_axis(fig, extent[0], dates)
+    fig.add_layout(_legend(fig), "below")
     span = Span(
         location=cursor if cursor is not None and math.isfinite(cursor) else 0,
         dimension="height",
-        line_color="#e15759",
+        line_color="#cc3311",
         line_dash="dashed",
         line_width=1,
         visible=cursor is not None,
@@ -183,71 +210,83 @@ def _draw_bands(fig: figure, source: ColumnDataSource) -> GlyphRenderer[HBar]:
         fill_color="color",
         line_color="white",
         fill_alpha=0.85,
+        hatch_pattern="hatch",
+        hatch_color="white",
+        hatch_alpha=0.8,
         source=source,
     )
-    fig.rect(
-        x="start",
-        y="row",
-        width="cap",
-        width_units="screen",
-        height=0.6,
-        fill_color="color",
-        line_color="color",
-        source=source,
-    )
+    on_rows: dict[str, Any] = {"y": "row", "source": source}
+    ticks: dict[str, Any] = {"fill_color": "color", "line_color": "color"}
+    fig.rect(x="start", width="cap", width_units="screen", height=0.6, **ticks, **on_rows)
     fig.text(
-        x="mid",
-        y="row",
-        text="label",
-        text_align="center",
-        text_baseline="middle",
-        text_font_size="8pt",
-        source=source,
+        x="mid", text="label", text_align="center", text_baseline="middle", text_font_size="8pt", **on_rows
     )
     return bars
+
+
+def _points(fig: figure, source: ColumnDataSource, **style: Any) -> GlyphRenderer[Scatter]:
+    """A scatter of ``source``'s ``time`` x ``row`` points."""
+    return fig.scatter(x="time", y="row", source=source, **style)
 
 
 def _draw_points(
     fig: figure, sources: Mapping[str, ColumnDataSource]
 ) -> tuple[GlyphRenderer[Scatter], GlyphRenderer[Scatter]]:
     """Trace markers, detection stars and the selection ring; the markers' and stars' renderers."""
-    marks = fig.scatter(
-        x="time",
-        y="row",
-        marker="glyph",
-        size="size",
-        fill_color="color",
-        line_color="color",
-        source=sources["markers"],
+    marks = _points(
+        fig, sources["markers"], marker="glyph", size="size", fill_color="color", line_color="color"
     )
-    dets = fig.scatter(
-        x="time",
-        y="row",
-        marker="star",
-        size=17,
-        fill_color="color",
-        line_color="#333333",
-        source=sources["detections"],
+    dets = _points(
+        fig, sources["detections"], marker="star", size=17, fill_color="color", line_color="#333333"
     )
-    fig.scatter(
-        x="time",
-        y="row",
+    _points(
+        fig,
+        sources["highlight"],
         marker="circle",
         size=20,
         fill_alpha=0.0,
-        line_color="#e15759",
+        line_color="#cc3311",
         line_width=3,
-        source=sources["highlight"],
     )
     return marks, dets
 
 
+_LEGEND_KINDS = ("started", "accepted", "counted", "paused", "resumed", "stopped", "negated", "violated",
+                 "timed_out", "failed", "pruned", "held", "ignored", "late", "event")  # fmt: skip
+"""Trace kinds in the legend (``extended`` and ``detected`` share glyphs with ``started``/the star)."""
+
+
 def _legend(fig: figure) -> Legend:
-    """One legend entry per state, each with a never-drawn (NaN) glyph in that state's colour."""
+    """Every glyph the figure can draw: a square per state (hatched where the band is), a marker per
+    trace kind, and the match and timeout stars; each drawn once off-screen (NaN) for its entry."""
     items = []
-    entries = [(str(s).replace("_", " "), "square", c) for s, c in STATE_COLORS.items()]
-    for label, glyph, color in [*entries, ("detection", "star", "#d4a017")]:
-        r = fig.scatter(x=[math.nan], y=[math.nan], marker=glyph, size=10, color=color)
+
+    def entry(label: str, **style: Any) -> None:
+        r = fig.scatter(x=[math.nan], y=[math.nan], size=11, **style)
         # bokeh's stubs make GlyphRenderer invariant in its glyph; a legend takes any glyph's renderer
         items.append(LegendItem(label=label, renderers=[cast("GlyphRenderer[Glyph]", r)]))
-    return Legend(items=items, label_text_font_size="8pt", glyph_height=12, spacing=0)
+
+    for state, color in STATE_COLORS.items():
+        hatch = STATE_HATCH.get(state, " ")
+        entry(
+            str(state).replace("_", " "),
+            marker="square",
+            color=color,
+            hatch_pattern=hatch,
+            hatch_color="white",
+        )
+    for kind, color in DETECTION_COLORS.items():
+        entry(f"{kind} detection", marker="star", fill_color=color, line_color="#333333")
+    for kind in _LEGEND_KINDS:
+        entry(f"· {kind.replace('_', ' ')}", marker=KIND_GLYPHS[kind], color=kind_color(kind))
+    return Legend(
+        items=items,
+        orientation="horizontal",
+        ncols=9,
+        label_text_font_size="8pt",
+        glyph_height=12,
+        glyph_width=14,
+        spacing=2,
+        margin=4,
+        border_line_alpha=0.0,
+    )

@@ -43,6 +43,7 @@ from collections.abc import Collection, Hashable, Iterable
 
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
+from workbench.widgets.pages import page_extent, paginate
 from workbench.widgets.rows import (
     LEVELS,
     Band,
@@ -52,6 +53,7 @@ from workbench.widgets.rows import (
     RowId,
     RowState,
     State,
+    TimeText,
     View,
     bin_markers,
     describe,
@@ -90,6 +92,7 @@ class TimelineModel:
         self.horizon = -math.inf
         self.first = math.inf
         self.version = 0  # bumped on every change: the widget redraws when it moved
+        self.show_time: TimeText = str  # how texts write a time (the Timeline sets the input's dates)
         for r in trace:
             self.add_record(r)
         for d in detections:
@@ -141,6 +144,8 @@ class TimelineModel:
         if record.kind is TraceKind.PAUSED and current[0] is not State.PAUSED:
             inst.paused_from[el] = current
         state, label = next_state(current, inst.paused_from.get(el), record)
+        if record.kind is TraceKind.FAILED:
+            state = _failure_state(inst, record)
         if record.kind is TraceKind.RESUMED:
             inst.paused_from.pop(el, None)
         if not changes or (state, label) != changes[-1][1:]:
@@ -225,23 +230,49 @@ class TimelineModel:
         max_instances: int = 30,
         max_rows: int = 90,
         max_markers: int = 4000,
+        page: int | None = None,
+        page_rows: int = 30,
     ) -> View:
-        """The drawable view at time ``t`` (default: the horizon), filtered, windowed and aggregated."""
+        """The drawable view at time ``t`` (default: the horizon), filtered, windowed and aggregated.
+
+        With ``page``, the rows of that page (:mod:`.pages`: instances in start order, at most
+        ``page_rows`` rows a page, every row at element level) instead of the window of recent
+        instances; ``-1`` is the last page.
+        """
         now = self.horizon if t is None else t
-        window, hidden = self.window(now, keys=keys, patterns=patterns, max_instances=max_instances)
-        late_keys = [k for k in self.late if (keys is None or k in keys) and patterns is None]
-        level = self._level(window, late_keys, max_rows)
+        paging: tuple[int, int, tuple[float, float] | None] = (0, 1, None)
+        if page is None:
+            window, hidden = self.window(now, keys=keys, patterns=patterns, max_instances=max_instances)
+            late_keys = [k for k in self.late if (keys is None or k in keys) and patterns is None]
+            level = self._level(window, late_keys, max_rows)
+        else:
+            pages = paginate(self._select(keys, patterns, math.inf), self.keys, page_rows) or [[]]
+            at = len(pages) - 1 if page < 0 else min(page, len(pages) - 1)
+            window = [i for i in pages[at] if i.start <= now]
+            hidden = sum(len(p) for p in pages) - len(pages[at])
+            late_keys = [k for k in self.late if (keys is None or k in keys) and patterns is None]
+            level = "element"
+            extent = page_extent(pages[at], self.horizon)
+            paging = (at, len(pages), extent if math.isfinite(extent[0]) else None)
+        rows, bands, markers = self._rows(window, level, now)
+        self._late_rows(late_keys, level, now, paging[2] if page is not None else None, rows, markers)
+        dets = self._detection_marks(now, keys, patterns, window, level, rows, markers, page is not None)
+        binned = len(markers) > max_markers
+        if binned:
+            markers = bin_markers(markers, max_markers, self.show_time)
+        return View(rows, bands, markers, dets, level, now, hidden, binned, *paging)
 
-        def row_of(inst: Instance, el: str | None) -> str:
-            return _row_name(level, inst, el)
-
+    def _rows(
+        self, window: list[Instance], level: str, now: float
+    ) -> tuple[list[str], list[Band], list[Marker]]:
+        """The rows, state bands and trace markers of the instances in ``window`` up to ``now``."""
         rows: list[str] = []
         bands: list[Band] = []
         markers: list[Marker] = []
         for inst in window:
             elements: list[str | None] = [None, *inst.elements] if level == "element" else [None]
             for el in elements:
-                name = row_of(inst, el)
+                name = _row_name(level, inst, el)
                 if name not in rows:
                     rows.append(name)
                 for start, stop, state, label in self.bands_of(inst, el, now):
@@ -249,22 +280,33 @@ class TimelineModel:
             for r in inst.records:
                 if r.time > now:
                     continue
+                text = describe(r, self.events, self.show_time)
                 markers.append(
-                    Marker(
-                        row_of(inst, subject(r)), r.time, str(r.kind), describe(r, self.events), r.event_seq
-                    )
+                    Marker(_row_name(level, inst, subject(r)), r.time, str(r.kind), text, r.event_seq)
                 )
+        return rows, bands, markers
+
+    def _late_rows(
+        self,
+        late_keys: list[Hashable],
+        level: str,
+        now: float,
+        extent: tuple[float, float] | None,
+        rows: list[str],
+        markers: list[Marker],
+    ) -> None:
+        """Late events: a row per key, or (a page: ``extent`` given) one ``late`` row for the page's times."""
         for k in late_keys:
-            name = f"{k} · late" if level != "pattern" else "late"
+            name = "late" if level == "pattern" or extent is not None else f"{k} · late"
             recs = [r for r in self.late[k] if r.time <= now]
+            if extent is not None:
+                recs = [r for r in recs if extent[0] <= r.time <= extent[1]]
             if recs and name not in rows:
                 rows.append(name)
-            markers.extend(Marker(name, r.time, "late", describe(r, self.events), r.event_seq) for r in recs)
-        dets = self._detection_marks(now, keys, patterns, window, level, rows, markers)
-        binned = len(markers) > max_markers
-        if binned:
-            markers = bin_markers(markers, max_markers)
-        return View(rows, bands, markers, dets, level, now, hidden, binned)
+            markers.extend(
+                Marker(name, r.time, "late", describe(r, self.events, self.show_time), r.event_seq)
+                for r in recs
+            )
 
     def _detection_marks(
         self,
@@ -275,6 +317,7 @@ class TimelineModel:
         level: str,
         rows: list[str],
         markers: list[Marker],
+        paged: bool = False,
     ) -> list[DetectionMark]:
         """The detections up to ``now`` on their instances' rows; adds rows (and event markers) for
         detections of instances the trace never mentioned."""
@@ -292,7 +335,8 @@ class TimelineModel:
             elif ident not in self.instances:
                 # An instance the trace never mentioned (tracing was off): the detection and its
                 # events still get a row of their own.
-                name = RowId(d.pattern, d.key, d.instance).label() if level in LEVELS[:2] else d.pattern
+                per_instance = level in LEVELS[:2] and not paged  # a page has one such row a pattern
+                name = RowId(d.pattern, d.key, d.instance).label() if per_instance else d.pattern
                 if name not in rows:
                     rows.append(name)
                 markers.extend(
@@ -301,7 +345,7 @@ class TimelineModel:
                 )
             else:
                 continue  # outside the window of recent instances
-            text = f"{d.kind} {d.pattern}#{d.instance} key={d.key} @ {d.time}: " + ", ".join(
+            text = f"{d.kind} {d.pattern}#{d.instance} key={d.key} @ {self.show_time(d.time)}: " + ", ".join(
                 f"{c}={e.describe()}" for c, e in zip(d.channels, d.events, strict=True)
             )
             if d.negated:
@@ -336,6 +380,22 @@ class TimelineModel:
             return "key"
         return "pattern"
 
+    def page_of(
+        self,
+        d: Detection,
+        *,
+        keys: Collection[Hashable] | None = None,
+        patterns: Collection[str] | None = None,
+        page_rows: int = 30,
+    ) -> int | None:
+        """The page (:meth:`view` with ``page``) that holds ``d``'s instance; ``None`` if none does."""
+        pages = paginate(self._select(keys, patterns, math.inf), self.keys, page_rows)
+        ident = (d.pattern, d.key, d.instance)
+        for n, page in enumerate(pages):
+            if any((i.pattern, i.key, i.instance) == ident for i in page):
+                return n
+        return None
+
     def detection_points(self, index: int) -> list[tuple[str, float, int]]:
         """Where detection ``index``'s events sit in the element-level view: ``(row, time, seq)``.
 
@@ -362,6 +422,15 @@ class TimelineModel:
                 el = channel if inst is not None and channel in inst.elements else None
                 out.append((RowId(d.pattern, d.key, d.instance, el).label(), e.time, e.seq))
         return out
+
+
+def _failure_state(inst: Instance, record: TraceRecord) -> State:
+    """How an instance that ended without a match is drawn: *stopped* when its cause is a channel
+    that a ``@stop`` just stopped (the group was ended on purpose), else *failed*."""
+    cause = inst.changes.get(record.element) if record.element is not None else None
+    if cause and cause[-1][1] is State.STOPPED:
+        return State.STOPPED
+    return State.FAILED
 
 
 def _row_name(level: str, inst: Instance, el: str | None) -> str:

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -22,6 +22,7 @@ __all__ = [
     "RowId",
     "RowState",
     "State",
+    "TimeText",
     "View",
     "bin_markers",
     "describe",
@@ -31,32 +32,40 @@ __all__ = [
 ]
 
 
+TimeText = Callable[[float], str]
+"""How a time is written in texts (the input's dates, or the number)."""
+
+
 class State(StrEnum):
     """The state of a channel, stage or instance over an interval."""
 
+    # in legend order: the ways to go on, the good endings, then the bad ones
     WAITING = "waiting"
     ACTIVE = "active"
     PAUSED = "paused"
     COUNTED = "counted"
-    STOPPED = "stopped"
     NEGATED = "negated"
-    VIOLATED = "violated"
-    TIMED_OUT = "timed_out"
     DETECTED = "detected"
+    STOPPED = "stopped"
+    TIMED_OUT = "timed_out"
+    VIOLATED = "violated"
     FAILED = "failed"
     PRUNED = "pruned"
     HELD = "held"
 
 
 _SET_STATE: dict[TraceKind, State] = {
-    TraceKind.STOPPED: State.STOPPED,
-    TraceKind.NEGATED: State.NEGATED,
-    TraceKind.VIOLATED: State.VIOLATED,
-    TraceKind.TIMED_OUT: State.TIMED_OUT,
-    TraceKind.DETECTED: State.DETECTED,
-    TraceKind.FAILED: State.FAILED,
-    TraceKind.PRUNED: State.PRUNED,
-    TraceKind.HELD: State.HELD,
+    kind: State(kind.value)
+    for kind in (
+        TraceKind.STOPPED,
+        TraceKind.NEGATED,
+        TraceKind.VIOLATED,
+        TraceKind.TIMED_OUT,
+        TraceKind.DETECTED,
+        TraceKind.FAILED,
+        TraceKind.PRUNED,
+        TraceKind.HELD,
+    )
 }
 LEVELS = ("element", "instance", "key", "pattern")
 """Aggregation levels of a :class:`View`, finest first."""
@@ -157,6 +166,9 @@ class View:
     time: float
     hidden_instances: int
     binned: bool
+    page: int = 0  # the page of rows shown (paged views), 0-based
+    pages: int = 1  # how many pages of rows the selection fills
+    extent: tuple[float, float] | None = None  # the times of the rows drawn (paged views)
 
 
 def next_state(
@@ -204,7 +216,7 @@ def shows_paused(record: TraceRecord) -> bool:
     return record.kind is TraceKind.IGNORED and bool(record.detail.get("paused"))
 
 
-def describe(record: TraceRecord, events: dict[int, Event]) -> str:
+def describe(record: TraceRecord, events: dict[int, Event], show: TimeText = str) -> str:
     parts = [str(record.kind)]
     if record.element is not None:
         parts.append(f"on {record.element}")
@@ -213,10 +225,10 @@ def describe(record: TraceRecord, events: dict[int, Event]) -> str:
         parts.append(e.describe() if e is not None else f"event #{record.event_seq}")
     if record.detail:
         parts.append(", ".join(f"{k}={v}" for k, v in record.detail.items()))
-    return " ".join(parts) + f" @ {record.time}"
+    return " ".join(parts) + f" @ {show(record.time)}"
 
 
-def bin_markers(markers: list[Marker], limit: int) -> list[Marker]:
+def bin_markers(markers: list[Marker], limit: int, show: TimeText = str) -> list[Marker]:
     """Fold markers into per (row, kind, time bucket) bins so that at most about ``limit`` remain."""
     groups = {(m.row, m.kind) for m in markers}
     buckets = max(1, limit // max(1, len(groups)))
@@ -233,6 +245,6 @@ def bin_markers(markers: list[Marker], limit: int) -> list[Marker]:
             out.append(ms[0])
             continue
         t0, t1 = ms[0].time, ms[-1].time
-        text = f"{len(ms)} × {kind} between {t0} and {t1}"
+        text = f"{len(ms)} × {kind} between {show(t0)} and {show(t1)}"
         out.append(Marker(row, sum(m.time for m in ms) / len(ms), kind, text, None, len(ms)))
     return out

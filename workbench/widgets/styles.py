@@ -6,23 +6,31 @@ import math
 
 from workbench.widgets.rows import State
 
-__all__ = ["KIND_GLYPHS", "STATE_COLORS", "kind_color", "marker_size"]
+__all__ = ["DETECTION_COLORS", "KIND_GLYPHS", "STATE_COLORS", "STATE_HATCH", "kind_color", "marker_size"]
 
+# Paul Tol's "muted" scheme (distinct under the common colour-vision deficiencies) plus greys:
+# https://personal.sron.nl/~pault/ ; "stopped" also gets a hatch, so it never reads as a colour only.
 STATE_COLORS: dict[str, str] = {
-    State.WAITING: "#d9d9d9",
-    State.ACTIVE: "#4e79a7",
-    State.PAUSED: "#f28e2b",
-    State.COUNTED: "#76b7b2",
-    State.STOPPED: "#7f7f7f",
-    State.NEGATED: "#59a14f",
-    State.VIOLATED: "#e15759",
-    State.TIMED_OUT: "#b07aa1",
-    State.DETECTED: "#edc948",
-    State.FAILED: "#9c2a2a",
-    State.PRUNED: "#bab0ac",
-    State.HELD: "#ff9da7",
+    State.WAITING: "#dddddd",
+    State.ACTIVE: "#88ccee",
+    State.PAUSED: "#999933",
+    State.COUNTED: "#44aa99",
+    State.NEGATED: "#117733",
+    State.DETECTED: "#ddcc77",
+    State.STOPPED: "#332288",
+    State.TIMED_OUT: "#aa4499",
+    State.VIOLATED: "#cc6677",
+    State.FAILED: "#882255",
+    State.PRUNED: "#bbbbbb",
+    State.HELD: "#ee8866",
 }
 """Band colour per :class:`~workbench.widgets.model.State` (negated = satisfied by absence)."""
+
+STATE_HATCH: dict[str, str] = {State.STOPPED: "/", State.PRUNED: "."}
+"""Hatch pattern of a state's band (bokeh pattern names); other states are plain."""
+
+DETECTION_COLORS: dict[str, str] = {"match": "#ddcc77", "timeout": "#aa4499"}
+"""Star colour per detection kind (a match, a timeout reported on the timeout channel)."""
 
 KIND_GLYPHS: dict[str, str] = {
     "started": "triangle",
@@ -66,7 +74,7 @@ def kind_color(kind: str) -> str:
     """A marker's colour: darker than the band of the state the record sets; events are near black."""
     state = _KIND_STATE.get(kind)
     if state is None:
-        return "#e15759" if kind == "late" else "#222222"
+        return "#cc3311" if kind == "late" else "#222222"
     base = STATE_COLORS[state]
     r, g, b = (int(base[i : i + 2], 16) for i in (1, 3, 5))
     return f"#{int(r * 0.7):02x}{int(g * 0.7):02x}{int(b * 0.7):02x}"

@@ -34,10 +34,10 @@ from bokeh.plotting import figure
 from bokeh.resources import INLINE
 
 from workbench.engine.detection import Detection, TraceRecord
-from workbench.engine.events import Event
 from workbench.engine.runtime import Engine, RunResult
-from workbench.results import detections_to_frame
+from workbench.session.times import NUMBERS, TimeFormat
 from workbench.widgets.bokehjs import bokehjs_loader, figure_area
+from workbench.widgets.detail import detail_table
 from workbench.widgets.figure import (
     band_columns,
     build_figure,
@@ -47,6 +47,7 @@ from workbench.widgets.figure import (
     time_axis,
     x_extent,
 )
+from workbench.widgets.live import LiveMode
 from workbench.widgets.model import TimelineModel
 from workbench.widgets.rows import View
 from workbench.widgets.sync import SentView
@@ -69,7 +70,7 @@ def load_bokeh(force: bool = False) -> None:
     display(bokehjs_loader(), raw=True)
 
 
-class Timeline:
+class Timeline(LiveMode):
     """Interactive timeline of pattern instances, fed by trace records and detections.
 
     Args:
@@ -81,6 +82,11 @@ class Timeline:
         max_rows: more rows than this aggregate (instances, then key x pattern, then pattern).
         max_markers: more markers than this are binned.
         keys / patterns: initial filters (``None``: all).
+        page_rows: rows a page holds (instances come in pages of at most this many rows, in start
+            order; the ``rows`` slider turns them). ``None``: the window of the ``max_instances``
+            most recently active instances, aggregated beyond ``max_rows`` rows.
+        times: how the input gave its times (:class:`~workbench.session.times.TimeFormat`): with
+            dates, the label, axis, dropdown, hover texts and detail show dates.
 
     >>> from workbench.engine import TraceKind, TraceRecord
     >>> tl = Timeline([TraceRecord(0, "p", "k", 1, TraceKind.STARTED)])
@@ -100,8 +106,14 @@ class Timeline:
         max_markers: int = 4000,
         keys: Collection[Hashable] | None = None,
         patterns: Collection[str] | None = None,
+        page_rows: int | None = 30,
+        times: TimeFormat | None = None,
     ) -> None:
         self.model = TimelineModel(trace, detections)
+        self.times = times if times is not None else NUMBERS
+        self.model.show_time = self.times.text
+        self.page_rows = page_rows
+        self.page = 0  # the page of rows shown (-1: the last one, which grows in live mode)
         self.title = title
         self.width = width
         self.limits = {"max_instances": max_instances, "max_rows": max_rows, "max_markers": max_markers}
@@ -120,7 +132,7 @@ class Timeline:
             "highlight": ColumnDataSource({"row": [], "time": []}),
         }
         self.figure, self._span, self._y_range = build_figure(
-            [], self.sources, width=width, title=title, cursor=None
+            [], self.sources, width=width, title=title, cursor=None, dates=self._dates()
         )
         self._sent = SentView(self.sources, self.figure, self._y_range, self.deltas)
         self.sources["detections"].selected.on_change("indices", self._on_tap)
@@ -162,7 +174,7 @@ class Timeline:
             description="speed",
             layout=widgets.Layout(width="260px"),
         )
-        self.time_label = widgets.HTML(layout=widgets.Layout(min_width="110px"))
+        self.time_label = widgets.HTML(layout=widgets.Layout(min_width="230px"))
         self.key_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="key")
         self.pattern_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="pattern")
         self.detection_select = widgets.Dropdown(
@@ -170,6 +182,11 @@ class Timeline:
         )
         self.status = widgets.HTML()
         self.detail = widgets.HTML()
+        self.rows_page = widgets.IntSlider(
+            value=1, min=1, max=1, description="rows page", layout=widgets.Layout(width="320px")
+        )
+        self.rows_label = widgets.HTML()
+        self.rows_page.observe(self._on_page, names="value")
         self.slider.observe(self._on_slider, names="value")
         self.speed.observe(self._on_speed, names="value")
         self.back.on_click(lambda _b: self.step(-1))
@@ -184,6 +201,7 @@ class Timeline:
             [
                 widgets.HBox([self.play, self.back, self.forward, self.slider, self.speed, self.time_label]),
                 widgets.HBox([self.key_filter, self.pattern_filter, self.detection_select]),
+                widgets.HBox([self.rows_page, self.rows_label]),
                 figure_area(self.plot),  # BokehJS before the figure, in every page that shows it
                 self.status,
                 self.detail,
@@ -226,9 +244,20 @@ class Timeline:
             return times[-1]
         return times[min(int(self.slider.value), len(times) - 1)]
 
+    def _dates(self) -> bool | None:
+        return True if self.times.dates else None  # None: guess from the numbers (epoch ms)
+
     def view(self) -> View:
-        """The model's view at the cursor with the current filters and limits."""
-        return self.model.view(self.time, keys=self.keys, patterns=self.patterns, **self.limits)
+        """The model's view at the cursor with the current filters, page and limits."""
+        page = None if self.page_rows is None else self.page
+        return self.model.view(
+            self.time,
+            keys=self.keys,
+            patterns=self.patterns,
+            page=page,
+            page_rows=self.page_rows or 30,
+            **self.limits,
+        )
 
     def seek(self, t: float) -> None:
         """Move the cursor to the last step at or before ``t``."""
@@ -255,13 +284,12 @@ class Timeline:
             self.detail.value = ""
         else:
             d = self.model.detections[index]
+            self._show_page_of(d)
             pts = self.model.detection_points(index)
             rows = set(self._sent.rows)
             shown = [(r, t) for r, t, _ in pts if r in rows]
             self.sources["highlight"].data = {"row": [r for r, _ in shown], "time": [t for _, t in shown]}
-            frame = detections_to_frame([d])
-            frame.index = [index]
-            self.detail.value = frame.to_html(classes="cep-detection", border=0)
+            self.detail.value = detail_table(index, d, self.times.text)
         want = -1 if index is None else index
         if self.detection_select.value != want:
             self.detection_select.value = want
@@ -272,15 +300,12 @@ class Timeline:
         self._sync_controls()
         view = self.view()
         self._sent.update(view)
-        # The x axis spans the whole run (not the data drawn so far): scrubbing moves the cursor, not
-        # the axis. Set only when the run grew, so the user's zoom survives playback.
-        extent = x_extent(self.model.first, self.model.horizon)
-        if extent != self._extent:
-            self._extent = extent
-            x_range = self.figure.x_range
-            assert isinstance(x_range, Range1d)  # build_figure makes it one
-            x_range.start, x_range.end = extent
-            time_axis(self.figure, self.model.first)
+        # The x axis spans the rows' whole lives (the page's instances, or the whole run), not the
+        # data drawn so far: scrubbing moves the cursor, not the axis. Set only when that span
+        # changed (another page or filter, a longer run), so the user's zoom survives playback.
+        lo, hi = view.extent if view.extent is not None else (self.model.first, self.model.horizon)
+        self._set_x(x_extent(lo, hi))
+        self._sync_pages(view)
         t = view.time
         self._span.location = t if math.isfinite(t) else 0
         self._span.visible = math.isfinite(t)
@@ -296,9 +321,9 @@ class Timeline:
             if s.live:
                 name = f"{s.state}" + (f" {s.label}" if s.label else "")
                 counts[name] = counts.get(name, 0) + 1
-        self.time_label.value = f"<b>t = {t if math.isfinite(t) else '-'}</b>"
+        self.time_label.value = f"<b>t = {html.escape(self.times.text(t)) if math.isfinite(t) else '-'}</b>"
         notes = [f"view: {view.level} rows"]
-        if view.hidden_instances:
+        if view.hidden_instances and view.extent is None:
             notes.append(f"{view.hidden_instances} older instances not drawn")
         if view.binned:
             notes.append("markers binned")
@@ -307,6 +332,47 @@ class Timeline:
         self.status.value = html.escape(" · ".join(notes))
         if self.selected is not None:
             self.select(self.selected)
+
+    def _set_x(self, extent: tuple[float, float]) -> None:
+        if extent != self._extent:
+            self._extent = extent
+            x_range = self.figure.x_range
+            assert isinstance(x_range, Range1d)  # build_figure makes it one
+            x_range.start, x_range.end = extent
+            time_axis(self.figure, extent[0], self._dates())
+
+    def _sync_pages(self, view: View) -> None:
+        """The rows slider and its label follow the view's page."""
+        self._quiet = True
+        try:
+            self.rows_page.max = max(1, view.pages)
+            self.rows_page.value = view.page + 1
+        finally:
+            self._quiet = False
+        self.rows_page.layout.display = "none" if self.page_rows is None else ""
+        if view.extent is None:
+            self.rows_label.value = ""
+            return
+        lo, hi = view.extent
+        self.rows_label.value = html.escape(
+            f"page {view.page + 1} of {view.pages} · {len(view.rows)} rows · "
+            f"{self.times.text(lo)} – {self.times.text(hi)}"
+        )
+
+    def _show_page_of(self, d: Detection) -> None:
+        """Turn to the page that holds detection ``d``'s instance (paged views)."""
+        if self.page_rows is None:
+            return
+        page = self.model.page_of(d, keys=self.keys, patterns=self.patterns, page_rows=self.page_rows)
+        if page is not None and page != self.page:
+            self.page = page
+            self.refresh()
+
+    def _on_page(self, change: Mapping[str, int]) -> None:
+        if self._quiet:
+            return
+        self.page = int(change["new"]) - 1
+        self.refresh()
 
     def _sync_controls(self) -> None:
         m = self.model
@@ -323,7 +389,7 @@ class Timeline:
             self.pattern_filter.options = pats
         if len(self.detection_select.options) != len(m.detections) + 1:
             opts = [("(none)", -1)] + [
-                (f"#{i} {d.kind} {d.pattern}#{d.instance} key={d.key} @ {d.time}", i)
+                (f"#{i} {d.kind} {d.pattern}#{d.instance} key={d.key} @ {self.times.text(d.time)}", i)
                 for i, d in enumerate(m.detections)
             ]
             self.detection_select.options = opts
@@ -353,6 +419,7 @@ class Timeline:
         k, p = self.key_filter.value, self.pattern_filter.value
         self.keys = None if k == _ALL else {by_name.get(k, k)}
         self.patterns = None if p == _ALL else {p}
+        self.page = 0
         self._sent.view = None
         self.refresh()
 
@@ -368,7 +435,6 @@ class Timeline:
         if new and 0 <= new[0] < len(self._sent.detections):
             self.select(self._sent.detections[new[0]])
 
-    # ------------------------------------------------------------------ live mode
     def add(self, records: Iterable[TraceRecord] = (), detections: Iterable[Detection] = ()) -> None:
         """Append records and detections to the model and redraw (deltas when possible)."""
         for r in records:
@@ -377,72 +443,14 @@ class Timeline:
             self.model.add_detection(d)
         self.refresh()
 
-    def replay(
-        self,
-        engine: Engine,
-        events: Iterable[Event | Mapping[str, Any]],
-        *,
-        batch: int = 50,
-        delay: float = 0.05,
-        finish: bool = True,
-    ) -> asyncio.Task[None]:
-        """Feed ``events`` to ``engine`` in batches from an asyncio task, streaming the figure.
-
-        Returns the task (``await`` it, or :meth:`stop` it). The kernel stays responsive.
-        """
-        self.stop()
-
-        async def run() -> None:
-            sent = self._consumed.get(id(engine), (0, 0))
-            chunk: list[Event | Mapping[str, Any]] = []
-            for e in events:
-                chunk.append(e)
-                if len(chunk) >= batch:
-                    # Sleep first: the cell that displayed the timeline has ended and the browser
-                    # has had a moment to create its view before the first delta arrives.
-                    await asyncio.sleep(delay)
-                    engine.process_many(chunk)
-                    chunk = []
-                    sent = self._pull(engine, sent)
-            engine.process_many(chunk)
-            if finish:
-                engine.finish()
-            self._pull(engine, sent)
-
-        self._task = asyncio.ensure_future(run())
-        return self._task
-
-    def follow(self, engine: Engine, *, interval: float = 0.2) -> asyncio.Task[None]:
-        """Poll a live engine (fed elsewhere, e.g. a processing-time feed) every ``interval`` s."""
-        self.stop()
-
-        async def run() -> None:
-            sent = self._consumed.get(id(engine), (0, 0))
-            while True:
-                sent = self._pull(engine, sent)
-                await asyncio.sleep(interval)
-
-        self._task = asyncio.ensure_future(run())
-        return self._task
-
-    def stop(self) -> None:
-        """Cancel the live task, if any."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-        self._task = None
-
-    def _pull(self, engine: Engine, sent: tuple[int, int]) -> tuple[int, int]:
-        records, detections = engine.trace_records, engine.detections
-        n_r, n_d = sent
-        if len(records) > n_r or len(detections) > n_d:
-            self.add(records[n_r:], detections[n_d:])
-        self._consumed[id(engine)] = (len(records), len(detections))
-        return len(records), len(detections)
-
     # ------------------------------------------------------------------ export
     def standalone_figure(self, title: str | None = None) -> figure:
         """A new bokeh figure of the whole run (current filters), with its own data sources."""
-        view = self.model.view(keys=self.keys, patterns=self.patterns, **self.limits)
+        page = None if self.page_rows is None else self.page
+        view = self.model.view(
+            keys=self.keys, patterns=self.patterns, page=page, page_rows=self.page_rows or 30, **self.limits
+        )
+        lo, hi = view.extent if view.extent is not None else (self.model.first, self.model.horizon)
         sources = {
             "bands": ColumnDataSource(band_columns(view.bands)),
             "markers": ColumnDataSource(marker_columns(view.markers)),
@@ -455,7 +463,8 @@ class Timeline:
             width=self.width,
             title=title or self.title,
             cursor=None,
-            extent=x_extent(self.model.first, self.model.horizon),
+            extent=x_extent(lo, hi),
+            dates=self._dates(),
         )
         return fig
 

@@ -64,7 +64,7 @@ def feed(magics: CepMagics, argv: Sequence[str]) -> object:
             msg = f"--from needs a variable holding an iterable of events, got {args.source!r}"
             raise CepError(msg)
         detections = session.feed(items)
-    frame = to_frame(detections)
+    frame = to_frame(detections, magics.session.live_times)
     if args.out:
         magics.store(args.out, frame)
         return None

@@ -11,6 +11,7 @@ from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
 from workbench.session.notes import errors_note, late_note, partition_note
 from workbench.session.session import to_frame
+from workbench.session.times import TimeFormat
 from workbench.session.typecheck import field_mismatches, type_mismatches
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def replay(
         data = read_frame(data)
     elif isinstance(data, Iterator):
         data = list(data)  # read once; each partition group loads the events again
-    session.datetime_times = _datetime_column(data, time)
+    session.times = TimeFormat.of_input(data, time)
     done = session.replay(
         names,
         data,
@@ -85,7 +86,7 @@ def replay(
         print("note: " + late_note(outcome.late, out_of_orderness, "see them with %cep late"))
     if outcome.errors:
         print("note: " + errors_note(outcome.errors, "see them with %cep errors"))
-    return to_frame(outcome.detections)
+    return to_frame(outcome.detections, session.times)
 
 
 def run(magics: CepMagics, argv: Sequence[str]) -> object:
@@ -119,14 +120,3 @@ def replay_args(magics: CepMagics, names: Sequence[str], args: Namespace) -> obj
     if args.out:
         magics.store(args.out, frame)
     return frame
-
-
-def _datetime_column(data: object, time: str | None) -> bool:
-    """Whether ``data`` is a DataFrame whose time column holds datetimes."""
-    import pandas as pd
-
-    if not isinstance(data, pd.DataFrame):
-        return False
-    columns = data.columns
-    name = time or ("time" if "time" in columns else "t")
-    return name in columns and str(data[name].dtype).startswith("datetime64")

@@ -28,7 +28,13 @@ def build(session: CepSession, names: Sequence[str], keys: Sequence[Hashable] | 
     from workbench.widgets import Timeline
 
     trace, detections = session.records(names)
-    return Timeline(trace, detections, keys=list(keys) if keys else None, title=", ".join(names))
+    return Timeline(
+        trace,
+        detections,
+        keys=list(keys) if keys else None,
+        title=", ".join(names),
+        times=session.times_of(names),
+    )
 
 
 def timeline(magics: CepMagics, argv: Sequence[str]) -> object:

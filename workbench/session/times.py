@@ -1,0 +1,109 @@
+"""Times as the user gave them: numbers stay numbers, datetimes come back as dates.
+
+The engine keeps every time as a number: a datetime time column becomes epoch milliseconds (UTC) on
+the way in (:func:`workbench.backends.columnar.frame.convert_column`). A :class:`TimeFormat`
+remembers what the input held, so every output can turn the numbers back: text for explain, the
+timeline's label and dropdown, and pandas Timestamps (with the input's time zone) in DataFrames.
+
+>>> import pandas as pd
+>>> f = TimeFormat.of_column(pd.Series(pd.to_datetime(["2024-01-01 00:00:05"]).tz_localize("Europe/Paris")))
+>>> f.text(1704067205000)
+'2024-01-01 01:00:05.000'
+>>> f.timestamp(1704067205000)
+Timestamp('2024-01-01 01:00:05+0100', tz='Europe/Paris')
+>>> NUMBERS.text(1500)
+'1500'
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["NUMBERS", "TimeFormat", "wall_clock"]
+
+TIME_COLUMNS = ("emit_time", "time", "first_time", "last_time")
+"""The columns of the detections DataFrame that hold engine times."""
+
+
+@dataclass(frozen=True)
+class TimeFormat:
+    """How to show engine times: as numbers, or (``dates``) as dates in time zone ``tz``.
+
+    ``tz`` is ``None`` for naive datetimes (shown as they were written: UTC wall time).
+    """
+
+    dates: bool = False
+    tz: datetime.tzinfo | str | None = None
+
+    @classmethod
+    def of_column(cls, column: pd.Series) -> TimeFormat:
+        """The format of a time column: dates (with the column's zone) for datetimes, else numbers."""
+        import pandas as pd
+
+        dtype = column.dtype
+        if isinstance(dtype, pd.DatetimeTZDtype):
+            return cls(True, dtype.tz)
+        if pd.api.types.is_datetime64_dtype(dtype):
+            return cls(True, None)
+        return NUMBERS
+
+    @classmethod
+    def of_input(cls, data: object, time: str | None = None) -> TimeFormat:
+        """The format of the time column of ``data`` (a DataFrame; anything else: numbers)."""
+        import pandas as pd
+
+        if not isinstance(data, pd.DataFrame):
+            return NUMBERS
+        name = time or ("time" if "time" in data.columns else "t")
+        return cls.of_column(data[name]) if name in data.columns else NUMBERS
+
+    def timestamp(self, t: float) -> pd.Timestamp:
+        """Engine time ``t`` (epoch ms) as a Timestamp in this format's zone (``NaT`` for NaN)."""
+        import pandas as pd
+
+        if not math.isfinite(t):
+            return pd.NaT  # type: ignore[return-value]  # NaT stands in for a missing Timestamp
+        moment = pd.Timestamp(round(t * 1000), unit="us", tz="UTC")
+        return moment.tz_localize(None) if self.tz is None else moment.tz_convert(self.tz)
+
+    def text(self, t: float) -> str:
+        """``t`` for people: the number as it is, or the date and time to the millisecond."""
+        if not self.dates or not math.isfinite(t):
+            return str(t)
+        return self.timestamp(t).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+    def series(self, values: Iterable[float] | pd.Series) -> pd.Series:
+        """Engine times as a Timestamp column (``NaT`` for missing ones), or unchanged numbers."""
+        import pandas as pd
+
+        s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype="float64")
+        if not self.dates:
+            return s
+        stamps = pd.to_datetime(s.astype("float64"), unit="ms", utc=True)
+        return stamps.dt.tz_localize(None) if self.tz is None else stamps.dt.tz_convert(self.tz)
+
+    def frame(self, frame: pd.DataFrame, columns: Iterable[str] = TIME_COLUMNS) -> pd.DataFrame:
+        """``frame`` with its time ``columns`` as Timestamps (a copy), or ``frame`` itself for numbers."""
+        if not self.dates:
+            return frame
+        out = frame.copy()
+        for c in columns:
+            if c in out.columns:
+                out[c] = self.series(out[c])
+        return out
+
+
+NUMBERS = TimeFormat()
+"""Times shown as the numbers they are (numeric input)."""
+
+
+def wall_clock() -> TimeFormat:
+    """Dates in this machine's time zone: the format of a live feed stamped by the wall clock."""
+    return TimeFormat(True, datetime.datetime.now().astimezone().tzinfo)

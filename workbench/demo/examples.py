@@ -222,6 +222,29 @@ def run_example_records(example: BlogExample) -> list[tuple[str, Reaction | Dete
     )
     for raw in example.events:
         events[len(events)] = Event(raw["type"], raw["time"], raw["key"], raw["fields"], len(events))
+        start = len(out)
         engine.process(raw)
+        out[start:] = prova_order(out[start:], raw["time"])
     engine.finish()
     return out
+
+
+def prova_order(
+    lines: list[tuple[str, Reaction | Detection]], event_time: int | float
+) -> list[tuple[str, Reaction | Detection]]:
+    """One event's printed lines in Prova's order: the event's continuations before the group results.
+
+    Prova delivers a group's result as a message through the key's own queue (``prova.md`` 1.2),
+    so it is printed after every continuation the completing event ran, in any instance of that
+    key. Lines from timers due before the event keep their place in front of it. Across keys,
+    Prova's partitions run on parallel threads, so the blog's interleaving of different users'
+    lines is one of many; see ``docs/reaction-groups.md``, "Printed order".
+    """
+
+    def rank(item: tuple[str, Reaction | Detection]) -> int:
+        record = item[1]
+        if record.time < event_time:
+            return 0  # a timer that fired before the event
+        return 1 if isinstance(record, Reaction) else 2
+
+    return sorted(lines, key=rank)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,7 @@ from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
 from workbench.session.notes import kind_of
+from workbench.session.runs import Replay, RunOutcome, _Run, to_frame
 from workbench.session.times import NUMBERS, TimeFormat, wall_clock
 
 if TYPE_CHECKING:
@@ -33,47 +33,9 @@ if TYPE_CHECKING:
 
     from workbench.backends.columnar.frame import EventColumns
 
-__all__ = ["CepSession", "Replay", "RunOutcome", "to_frame"]
+__all__ = ["CepSession", "Replay", "RunOutcome", "to_frame"]  # the run records live in .runs
 
 Progress = Callable[[int, int], None]
-
-
-def to_frame(detections: Sequence[Detection], times: TimeFormat = NUMBERS) -> pd.DataFrame:
-    """Detections as a DataFrame (the single place that picks the conversion); with ``times`` of a
-    datetime input, ``time``/``first_time``/``last_time`` are Timestamps in the input's zone."""
-    from workbench.results import detections_to_frame
-
-    return times.frame(detections_to_frame(detections))
-
-
-@dataclass
-class RunOutcome:
-    """What one replay produced."""
-
-    detections: list[Detection]
-    trace: list[TraceRecord]
-    late: list[Event]
-    events: Mapping[int, Event]  # by seq (a replay of a DataFrame builds them on first read)
-    errors: list[ConditionFault] = field(default_factory=list)
-
-
-@dataclass
-class Replay:
-    """What :meth:`CepSession.replay` produced: the outcome, and what the input held."""
-
-    outcome: RunOutcome
-    types: frozenset[str]  # the event types of the input
-    fields: frozenset[str]  # the fields at least one event has
-    rows: int  # the number of events
-    keyed: bool = True  # False: no event had a key, so every event was in one partition
-
-
-@dataclass
-class _Run:
-    detections: list[Detection] = field(default_factory=list)
-    trace: list[TraceRecord] = field(default_factory=list)
-    events: Mapping[int, Event] = field(default_factory=dict)
-    times: TimeFormat = NUMBERS  # how the input gave its times (dates for a datetime column)
 
 
 class CepSession:

@@ -237,26 +237,11 @@ class _Reader:
 
     def _untag(self, node: dict[str, Json], depth: int) -> object:
         tag = next((k for k in node if k.startswith("$")), None)
-        builders: dict[str, Callable[[], object]] = {
-            "$l": lambda: self._items(node, "$l", depth),
-            "$t": lambda: tuple(self._items(node, "$t", depth)),
-            "$s": lambda: set(self._items(node, "$s", depth)),
-            "$z": lambda: frozenset(self._items(node, "$z", depth)),
-            "$d": lambda: self._dict(node, depth),
-            "$f": lambda: _float(node["$f"]),
-            "$e": lambda: self._enum(node, depth),
-            "$o": lambda: self._object(node, depth),
-            "$n": lambda: self._named_tuple(node, depth),
-            "$dt": lambda: dt.datetime.fromisoformat(_text(node["$dt"])),
-            "$da": lambda: dt.date.fromisoformat(_text(node["$da"])),
-            "$td": lambda: dt.timedelta(*self._items(node, "$td", depth)),  # type: ignore[arg-type]
-            "$dec": lambda: decimal.Decimal(_text(node["$dec"])),
-        }
-        build = builders.get(tag or "")
+        build = _BUILDERS.get(tag or "")
         if build is None:
             _fail(f"snapshot: unknown tag {tag!r}")
         try:
-            return build()
+            return build(self, node, depth)
         except (TypeError, ValueError, ArithmeticError) as exc:  # unhashable key, bad date, ...
             _fail(f"snapshot: malformed {tag} value ({exc})")
 
@@ -304,6 +289,25 @@ class _Reader:
             except AttributeError:
                 _fail(f"snapshot: {node['$o']!r} has no field {key!r}")
         return obj
+
+
+_Node = dict[str, Json]
+#: how each tag is read back (built once, not per node)
+_BUILDERS: dict[str, Callable[[_Reader, _Node, int], object]] = {
+    "$l": lambda r, n, d: r._items(n, "$l", d),
+    "$t": lambda r, n, d: tuple(r._items(n, "$t", d)),
+    "$s": lambda r, n, d: set(r._items(n, "$s", d)),
+    "$z": lambda r, n, d: frozenset(r._items(n, "$z", d)),
+    "$d": lambda r, n, d: r._dict(n, d),
+    "$f": lambda r, n, d: _float(n["$f"]),
+    "$e": lambda r, n, d: r._enum(n, d),
+    "$o": lambda r, n, d: r._object(n, d),
+    "$n": lambda r, n, d: r._named_tuple(n, d),
+    "$dt": lambda r, n, d: dt.datetime.fromisoformat(_text(n["$dt"])),
+    "$da": lambda r, n, d: dt.date.fromisoformat(_text(n["$da"])),
+    "$td": lambda r, n, d: dt.timedelta(*r._items(n, "$td", d)),  # type: ignore[arg-type]
+    "$dec": lambda r, n, d: decimal.Decimal(_text(n["$dec"])),
+}
 
 
 def _float(text: Json) -> float:

@@ -35,6 +35,7 @@ __all__ = [
     "TypeIn",
     "compile_condition",
     "compile_predicate",
+    "define",
     "needs_context",
     "type_profile",
 ]
@@ -122,6 +123,8 @@ class Leaf(Cond):
     pure: Callable[[Event], object] | None = None
     faults: FaultSink | None = None
     role: str = "where"
+    #: the expression's IR (``None`` for a callable): what code generators lower
+    tree: ir.Node | None = None
 
     def __call__(self, event: Event, ctx: ConditionContext | None) -> bool:
         # ``ctx`` is None only when no condition of the pattern needs one (see needs_context).
@@ -269,8 +272,10 @@ def _compile_expression(
             return run(e, frame, None)
 
         pure = compile_event_test(expr.tree) or general  # one call for "e.f OP constant"
-        return Leaf(lambda e, ctx: run(e, frame, None), expr.source, stage, types, pure, faults, role)
-    return Leaf(lambda e, ctx: run(e, ctx, None), expr.source, stage, types, faults=faults, role=role)
+        return Leaf(
+            lambda e, ctx: run(e, frame, None), expr.source, stage, types, pure, faults, role, expr.tree
+        )
+    return Leaf(lambda e, ctx: run(e, ctx, None), expr.source, stage, types, None, faults, role, expr.tree)
 
 
 def tree_types(node: ir.Node) -> frozenset[str] | None:
@@ -416,14 +421,23 @@ def compile_predicate(cond: Cond) -> Predicate:
         "    except _Exception:\n"
         "        return _tree(e, ctx)\n"
     )
-    namespace: dict[str, object] = {
+    namespace: dict[str, object] = {"_tree": cond, **text.consts}
+    return define(source, "pred", namespace, "<nfa predicate>")
+
+
+def define(source: str, name: str, namespace: dict[str, object], filename: str) -> Callable[..., object]:
+    """The function ``name`` that the template ``source`` defines (the one ``exec`` of the engine).
+
+    Callers build ``source`` from their own templates and IR nodes only; every value enters through
+    ``namespace`` (no builtins besides the two exception classes the templates catch).
+    """
+    scope: dict[str, object] = {
         "__builtins__": {},
         "_CepRuntimeError": CepRuntimeError,
         "_Exception": Exception,
-        "_tree": cond,
-        **text.consts,
+        **namespace,
     }
-    exec(compile(source, "<nfa predicate>", "exec"), namespace)
-    pred = namespace["pred"]
-    assert callable(pred)
-    return pred
+    exec(compile(source, filename, "exec"), scope)
+    fn = scope[name]
+    assert callable(fn)
+    return fn

@@ -328,6 +328,8 @@ class GeneralPlan:
         nxt_v = add_stage(edge_v)
         aggs = self.aggs.take(run.aggs, stage, event) if self._has_aggs else ()
         t = event.time
+        start_ts: Time | None
+        start_id: EventId | None
         if run.start_id is None:
             start_ts, start_id, inst = t, eid, ctx.new_instance()
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Hashable
+from typing import Any
 
 from workbench.engine.aggregates.base import AggregateBase, Ordered, positive
 from workbench.errors import CepError
@@ -72,14 +73,7 @@ class CountBy(AggregateBase):
         self.total += 1
 
     def revert(self, x: Hashable) -> None:
-        have = self.counts.get(x, 0)
-        if have == 0:
-            msg = f"count_by: key {x!r} was never counted (or already reverted)"
-            raise CepError(msg)
-        if have == 1:
-            del self.counts[x]
-        else:
-            self.counts[x] = have - 1
+        _discount(self.counts, x, "count_by: key {!r} was never counted (or already reverted)")
         self.total -= 1
 
     def get(self) -> dict[Hashable, int]:
@@ -120,16 +114,8 @@ class TopN(AggregateBase):
             self.counts[x] = self.counts.get(x, 0) + 1
 
     def revert(self, x: Ordered | None) -> None:
-        if x is None:
-            return
-        have = self.counts.get(x, 0)
-        if have == 0:
-            msg = f"top_n: {x!r} was never added (or already reverted)"
-            raise CepError(msg)
-        if have == 1:
-            del self.counts[x]
-        else:
-            self.counts[x] = have - 1
+        if x is not None:
+            _discount(self.counts, x, "top_n: {!r} was never added (or already reverted)")
 
     def get(self) -> list[Ordered]:
         pick = heapq.nlargest if self.largest else heapq.nsmallest
@@ -144,3 +130,14 @@ class TopN(AggregateBase):
         c = TopN.__new__(TopN)
         c.n, c.largest, c.counts = self.n, self.largest, dict(self.counts)
         return c
+
+
+def _discount(counts: dict[Any, int], x: object, missing: str) -> None:
+    """Count ``x`` once less (forget it at zero); ``missing`` formats the error when it was not counted."""
+    have = counts.get(x, 0)
+    if have == 0:
+        raise CepError(missing.format(x))
+    if have == 1:
+        del counts[x]
+    else:
+        counts[x] = have - 1

@@ -155,10 +155,17 @@ class Max(_Extreme):
 
 
 class _Navigation(AggregateBase):
-    """First or last value (``None`` values included); ``revert`` in ``"fifo"`` mode only."""
+    """First or last value (``None`` values included); ``revert`` in ``"fifo"`` mode only.
+
+    >>> f, g = First(), Last(); f.update("a"); f.update("b"); g.update("a"); g.update("b")
+    >>> f.get(), g.get(), f.get_with("c"), g.get_with("c"), First().get_with("c")
+    ('a', 'b', 'a', 'c', 'c')
+    """
 
     __slots__ = ("_first", "_last", "_n", "_window", "mode")
     _name = "navigation"
+    #: ``First`` (else ``Last``)
+    _keeps_first = True
 
     def __init__(self, revert: RevertMode = "none") -> None:
         check_mode(revert, self._name, ("none", "fifo"))
@@ -196,6 +203,13 @@ class _Navigation(AggregateBase):
         if not window:
             self._last = None
 
+    def get(self) -> object:
+        return self._first if self._keeps_first else self._last
+
+    def get_with(self, x: object) -> object:
+        """The value as if ``x`` were added."""
+        return self._first if self._keeps_first and self._n else x
+
     def copy(self) -> Self:
         c = type(self).__new__(type(self))
         c.mode, c._first, c._last, c._n = self.mode, self._first, self._last, self._n
@@ -204,34 +218,16 @@ class _Navigation(AggregateBase):
 
 
 class First(_Navigation):
-    """The first value added (SQL ``FIRST``, MatchRegex ``First``).
-
-    >>> f = First(); f.update("a"); f.update("b"); f.get()
-    'a'
-    """
+    """The first value added (SQL ``FIRST``, MatchRegex ``First``)."""
 
     __slots__ = ()
     _name = "first"
-
-    def get(self) -> object:
-        return self._first
-
-    def get_with(self, x: object) -> object:
-        return self._first if self._n else x
+    _keeps_first = True
 
 
 class Last(_Navigation):
-    """The last value added (SQL ``LAST``, MatchRegex ``Last``).
-
-    >>> f = Last(); f.update("a"); f.update("b"); f.get()
-    'b'
-    """
+    """The last value added (SQL ``LAST``, MatchRegex ``Last``)."""
 
     __slots__ = ()
     _name = "last"
-
-    def get(self) -> object:
-        return self._last
-
-    def get_with(self, x: object) -> object:
-        return x
+    _keeps_first = False

@@ -125,6 +125,8 @@ class Leaf(Cond):
     pure: Callable[[Event], object] | None = None
     faults: FaultSink | None = None
     role: str = "where"
+    #: the expression's IR (``None`` for a callable): what code generators lower
+    tree: ir.Node | None = None
 
     def __call__(self, event: Event, ctx: ConditionContext | None) -> bool:
         # ``ctx`` is None only when no condition of the pattern needs one (see needs_context).
@@ -272,8 +274,10 @@ def _compile_expression(
             return run(e, frame, None)
 
         pure = compile_event_test(expr.tree) or general  # one call for "e.f OP constant"
-        return Leaf(lambda e, ctx: run(e, frame, None), expr.source, stage, types, pure, faults, role)
-    return Leaf(lambda e, ctx: run(e, ctx, None), expr.source, stage, types, faults=faults, role=role)
+        return Leaf(
+            lambda e, ctx: run(e, frame, None), expr.source, stage, types, pure, faults, role, expr.tree
+        )
+    return Leaf(lambda e, ctx: run(e, ctx, None), expr.source, stage, types, None, faults, role, expr.tree)
 
 
 def tree_types(node: ir.Node) -> frozenset[str] | None:
@@ -420,7 +424,7 @@ def compile_predicate(cond: Cond) -> Predicate:
         "    except _Exception:\n"
         "        return _tree(e, ctx)\n"
     )
-    namespace = {"_CepRuntimeError": CepRuntimeError, "_Exception": Exception, "_tree": cond, **text.consts}
+    namespace: dict[str, object] = {"_tree": cond, **text.consts}
     return build_function(source, "pred", namespace, "<nfa predicate>")
 
 
@@ -429,9 +433,15 @@ def build_function(source: str, name: str, namespace: dict[str, object], filenam
 
     ``source`` must come from the engine's own templates (:class:`Source`, the plans' code
     generators): every value enters through ``namespace`` as a named constant, never as text. The
-    function sees no builtins but what ``namespace`` names.
+    function sees no builtins but what ``namespace`` names, besides the two exception classes
+    the templates catch (``_CepRuntimeError``, ``_Exception``).
     """
-    scope: dict[str, object] = {"__builtins__": {}, **namespace}
+    scope: dict[str, object] = {
+        "__builtins__": {},
+        "_CepRuntimeError": CepRuntimeError,
+        "_Exception": Exception,
+        **namespace,
+    }
     exec(compile(source, filename, "exec"), scope)
     fn = scope[name]
     assert callable(fn)

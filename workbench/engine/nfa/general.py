@@ -74,6 +74,10 @@ class GeneralPlan:
             for name, st in self._states.items()
         }
         self._needs_ctx = any(needs_context(tr.cond) for st in self._states.values() for tr in st.transitions)
+        self._kind = {name: st.kind for name, st in self._states.items()}
+        self._window, self._window_times, self._shared = nfa.window_ms, nfa.window_times, store.shared
+        #: the ``starts`` heap is read only by skip strategies and the cap (else it would only grow)
+        self._track_starts = self.skip.holds or pattern.max_partial_matches is not None
 
     def new_state(self) -> NFAState:
         """A fresh per-key state."""
@@ -146,8 +150,9 @@ class GeneralPlan:
             return succ
         stopped = False
         keep: list[Run] = []
+        kinds = self._kind
         for r in succ:
-            kind = self._states[r.state].kind
+            kind = kinds[r.state]
             if kind == Kind.FINAL:
                 self._collect(potential, r)
             elif kind == Kind.STOP:
@@ -322,17 +327,31 @@ class GeneralPlan:
         node = self.store.put(state, stage, event, eid, run.node, edge_v)
         nxt_v = add_stage(edge_v)
         aggs = self.aggs.take(run.aggs, stage, event) if self._has_aggs else ()
+        t = event.time
+        start_ts: Time | None
+        start_id: EventId | None
         if run.start_id is None:
-            proto = Run(-1, "", None, (), event.time, eid, event.time, ctx.new_instance(), aggs)
+            start_ts, start_id, inst = t, eid, ctx.new_instance()
         else:
-            proto = Run(-1, "", None, (), run.start_ts, run.start_id, event.time, run.inst, aggs)
-        out.append(self._new_run(state, tr.target, node, nxt_v, proto, aggs))
+            start_ts, start_id, inst = run.start_ts, run.start_id, run.inst
+        out.append(self._run_at(state, tr.target, node, nxt_v, start_ts, start_id, t, inst, aggs))
         if ctx.tracing:
             kind = TraceKind.STARTED if run.start_id is None else TraceKind.EXTENDED
-            ctx.trace(kind, proto.inst, stage, event.seq, {"state": tr.target})
+            ctx.trace(kind, inst, stage, event.seq, {"state": tr.target})
         final = self._final_after_proceed(tr.target, event, cctx)
         if final is not None:
-            out.append(self._new_run(state, final, node, nxt_v, proto, aggs))
+            out.append(self._run_at(state, final, node, nxt_v, start_ts, start_id, t, inst, aggs))
+
+    def _run_at(
+        self, state: NFAState, target: str, node: Node, version: Version, start_ts: Time | None,
+        start_id: EventId | None, prev_ts: Time | None, inst: int, aggs: tuple[Aggregate, ...],
+    ) -> Run:  # fmt: skip
+        """A new run with the next run id (its node locked in a shared buffer)."""
+        rid = state.next_rid
+        state.next_rid = rid + 1
+        if self._shared and node is not None:
+            self.store.lock(state, node, version)
+        return Run(rid, target, node, version, start_ts, start_id, prev_ts, inst, aggs)
 
     def _new_run(
         self,
@@ -345,7 +364,7 @@ class GeneralPlan:
     ) -> Run:
         rid = state.next_rid
         state.next_rid = rid + 1
-        if node is not None and self.store.shared:
+        if self._shared and node is not None:
             self.store.lock(state, node, version)
         return Run(rid, target, node, version, like.start_ts, like.start_id, like.prev_ts, like.inst, aggs)
 
@@ -373,15 +392,18 @@ class GeneralPlan:
         state.by_state.setdefault(run.state, set()).add(run.rid)
         if not fresh:
             return
-        if run.start_id is not None:
+        if self._track_starts and run.start_id is not None:
             heapq.heappush(state.starts, (run.start_id, run.rid))
-        if self.nfa.window_ms is not None and run.start_ts is not None:
-            deadline = run.start_ts + self.nfa.window_ms
+        window = self._window
+        if window is not None and run.start_ts is not None:
+            deadline = run.start_ts + window
             heapq.heappush(state.first_deadlines, (deadline, run.rid))
             if run.start_id is not None and run.prev_ts == run.start_ts and state.scheduled != deadline:
                 state.scheduled = deadline
                 ctx.schedule(deadline, _TIMER)
-        w = self.nfa.window_times.get(run.state)
+        if not self._window_times:  # why: no stage has a previous-event window (the usual case)
+            return
+        w = self._window_times.get(run.state)
         if w is not None and run.prev_ts is not None:
             deadline = run.prev_ts + w
             heapq.heappush(state.prev_deadlines, (deadline, run.rid))

@@ -19,6 +19,7 @@ a :class:`LoopContext` (one small object, no closures).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.engine.aggregates import Aggregate, input_of
@@ -34,6 +35,7 @@ from workbench.engine.nfa.conditions import (
     compile_predicate,
     needs_context,
 )
+from workbench.engine.nfa.loopgen import generate
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.runaggs import RunAggregates
 from workbench.engine.nfa.shapes import loop_shape
@@ -106,7 +108,7 @@ class LoopContext(ConditionContext):
 
     def matched(self, stage: str) -> list[Event]:
         """Events already taken for ``stage`` in this partial match (empty if none)."""
-        stages = self._plan.path_stages
+        stages = self._plan.stages_of(len(self._path))  # a restored run may be longer than any seen
         return [e for j, e in enumerate(self._path) if stages[j] == stage]
 
     def aggregate(self, name: str) -> object:
@@ -118,11 +120,19 @@ class LoopContext(ConditionContext):
 
 
 class LoopPlan(ChainPlan[LoopState]):
-    """The compiled ``a, b{n,}, c`` shape; steps one key's :class:`LoopState`."""
+    """The compiled ``a, b{n,}, c`` shape; steps one key's :class:`LoopState`.
+
+    ``process`` is :meth:`interpret` specialised to this plan by
+    :func:`~workbench.engine.nfa.loopgen.generate` (``generated=False``: the interpreter itself);
+    both step the same state the same way.
+    """
+
+    #: ``process(state, event, ctx)``: the generated code, or :meth:`interpret`
+    process: Callable[[LoopState, Event, Context], None]
 
     def __init__(
         self, pattern: SequencePattern, nfa: CompiledNFA, entry: list[str], names: tuple[str, str, str, str],
-        facts: Analysis,
+        facts: Analysis, *, generated: bool = True,
     ) -> None:  # fmt: skip
         states, wakes = nfa.states, facts.wakes
         loop, gap, last, final = names
@@ -131,10 +141,11 @@ class LoopPlan(ChainPlan[LoopState]):
         self.n = len(entry)
         self.stages = (start.stage, states[loop].stage, states[last].stage)
         self.start_pred = compile_predicate(start.transitions[0].cond)
-        take = states[loop].transitions[1].cond
+        take = self.take_cond = states[loop].transitions[1].cond
         self.take_pred = compile_predicate(take)
         self.take_ctx = needs_context(take)
-        self.last_pred = compile_predicate(states[last].transitions[0].cond)
+        self.last_cond = states[last].transitions[0].cond
+        self.last_pred = compile_predicate(self.last_cond)
         #: target state name of the TAKE from code k (entry), for traces; index 0 unused
         self.entry_target = ["", *(states[s].transitions[0].target for s in reversed(entry))]
         self.entry_name = entry[0]
@@ -152,14 +163,17 @@ class LoopPlan(ChainPlan[LoopState]):
         self.agg_of = tuple(self.aggs.of_stage.get(stage, ()) for stage in self.stages)
         #: stage of each taken event by position (a, b, ..., b, c), grown on demand
         self.path_stages: list[str] = [start.stage]
+        self.process = self.interpret if not generated else generate(self)
 
     @classmethod
-    def build(cls, pattern: SequencePattern, nfa: CompiledNFA, facts: Analysis) -> LoopPlan | None:
+    def build(
+        cls, pattern: SequencePattern, nfa: CompiledNFA, facts: Analysis, *, generated: bool = True
+    ) -> LoopPlan | None:
         """The plan, or ``None`` when the compiled NFA does not have exactly this shape."""
         if pattern.skip.kind != "no_skip" or pattern.flink_order or nfa.window_times:
             return None
         shape = loop_shape(nfa)
-        return None if shape is None else cls(pattern, nfa, *shape, facts)
+        return None if shape is None else cls(pattern, nfa, *shape, facts, generated=generated)
 
     def new_state(self) -> LoopState:
         """A fresh per-key state."""
@@ -182,11 +196,16 @@ class LoopPlan(ChainPlan[LoopState]):
             aggs[i].update(input_of(event, specs[i].field))
         return aggs
 
+    def stages_of(self, n: int) -> list[str]:
+        """:attr:`path_stages`, grown to at least ``n`` positions."""
+        stages = self.path_stages
+        while len(stages) < n:
+            stages.append(self.stages[1])
+        return stages
+
     def _events(self, taken: tuple[Event, ...], event: Event) -> tuple[Event, ...]:
         events = (*taken, event)
-        stages = self.path_stages
-        while len(stages) < len(events):
-            stages.append(self.stages[1])
+        self.stages_of(len(events))
         return events
 
     def _complete(
@@ -200,7 +219,7 @@ class LoopPlan(ChainPlan[LoopState]):
         done.append((inst, (*taken, event)))
 
     # ------------------------------------------------------------------ per event
-    def process(self, state: LoopState, event: Event, ctx: Context) -> None:
+    def interpret(self, state: LoopState, event: Event, ctx: Context) -> None:
         """Expire windows, step every partial match the event can change, then the start.
 
         Each of the state's three lists is visited only when the event can wake its partial
@@ -356,15 +375,13 @@ class LoopPlan(ChainPlan[LoopState]):
             expired.sort(key=by_start)
             self._time_out(self._expire(expired, ctx), window, ctx)
 
+    def match_channels(self, n: int) -> tuple[str, ...]:
+        """The channels of a match of ``n`` events (a, b, ..., b, c)."""
+        return (*self.stages_of(n - 1)[: n - 1], self.stages[2])
+
     def _emit(self, inst: int, kind: str, t: Time, events: tuple[Event, ...], ctx: Context) -> None:
-        stages = self.path_stages
         n = len(events)
-        if kind == "match":
-            channels = (*stages[: n - 1], self.stages[2])
-        else:
-            while len(stages) < n:
-                stages.append(self.stages[1])
-            channels = tuple(stages[:n])
+        channels = self.match_channels(n) if kind == "match" else tuple(self.stages_of(n)[:n])
         self._detect(inst, kind, t, events, channels, ctx)
 
     def _cap(self, state: LoopState, ctx: Context, cap: int) -> None:

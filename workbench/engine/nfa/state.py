@@ -65,7 +65,8 @@ class NFAState:
         start_version: Dewey version of the start run.
         completed: completed matches held back by a skip strategy (sorted on emission).
         buffer: the shared buffer (empty with the path store).
-        starts: heap of ``(start id, run id)`` (lazy deletion): earliest start, skip pruning.
+        starts: heap of ``(start id, run id)`` (lazy deletion): earliest start, for skip pruning
+            and the cap (kept only under a skip strategy or a cap).
         first_deadlines / prev_deadlines: heaps of ``(deadline, run id)`` for the windows.
         next_rid: run id counter.
         dropped: partial matches dropped because of ``max_partial_matches``.

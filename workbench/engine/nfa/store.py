@@ -61,11 +61,23 @@ class Store(Protocol):
         ...
 
 
-class PathStore:
-    """Each partial match keeps its own path (the default)."""
+class _Unshared:
+    """A store whose nodes no two partial matches share: no reference counts."""
 
     __slots__ = ()
     shared = False
+
+    def lock(self, state: NFAState, node: Node, version: Version) -> None:
+        """Paths are not shared: nothing to count."""
+
+    def release(self, state: NFAState, node: Node, version: Version) -> None:
+        """Paths are not shared: nothing to count."""
+
+
+class PathStore(_Unshared):
+    """Each partial match keeps its own path (the default)."""
+
+    __slots__ = ()
 
     def put(
         self, state: NFAState, stage: str, event: Event, eid: EventId, prev: Node, version: Version
@@ -73,12 +85,6 @@ class PathStore:
         if prev is None:
             return ((stage, eid, event),)
         return (*cast(Path, prev), (stage, eid, event))
-
-    def lock(self, state: NFAState, node: Node, version: Version) -> None:
-        """Paths are not shared: nothing to count."""
-
-    def release(self, state: NFAState, node: Node, version: Version) -> None:
-        """Paths are not shared: nothing to count."""
 
     def extract(self, state: NFAState, node: Node, version: Version) -> list[list[Step]]:
         return [[(stage, eid) for stage, eid, _ in cast(Path, node)]] if node else []

@@ -1,0 +1,229 @@
+"""The generated loop-plan code (:mod:`workbench.engine.nfa.loopgen`) steps exactly like the interpreter.
+
+Three runs of each random loop pattern over each random stream must agree on everything observable:
+the generated ``process`` (what ``NFAMatcher`` runs), the loop plan's interpreter
+(``LoopPlan.interpret``) and the general NFA on the shared buffer (``specialise=False``):
+detections, condition errors (lenient and strict), warnings, traces, and (generated against
+interpreted) the per-key states themselves after every event, with a snapshot restored midway.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import warnings
+from collections.abc import Hashable
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.engine.nfa.test_linear import CONDITIONS
+from tests.engine.nfa.test_loop import LOOP_CONDITIONS
+from workbench.engine.nfa import (
+    AggregateSpec,
+    Contiguity,
+    NFAMatcher,
+    Quantifier,
+    SequencePattern,
+    Stage,
+)
+from workbench.engine.nfa.loop import LoopPlan, LoopState
+from workbench.engine.runtime import Engine
+from workbench.errors import CepError
+
+RELAXED = Contiguity.RELAXED
+#: aggregate conditions the emitter inlines (and a few it hands to the interpreter)
+GEN_CONDITIONS: list[Any] = [
+    *LOOP_CONDITIONS,
+    "-avg_b < -2",
+    "not (sum_b > 3)",
+    "sum_b is None or count_b >= 2",
+    "max_b is not None and e.v >= max_b - 1",
+    "avg_b * 2 > e.v + 1",
+    "min_b > e.w",  # e.w is missing, None or NaN in most events
+    "max_b < e.v or max_b is None",
+    "sum_b + e.s > 1",  # e.s is a string: a runtime error on some events
+    "e.s > 1",  # an event-only condition that fails
+    "count_b // 2 == e.v % 3",
+    "avg_b > 1 and e.v < 5",  # a BoolOp: the interpreted condition
+]
+AGGREGATES = (
+    AggregateSpec("avg_b", "avg", "b", "v", include_current=True),
+    AggregateSpec("sum_b", "sum", "b", "v"),
+    AggregateSpec("count_b", "count", "b"),
+    AggregateSpec("max_a", "max", "a", "v"),
+    AggregateSpec("min_c", "min", "c", "v"),
+    AggregateSpec("max_b", "max", "b", "v", include_current=True),
+    AggregateSpec("min_b", "min", "b", "v"),
+)
+VALUES = st.one_of(st.integers(0, 5), st.sampled_from([math.nan, None, 2.5, "x"]))
+
+
+@st.composite
+def gen_patterns(draw: st.DrawFn) -> SequencePattern:
+    """``a, b{n,} relaxed, c`` with random conditions (event-only and aggregate), windows and caps."""
+    a = Stage("a", draw(st.sampled_from(CONDITIONS)), types=draw(st.sampled_from([(), ("a",), ("a", "c")])))
+    if a.where is None and not a.types:
+        a = Stage("a", types=("a",))
+    n = draw(st.integers(1, 3))
+    quantifier = Quantifier.one_or_more() if n == 1 and draw(st.booleans()) else Quantifier.times_or_more(n)
+    b = Stage(
+        "b",
+        draw(st.sampled_from(GEN_CONDITIONS)),
+        RELAXED,
+        types=draw(st.sampled_from([(), ("b",), ("b", "c")])),
+        quantifier=quantifier,
+    )
+    if b.where is None and not b.types:
+        b = Stage("b", types=("b",), contiguity=RELAXED, quantifier=quantifier)
+    c = Stage(
+        "c", draw(st.sampled_from(CONDITIONS)), RELAXED, types=draw(st.sampled_from([(), ("c",), ("b", "c")]))
+    )
+    if c.where is None and not c.types:
+        c = Stage("c", types=("c",))
+    return SequencePattern(
+        "p",
+        (a, b, c),
+        within_ms=draw(st.sampled_from([None, 4, 8, 20])),
+        max_partial_matches=draw(st.sampled_from([None, None, 4, 10])),
+        emit_timeouts=draw(st.booleans()),
+        aggregates=AGGREGATES,
+    )
+
+
+@st.composite
+def gen_streams(draw: st.DrawFn, ordered: bool = True) -> list[dict[str, Any]]:
+    """Events with int, float, NaN, None, string and missing fields, in or out of order."""
+    out, t = [], 0
+    for _ in range(draw(st.integers(0, 40))):
+        t = t + draw(st.integers(0, 3)) if ordered else draw(st.integers(0, 30))
+        row: dict[str, Any] = {
+            "type": draw(st.sampled_from("abcd")),
+            "time": t,
+            "key": draw(st.sampled_from("kl")),
+        }
+        if draw(st.integers(0, 9)):
+            row["v"] = draw(st.one_of(st.integers(0, 5), st.sampled_from([math.nan, 2.5])))
+        if not draw(st.integers(0, 6)):
+            row["w"] = draw(VALUES)
+        if not draw(st.integers(0, 8)):
+            row["s"] = "x"
+        out.append(row)
+    return out
+
+
+def interpreted(pattern: SequencePattern) -> NFAMatcher:
+    """The matcher running the loop plan's interpreter instead of its generated code."""
+    m = NFAMatcher(pattern)
+    assert isinstance(m.plan, LoopPlan)
+    m.process = m.plan.interpret  # type: ignore[assignment]
+    return m
+
+
+def _state(state: LoopState | None) -> Any:
+    """Everything a loop state holds, comparable with ``==`` (runs are identity-compared dataclasses)."""
+    if state is None:
+        return None
+    runs = [
+        (r.start_id, r.rid, r.code, r.start_ts, r.prev_ts, r.inst, [e.seq for e in r.events], list(r.aggs))
+        for runs in (state.hot, state.cold, state.last)
+        for r in runs
+    ]
+    return state.next_rid, state.dropped, state.time, state.scheduled, runs
+
+
+def _run(
+    matcher: NFAMatcher,
+    events: list[dict[str, Any]],
+    *,
+    trace: bool = False,
+    strict: bool = False,
+    snapshot_at: int | None = None,
+    states: bool = False,
+    lateness: int = 0,
+    after: NFAMatcher | None = None,
+) -> Any:
+    """Detections, errors, warnings, traces (and the states after each event) of one engine run."""
+    engine = Engine([matcher], trace=trace, strict=strict, out_of_orderness=lateness)
+    seen: list[Any] = []
+    out: list[Any] = []
+    keys: list[Hashable] = ["k", "l"]
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for i, e in enumerate(events):
+                if i == snapshot_at:
+                    blob = pickle.loads(pickle.dumps(engine.snapshot()))
+                    out += engine.detections
+                    engine = Engine([after or matcher], trace=trace, strict=strict, out_of_orderness=lateness)
+                    engine.restore(blob)
+                engine.process(e)
+                if states:
+                    seen.append([_state(engine.state_of("p", k)) for k in keys])
+            engine.advance_time(events[-1]["time"] if events else 0)
+            engine.finish()
+    except CepError as err:
+        return type(err).__name__, str(err), seen
+    faults = [(f.where, f.kind, f.message, f.first_seq, f.count) for f in engine.errors]
+    # events by seq: a snapshot copies them, and a NaN field equals no copy of itself
+    found = [
+        (d.key, d.instance, d.kind, d.time, [e.seq for e in d.events], d.channels)
+        for d in out + engine.detections
+    ]
+    return found, faults, [str(w.message) for w in caught], engine.trace_records, seen
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gen_patterns(), gen_streams(), st.integers(0, 40), st.booleans())
+def test_generated_code_steps_like_the_interpreter(
+    pattern: SequencePattern, events: list[dict[str, Any]], snapshot_at: int, strict: bool
+) -> None:
+    gen = NFAMatcher(pattern)
+    assert gen.fast_path == "loop"
+    assert gen.process is not gen.plan.interpret  # the generated code runs
+    want = _run(interpreted(pattern), events, strict=strict, states=True)
+    assert _run(gen, events, strict=strict, states=True) == want
+    # a snapshot restores into a new engine halfway, from either form into the other
+    want = _run(interpreted(pattern), events, strict=strict, snapshot_at=snapshot_at)
+    assert _run(gen, events, strict=strict, snapshot_at=snapshot_at, after=interpreted(pattern)) == want
+    assert _run(interpreted(pattern), events, strict=strict, snapshot_at=snapshot_at, after=gen) == want
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gen_patterns(), gen_streams(), st.booleans())
+def test_generated_code_equals_the_general_nfa(
+    pattern: SequencePattern, events: list[dict[str, Any]], trace: bool
+) -> None:
+    general = NFAMatcher(pattern, specialise=False)
+    assert general.fast_path is None
+    assert _run(NFAMatcher(pattern), events, trace=trace) == _run(general, events, trace=trace)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gen_patterns(), gen_streams(ordered=False), st.sampled_from([0, 5]))
+def test_generated_code_with_late_and_out_of_order_events(
+    pattern: SequencePattern, events: list[dict[str, Any]], lateness: int
+) -> None:
+    want = _run(interpreted(pattern), events, lateness=lateness, states=True)
+    assert _run(NFAMatcher(pattern), events, lateness=lateness, states=True) == want
+    general = _run(NFAMatcher(pattern, specialise=False), events, lateness=lateness)
+    assert _run(NFAMatcher(pattern), events, lateness=lateness) == general
+
+
+def test_tracing_runs_the_interpreter_with_the_same_records() -> None:
+    p = SequencePattern(
+        "p",
+        (
+            Stage("a", types=("a",)),
+            Stage("b", "avg_b > 1", RELAXED, types=("b",), quantifier=Quantifier.one_or_more()),
+            Stage("c", contiguity=RELAXED, types=("c",)),
+        ),
+        within_ms=10,
+        aggregates=(AggregateSpec("avg_b", "avg", "b", "v", include_current=True),),
+    )
+    events = [{"type": t, "time": i, "key": "k", "v": i % 4} for i, t in enumerate("abdbbcabbbc")]
+    traced = _run(NFAMatcher(p), events, trace=True)
+    assert traced == _run(interpreted(p), events, trace=True)
+    assert traced[3]  # trace records were written
+    assert traced[0] == _run(NFAMatcher(p), events)[0]

@@ -1,0 +1,443 @@
+"""The loop plan lowered to one specialised ``process(state, e, ctx)`` per pattern.
+
+:func:`generate` writes the source of :meth:`LoopPlan.interpret
+<workbench.engine.nfa.loop.LoopPlan.interpret>` specialised to one plan: the window, the cap, the
+wake sets and the stage names become constants, the conditions are inlined from their IR, the
+loop stage's aggregate inputs are read once per event, and the per-event state is in locals. It
+steps the same :class:`~workbench.engine.nfa.loop.LoopState` in exactly the same way (run ids,
+instances, timers, detections, cap), so the two are interchangeable at any event.
+
+What it does not specialise goes to the interpreter, for the whole event and before any partial
+match changes: tracing (``ctx.tracing``), and an event on which an event-only condition raises
+(the interpreter evaluates it again and records the error once per evaluation, as always).
+A condition that reads aggregates is inlined when its IR is made of literals, fields of ``e``,
+aggregate names, comparisons, arithmetic, ``not`` and ``is null``; when the inlined form raises,
+the interpreted condition decides for that partial match (and records the error). Any other
+condition that needs a context is called with a :class:`LoopContext` as the interpreter does.
+
+The source is built from the templates below and from IR nodes only; every value (constants,
+names, stage names) enters as a named constant of the function's namespace, and
+:func:`~workbench.engine.nfa.conditions.build_function` compiles it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from workbench.engine.aggregates import Aggregate, input_of, make_aggregate, value_with
+from workbench.engine.detection import Detection
+from workbench.engine.events import Event
+from workbench.engine.expr import clean, ir
+from workbench.engine.expr.values import ARITH, COMPARE, EVENT_ATTRIBUTES, field_of
+from workbench.engine.matcher import Context
+from workbench.engine.nfa.chain import WINDOW_TIMER, by_start
+from workbench.engine.nfa.conditions import (
+    And,
+    Cond,
+    Const,
+    Leaf,
+    Not,
+    Or,
+    Source,
+    TypeIn,
+    build_function,
+    needs_context,
+)
+from workbench.engine.nfa.pattern import AggregateSpec
+
+if TYPE_CHECKING:
+    from workbench.engine.nfa.loop import LoopPlan, LoopState
+
+__all__ = ["generate"]
+
+Process = Callable[["LoopState", Event, Context], None]
+
+_CMP = ("==", "!=", "<", "<=", ">", ">=")
+
+
+class _Unsupported(Exception):
+    """An IR node the emitter does not inline (the condition is then called as the interpreter does)."""
+
+
+class _Emitter(Source):
+    """The source of one plan's conditions: event-only parts once per event, the rest per partial match.
+
+    ``probes`` are the per-event assignments (``name = expression``) evaluated before any partial
+    match is stepped; ``inputs`` the aggregate inputs of the event by aggregate index.
+    """
+
+    def __init__(self, plan: LoopPlan) -> None:
+        super().__init__()
+        self.plan = plan
+        self.probes: list[tuple[str, str]] = []
+        self.inputs: dict[int, str] = {}
+        self.temps = 0
+
+    def probe(self, text: str) -> str:
+        name = f"_p{len(self.probes)}"
+        self.probes.append((name, text))
+        return name
+
+    def input(self, i: int) -> str:
+        """The local holding ``input_of(e, field)`` of aggregate ``i`` (read once per event)."""
+        if i not in self.inputs:
+            field = self.plan.aggs.specs[i].field
+            read = "e" if field is None else f"{self.const(clean)}(e.fields.get({self.literal(field)}))"
+            self.inputs[i] = self.probe(read)  # what input_of(e, field) reads
+        return self.inputs[i]
+
+    def fresh_aggregates(self) -> str:
+        """The aggregates of a new partial match: fresh ones (copies of empty prototypes), then the
+        first stage's updated (as ``RunAggregates.take((), first stage, e)``)."""
+        aggs = self.plan.aggs
+        if not aggs.specs:
+            return "()"
+        protos = [self.const(a) for a in aggs.fresh()]
+        fresh = "(" + "".join(f"{p}.copy(), " for p in protos) + ")"
+        if not self.plan.agg_of[0]:
+            return fresh
+        touched, specs = self.const(self.plan.agg_of[0]), self.const(aggs.specs)
+        return f"{self.const(_first_take)}({fresh}, {touched}, e, {specs})"
+
+    def temp(self) -> str:
+        self.temps += 1
+        return f"_v{self.temps}"
+
+    def gen(self, c: Cond) -> str:
+        if isinstance(c, Leaf):
+            if c.pure is not None:
+                return self.probe(f"{self.const(c.pure)}(e)")  # why: reads only the event, once per event
+            if c.tree is None:
+                raise _Unsupported
+            return f"({self.expr(c.tree, c.stage)})"
+        if not isinstance(c, Const | TypeIn | Not | And | Or):
+            raise _Unsupported
+        return super().gen(c)
+
+    def wake_test(self, types: frozenset[str] | None) -> str:
+        """``typ`` (the event's type) is one of ``types`` (``None``: any type)."""
+        if types is None:
+            return "True"
+        if len(types) == 1:
+            return f"typ == {self.literal(next(iter(types)))}"
+        return f"typ in {self.const(types)}"
+
+    # ------------------------------------------------------------------ IR -> source (NULL rules)
+    def expr(self, node: ir.Node, stage: str) -> str:
+        """Source with the value of ``node`` (``None`` is NULL), as the evaluator computes it."""
+        if isinstance(node, ir.Literal):
+            return self.const(node.value)
+        if isinstance(node, ir.Name):
+            return self.aggregate(node.name, stage)
+        if isinstance(node, ir.Attr) and node.obj == ir.Name("e"):
+            read = self.const(field_of) if node.name in EVENT_ATTRIBUTES else self.const(_field_of_e)
+            return self.probe(f"{read}(e, {self.const(node.name)})")
+        if isinstance(node, ir.Compare) and node.op in _CMP:
+            return self.binary(node.left, node.right, stage, f"{{a}} {node.op} {{b}}")
+        if isinstance(node, ir.Binary):
+            return self.binary(node.left, node.right, stage, f"{self.const(ARITH[node.op])}({{a}}, {{b}})")
+        if isinstance(node, ir.Unary):
+            a = self.temp()
+            op = "not " if node.op == "not" else node.op
+            return f"(None if ({a} := {self.expr(node.operand, stage)}) is None else {op}{a})"
+        if isinstance(node, ir.IsNull):
+            return f"(({self.expr(node.operand, stage)}) is {'not ' if node.negated else ''}None)"
+        raise _Unsupported
+
+    def binary(self, left: ir.Node, right: ir.Node, stage: str, template: str) -> str:
+        """``left OP right``, NULL when either side is (the right side is not read after a NULL)."""
+        a, b = self.temp(), self.temp()
+        if isinstance(right, ir.Literal) and right.value is not None:  # why: a constant is never NULL
+            op = template.format(a=a, b=self.const(right.value))
+            return f"(None if ({a} := {self.expr(left, stage)}) is None else {op})"
+        op = template.format(a=a, b=b)
+        return f"(None if ({a} := {self.expr(left, stage)}) is None or ({b} := {self.expr(right, stage)}) is None else {op})"  # noqa: E501
+
+    def aggregate(self, name: str, stage: str) -> str:
+        """The value of aggregate ``name`` for the partial match ``run`` (cleaned, as a name reads)."""
+        aggs = self.plan.aggs
+        i = aggs.index.get(name)
+        if i is None:
+            raise _Unsupported  # the interpreter raises the unknown-name error
+        spec = aggs.specs[i]
+        if spec.include_current and stage == spec.stage:
+            probe = make_aggregate(spec.function, **dict(spec.params))
+            if hasattr(probe, "get_with"):
+                value = f"ra[{i}].get_with({self.input(i)})"
+            else:
+                value = f"{self.const(value_with)}(ra[{i}], {self.input(i)})"
+        else:
+            value = f"ra[{i}].get()"
+        return f"{self.const(clean)}({value})"
+
+
+def _first_take(
+    aggs: tuple[Aggregate, ...], touched: tuple[int, ...], e: Event, specs: tuple[AggregateSpec, ...]
+) -> tuple[Aggregate, ...]:
+    """Fresh aggregates after the first stage took ``e`` (they are new: updated in place)."""
+    for i in touched:
+        aggs[i].update(input_of(e, specs[i].field))
+    return aggs
+
+
+def _field_of_e(e: Event, name: str) -> object:
+    """``e.name`` as a condition reads it (a missing field, ``None`` and NaN are NULL)."""
+    return clean(e.fields.get(name))
+
+
+def _compare_ops_are_plain() -> bool:
+    """The emitter writes comparisons as Python operators: true while the evaluator's are."""
+    import operator
+
+    return all(
+        COMPARE[op] is getattr(operator, n)
+        for op, n in zip(_CMP, ("eq", "ne", "lt", "le", "gt", "ge"), strict=True)
+    )
+
+
+# ---------------------------------------------------------------------- the process template
+_HEAD = """\
+def process(state, e, ctx):
+    if ctx.tracing:
+        return _interp(state, e, ctx)
+    t = e.time
+    hot = state.hot
+    cold = state.cold
+    last = state.last
+"""
+_EXPIRE = """\
+    if (hot and hot[0].start_ts + _W <= t) or (cold and cold[0].start_ts + _W <= t) or (
+        last and last[0].start_ts + _W <= t
+    ):
+        _advance(state, t, ctx)
+        hot = state.hot
+        cold = state.cold
+        last = state.last
+    elif state.time is None or t > state.time:
+        state.time = t
+"""
+_CLOCK = """\
+    if state.time is None or t > state.time:
+        state.time = t
+"""
+_WAKE = """\
+    typ = e.type
+    starts = {starts}
+    vc = {vc}
+    vl = {vl}
+    if not hot and not vc and not vl and not starts:
+        return
+    try:
+{probes}
+    except _Exception:
+        return _interp(state, e, ctx)
+    if vc:
+        if vl:
+            runs = sorted(hot + cold + last, key=_by_start)
+        else:
+            runs = sorted(hot + cold, key=_by_start) if hot else cold
+    elif vl:
+        runs = sorted(hot + last, key=_by_start) if hot else last
+    else:
+        runs = hot
+    nh = []
+    nc = [] if vc else cold
+    nl = [] if vl else last
+    nc0 = len(nc)
+    nl0 = len(nl)
+    done = []
+    wk = _wt.get(typ, _wdef)
+    rid = state.next_rid
+    try:
+        for run in runs:
+            code = run.code
+            if code == -2:
+                if lp:
+                    rid += 1
+{complete}
+                    done.append((run.inst, (*run.events, e)))
+                else:
+                    nl.append(run)
+                continue
+            if not wk[code]:
+                (nh if code == 0 else nc).append(run)
+                continue
+{took}
+            if code == 0:
+                r0 = rid
+                rid += 2
+                taken = run.events
+                prev = run.prev_ts
+                if took:
+                    run.rid = r0
+                    run.prev_ts = t
+                    ev = (*taken, e)
+                    while len(_ps) < len(ev):
+                        _ps.append(_B)
+{update20}
+                    run.events = ev
+                    nh.append(run)
+                else:
+                    run.rid = r0
+                    run.code = -1
+                    nc.append(run)
+{fresh_run}
+                if lp:
+{complete}
+                    done.append((run.inst, (*taken, e)))
+                else:
+                    w = _LoopRun(run.start_id, r0 + 1, -2, run.start_ts, prev, run.inst, taken, ())
+                    nl.append(w)
+{fresh_w}
+            elif took:
+                run.rid = rid
+                rid += 1
+                run.code = 0 if code <= 1 else code - 1
+                run.prev_ts = t
+                ev = (*run.events, e)
+                while len(_ps) < len(ev):
+                    _ps.append(_B)
+{update16}
+                run.events = ev
+                (nh if code <= 1 else nc).append(run)
+{fresh_run}
+            else:
+                nc.append(run)
+        if starts and _start_pred(e, None):
+            inst = ctx.new_instance()
+            r0 = rid
+            rid += 1
+            run = _LoopRun((t, e.seq), r0, _N, t, t, inst, (e,), {start_aggs})
+            nc.append(run)
+{fresh_start}
+    finally:
+        state.next_rid = rid
+    if len(nh) > 1:
+        nh.sort(key=_by_start)
+    if vc or len(nc) != nc0:
+        nc.sort(key=_by_start)
+    if vl or len(nl) != nl0:
+        nl.sort(key=_by_start)
+    state.hot = nh
+    state.cold = nc
+    state.last = nl
+    if done:
+        emit = ctx.emit
+        key = ctx.key
+        for inst, ev in done:
+            ch = _chan.get(len(ev))
+            if ch is None:
+                ch = _chan[len(ev)] = _channels(len(ev))
+            emit(_Detection(_name, key, inst, "match", t, ev, ch))
+{cap}"""
+_FRESH = """\
+if {run}.prev_ts == {run}.start_ts and state.scheduled != {run}.start_ts + _W:
+    state.scheduled = {run}.start_ts + _W
+    ctx.schedule(state.scheduled, WINDOW_TIMER)
+"""
+_CAP = """\
+    if len(nh) + len(nc) + len(nl) > _CAPN:
+        _capfn(state, ctx, _CAPN)
+"""
+
+
+def _indent(text: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "".join(pad + line + "\n" for line in text.splitlines())
+
+
+def _took(plan: LoopPlan, em: _Emitter) -> str:
+    """The statement that sets ``took`` for the partial match ``run``."""
+    take = plan.take_cond
+    if not needs_context(take):
+        return f"took = {em.probe(em.gen(take))}"  # why: the same for every partial match
+    try:
+        inline = em.gen(take)
+    except _Unsupported:
+        return "took = _take_pred(e, _LC(_plan, run, e))"
+    return (
+        "ra = run.aggs\n"
+        "try:\n"
+        f"    took = {inline}\n"
+        "except _Exception:  # the interpreted condition decides and records the error\n"
+        "    took = _take_pred(e, _LC(_plan, run, e))"
+    )
+
+
+def generate(plan: LoopPlan) -> Process:
+    """The specialised ``process(state, e, ctx)`` of ``plan`` (same steps as ``plan.interpret``)."""
+    em = _Emitter(plan)
+    try:
+        source = _source(plan, em)
+    except _Unsupported:  # an event-only condition of a kind the emitter does not know
+        return plan.interpret
+    return build_function(source, "process", _namespace(plan, em), f"<loop plan {plan.name!r}>")
+
+
+def _fresh(run: str, window: bool) -> str:
+    """Ask for a timer at the window deadline of the new partial match ``run`` (``ChainPlan._fresh``)."""
+    return _FRESH.format(run=run) if window else "pass\n"
+
+
+def _source(plan: LoopPlan, em: _Emitter) -> str:
+    # Why the order: the take condition's probes may read aggregate inputs that the updates reuse.
+    took = _took(plan, em) if _compare_ops_are_plain() else "took = _take_pred(e, _LC(_plan, run, e))"
+    lp = em.probe(em.gen(plan.last_cond))
+    updates = "".join(f"ra[{i}].update({em.input(i)})\n" for i in plan.agg_of[1])
+    update = ("ra = run.aggs\n" + updates) if updates else "pass\n"
+    window = plan.window is not None
+    return (
+        _HEAD
+        + (_EXPIRE if window else _CLOCK)
+        + _WAKE.format(
+            starts=em.wake_test(plan.start_wakes),
+            vc=f"cold and {em.wake_test(plan.cold_wakes)}",
+            vl=f"last and {em.wake_test(plan.wakes[-2])}",
+            probes=_indent("".join(f"{n} = {v}\n" for n, v in em.probes) + f"lp = {lp}\n", 8),
+            complete=_indent("_ctake((), _C, e)\n" if plan.agg_of[2] else "", 20),
+            took=_indent(took, 12),
+            update20=_indent(update, 20),
+            update16=_indent(update, 16),
+            fresh_run=_indent(_fresh("run", window), 16),
+            fresh_w=_indent(_fresh("w", window), 20),
+            fresh_start=_indent(_fresh("run", window), 12),
+            start_aggs=em.fresh_aggregates(),
+            cap=_CAP if plan.cap is not None else "",
+        )
+    )
+
+
+def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
+    from workbench.engine.nfa.loop import LoopContext, LoopRun
+
+    wakes = plan.wakes
+    known = frozenset[str]().union(*(w for w in wakes if w is not None))
+    return {
+        **em.consts,
+        "len": len,
+        "sorted": sorted,
+        "_interp": plan.interpret,
+        "_advance": plan.advance,
+        "_W": plan.window,
+        "_by_start": by_start,
+        "_wt": {typ: tuple(w is None or typ in w for w in wakes) for typ in known},
+        "_wdef": tuple(w is None for w in wakes),
+        "_ps": plan.path_stages,
+        "_B": plan.stages[1],
+        "_C": plan.stages[2],
+        "_N": plan.n,
+        "_LoopRun": LoopRun,
+        "_LC": LoopContext,
+        "_plan": plan,
+        "_take_pred": plan.take_pred,
+        "_start_pred": plan.start_pred,
+        "_ctake": plan.aggs.take,
+        "_chan": {},
+        "_channels": plan.match_channels,
+        "_Detection": Detection,
+        "_name": plan.name,
+        "WINDOW_TIMER": WINDOW_TIMER,
+        "_CAPN": plan.cap,
+        "_capfn": plan._cap,
+    }

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from workbench.demo.format import format_detection, format_reaction
 from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
@@ -64,7 +64,9 @@ def _same(channel_id: str, typ: str, **extra: Any) -> Channel:
     return Channel(channel_id, typ, match={"user": Var("User"), "ip": Var("IP")}, **extra)
 
 
-def _group(name: str, operator: str, *channels: Channel, timeout_ms: int = 1000) -> ReactionGroup:
+def _group(
+    name: str, operator: Literal["and", "or"], *channels: Channel, timeout_ms: int = 1000
+) -> ReactionGroup:
     """A group of the blog: an instance per login, for the login's user and IP."""
     return ReactionGroup(name, operator, channels=channels, timeout_ms=timeout_ms, initiator=_LOGIN)
 

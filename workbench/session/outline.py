@@ -15,6 +15,7 @@ from workbench.language.printer import condition_text, follow_words, format_dura
 
 __all__ = ["outline"]
 
+
 def _count(q: seq.Quantifier) -> str:
     if q.max is None:
         text = f"{q.min}+"

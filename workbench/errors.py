@@ -36,6 +36,12 @@ class CepError(Exception):
     """Root of every error raised by the workbench."""
 
 
+def _located(message: str, sep: str, where: tuple[str | None, ...]) -> str:
+    """``message`` behind the known parts of where it happened (``None``: unknown), joined by ``sep``."""
+    known = [part for part in where if part is not None]
+    return f"{sep.join(known)}: {message}" if known else message
+
+
 class EventError(CepError, ValueError):
     """An input event is malformed: it names the event's position and the offending field.
 
@@ -45,13 +51,11 @@ class EventError(CepError, ValueError):
     """
 
     def __init__(self, message: str, *, position: int | None = None, field: str | None = None) -> None:
-        where = []
-        if position is not None:
-            where.append(f"event #{position}")
-        if field is not None:
-            where.append(f"field {field!r}")
-        prefix = f"{', '.join(where)}: " if where else ""
-        super().__init__(prefix + message)
+        where = (
+            f"event #{position}" if position is not None else None,
+            f"field {field!r}" if field is not None else None,
+        )
+        super().__init__(_located(message, ", ", where))
         self.position = position
         self.field = field
 
@@ -65,13 +69,11 @@ class PatternError(CepError, ValueError):
     """
 
     def __init__(self, message: str, *, pattern: str | None = None, element: str | None = None) -> None:
-        where = []
-        if pattern is not None:
-            where.append(f"pattern {pattern!r}")
-        if element is not None:
-            where.append(f"{element!r}")
-        prefix = f"{' '.join(where)}: " if where else ""
-        super().__init__(prefix + message)
+        where = (
+            f"pattern {pattern!r}" if pattern is not None else None,
+            repr(element) if element is not None else None,
+        )
+        super().__init__(_located(message, " ", where))
         self.pattern = pattern
         self.element = element
 

@@ -34,7 +34,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from workbench.backends.cases import run_case_inputs
 from workbench.conformance.case import Case
 from workbench.conformance.prova_patterns import build_pattern, claimed_counters, exit_counts
-from workbench.conformance.runner import RunOptions, compare_detections, through_language
+from workbench.conformance.runner import RunOptions, compare_detections, pair_up, through_language
 from workbench.engine.detection import Detection, Reaction
 from workbench.engine.events import Event, make_event
 from workbench.engine.expr import compile_expr
@@ -162,18 +162,11 @@ def _compare_all(
         return [
             f"{label} #{i}: extras differ: expected {json.dumps(expected[i], sort_keys=True)}" for i in bad
         ]
-    unused = list(actual)
-    missing = []
-    for exp in expected:
-        for i, act in enumerate(unused):
-            if _agrees(exp, act):
-                del unused[i]
-                break
-        else:
-            missing.append(json.dumps(exp, sort_keys=True))
+    missing, unused = pair_up(expected, actual, _agrees)
     if missing:
+        lost = [json.dumps(e, sort_keys=True) for e in missing]
         shown = [json.dumps(_canon({k: a.get(k) for k in expected[0]}), sort_keys=True) for a in unused]
-        return [f"{label}: extras differ: missing {', '.join(missing)}; candidates {', '.join(shown)}"]
+        return [f"{label}: extras differ: missing {', '.join(lost)}; candidates {', '.join(shown)}"]
     return []
 
 

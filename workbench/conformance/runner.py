@@ -29,6 +29,7 @@ __all__ = [
     "detection_to_expected",
     "iter_case_files",
     "main",
+    "pair_up",
     "run_case",
     "through_language",
 ]
@@ -36,6 +37,7 @@ __all__ = [
 BACKENDS = ("local", "flink")
 
 _P = TypeVar("_P")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,25 @@ def _canon(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def pair_up(
+    expected: Sequence[_T], actual: Sequence[_T], agrees: Callable[[_T, _T], bool]
+) -> tuple[list[_T], list[_T]]:
+    """A multiset comparison: each expected item takes the first unused actual item it agrees with.
+
+    Returns the expected items that found no partner and the actual items that none took.
+    """
+    unused = list(actual)
+    missing: list[_T] = []
+    for exp in expected:
+        for i, act in enumerate(unused):
+            if agrees(exp, act):
+                del unused[i]
+                break
+        else:
+            missing.append(exp)
+    return missing, unused
+
+
 def compare_detections(
     expected: Sequence[Mapping[str, object]],
     actual: Sequence[Mapping[str, object]],
@@ -184,19 +205,11 @@ def compare_detections(
             f"{label} differ (in order):\n    expected [{', '.join(show(e) for e in expected)}]"
             f"\n    actual   [{', '.join(show(a, ref) for a in actual)}]"
         ]
-    unused = list(actual)
-    missing: list[str] = []
-    for exp in expected:
-        for i, act in enumerate(unused):
-            if agrees(exp, act):
-                del unused[i]
-                break
-        else:
-            missing.append(show(exp))
+    missing, unused = pair_up(expected, actual, agrees)
     diffs = []
     ref = expected[0] if expected else None
     if missing:
-        diffs.append(f"missing {label}: {', '.join(missing)}")
+        diffs.append(f"missing {label}: {', '.join(show(e) for e in missing)}")
     if unused:
         diffs.append(f"unexpected {label}: {', '.join(show(a, ref) for a in unused)}")
     return diffs

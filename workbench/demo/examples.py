@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from workbench.demo.format import format_detection, format_reaction
 from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
@@ -37,8 +37,13 @@ _LOGIN = Initiator("login", bind={"User": "user", "IP": "ip"})
 _SUSPICIOUS = "Suspicious login {User} {IP} {e.ip}"
 
 
-def _msg(t: int, typ: str, user: str, ip: str) -> dict[str, Any]:
-    return {"type": typ, "time": t, "key": user, "fields": {"user": user, "ip": ip}}
+def _messages(table: str) -> tuple[Mapping[str, Any], ...]:
+    """The client's messages, one ``time type user ip`` a line (keyed by the user)."""
+    rows = (line.split() for line in table.strip().splitlines())
+    return tuple(
+        {"type": typ, "time": int(t), "key": user, "fields": {"user": user, "ip": ip}}
+        for t, typ, user, ip in rows
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,23 +64,32 @@ def _same(channel_id: str, typ: str, **extra: Any) -> Channel:
     return Channel(channel_id, typ, match={"user": Var("User"), "ip": Var("IP")}, **extra)
 
 
+def _group(
+    name: str, operator: Literal["and", "or"], *channels: Channel, timeout_ms: int = 1000
+) -> ReactionGroup:
+    """A group of the blog: an instance per login, for the login's user and IP."""
+    return ReactionGroup(name, operator, channels=channels, timeout_ms=timeout_ms, initiator=_LOGIN)
+
+
 EXAMPLES: Mapping[str, BlogExample] = {
     "and_not": BlogExample(
-        ReactionGroup(
+        _group(
             "and_not",
             "and",
-            channels=(_login_other_ip(timeout_ms=250), _same("c_logout", "logout", negated=True)),
+            _login_other_ip(timeout_ms=250),
+            _same("c_logout", "logout", negated=True),
             timeout_ms=400,
-            initiator=_LOGIN,
         ),
-        (
-            _msg(1, "login", "user1", "10.10.10.10"),
-            _msg(2, "login", "user3", "50.50.50.50"),
-            _msg(202, "login", "user2", "30.30.30.30"),
-            _msg(203, "login", "user3", "60.60.60.60"),
-            _msg(503, "logout", "user1", "10.10.10.10"),
-            _msg(504, "login", "user1", "20.20.20.20"),
-            _msg(505, "login", "user2", "40.40.40.40"),
+        _messages(
+            """
+              1 login  user1 10.10.10.10
+              2 login  user3 50.50.50.50
+            202 login  user2 30.30.30.30
+            203 login  user3 60.60.60.60
+            503 logout user1 10.10.10.10
+            504 login  user1 20.20.20.20
+            505 login  user2 40.40.40.40
+            """
         ),
         {"c_login": _SUSPICIOUS, "c_logout": "Logout {User} {IP}"},
         (
@@ -85,20 +99,22 @@ EXAMPLES: Mapping[str, BlogExample] = {
         ),
     ),
     "or_stop": BlogExample(
-        ReactionGroup(
+        _group(
             "or_stop",
             "or",
-            channels=(_login_other_ip(), _same("c_logout", "logout"), _same("c_update", "update", stop=True)),
-            timeout_ms=1000,
-            initiator=_LOGIN,
+            _login_other_ip(),
+            _same("c_logout", "logout"),
+            _same("c_update", "update", stop=True),
         ),
-        (
-            _msg(1, "login", "user1", "10.10.10.10"),
-            _msg(201, "login", "user2", "30.30.30.30"),
-            _msg(501, "logout", "user1", "10.10.10.10"),
-            _msg(502, "login", "user1", "20.20.20.20"),
-            _msg(503, "update", "user2", "30.30.30.30"),
-            _msg(504, "login", "user2", "40.40.40.40"),
+        _messages(
+            """
+              1 login  user1 10.10.10.10
+            201 login  user2 30.30.30.30
+            501 logout user1 10.10.10.10
+            502 login  user1 20.20.20.20
+            503 update user2 30.30.30.30
+            504 login  user2 40.40.40.40
+            """
         ),
         {"c_login": _SUSPICIOUS, "c_logout": "Logout {User} {IP}", "c_update": "Update {User} {IP}"},
         (
@@ -108,25 +124,23 @@ EXAMPLES: Mapping[str, BlogExample] = {
         ),
     ),
     "or_paused": BlogExample(
-        ReactionGroup(
+        _group(
             "or_paused",
             "or",
-            channels=(
-                Channel("id1", "login", match={"user": Var("User")}, where="e.ip != IP", paused=True),
-                _same("c_logout", "logout"),
-                _same("c_update", "update", resume_ids=("id1",)),
-            ),
-            timeout_ms=1000,
-            initiator=_LOGIN,
+            Channel("id1", "login", match={"user": Var("User")}, where="e.ip != IP", paused=True),
+            _same("c_logout", "logout"),
+            _same("c_update", "update", resume_ids=("id1",)),
         ),
-        (
-            _msg(1, "login", "user1", "10.10.10.10"),
-            _msg(201, "login", "user2", "30.30.30.30"),
-            _msg(501, "logout", "user1", "10.10.10.10"),
-            _msg(502, "login", "user1", "20.20.20.20"),
-            _msg(503, "login", "user2", "40.40.40.40"),
-            _msg(504, "update", "user2", "30.30.30.30"),
-            _msg(505, "login", "user2", "50.50.50.50"),
+        _messages(
+            """
+              1 login  user1 10.10.10.10
+            201 login  user2 30.30.30.30
+            501 logout user1 10.10.10.10
+            502 login  user1 20.20.20.20
+            503 login  user2 40.40.40.40
+            504 update user2 30.30.30.30
+            505 login  user2 50.50.50.50
+            """
         ),
         {"id1": _SUSPICIOUS, "c_logout": "Logout {User} {IP}", "c_update": "Update {User} {IP}"},
         (
@@ -141,22 +155,20 @@ EXAMPLES: Mapping[str, BlogExample] = {
         ),
     ),
     "or_not_count": BlogExample(
-        ReactionGroup(
-            "or_not_count",
-            "or",
-            channels=(_login_other_ip(negated=True, size=Size(2)), _same("c_logout", "logout")),
-            timeout_ms=1000,
-            initiator=_LOGIN,
+        _group(
+            "or_not_count", "or", _login_other_ip(negated=True, size=Size(2)), _same("c_logout", "logout")
         ),
-        (
-            _msg(1, "login", "user1", "10.10.10.10"),
-            _msg(2, "login", "user3", "50.50.50.50"),
-            _msg(202, "login", "user2", "30.30.30.30"),
-            _msg(502, "logout", "user1", "10.10.10.10"),
-            _msg(503, "login", "user3", "60.60.60.60"),
-            _msg(504, "login", "user1", "20.20.20.20"),
-            _msg(505, "login", "user2", "40.40.40.40"),
-            _msg(506, "login", "user2", "40.40.40.40"),
+        _messages(
+            """
+              1 login  user1 10.10.10.10
+              2 login  user3 50.50.50.50
+            202 login  user2 30.30.30.30
+            502 logout user1 10.10.10.10
+            503 login  user3 60.60.60.60
+            504 login  user1 20.20.20.20
+            505 login  user2 40.40.40.40
+            506 login  user2 40.40.40.40
+            """
         ),
         {"c_login": _SUSPICIOUS, "c_logout": "Logout {User} {IP}"},
         (

@@ -25,7 +25,7 @@ from workbench.engine.reactions.accumulators import Accumulator
 from workbench.errors import PatternError
 from workbench.language.grammar import DURATION_UNITS, keywords
 
-__all__ = ["condition_text", "format_duration", "format_name", "format_pattern"]
+__all__ = ["condition_text", "follow_words", "format_duration", "format_name", "format_pattern"]
 
 _INDENT = "    "
 _DEFAULT_MAX_PARTIAL = seq.SequencePattern.__dataclass_fields__["max_partial_matches"].default
@@ -171,15 +171,17 @@ _CONTIGUITY_WORDS = {
 }
 
 
+def follow_words(stage: seq.Stage | seq.GroupStage) -> str:
+    """How ``stage`` follows the stage before it: ``next``, ``followed by``, ``not followed by``, ..."""
+    key = (seq.Contiguity(stage.contiguity), stage.negated)
+    if key not in _CONTIGUITY_WORDS:
+        msg = f"stage {stage.name!r}: {stage.contiguity} cannot be negated"
+        raise PatternError(msg)
+    return _CONTIGUITY_WORDS[key]
+
+
 def _stage_lines(stage: seq.Stage | seq.GroupStage, first: bool, indent: str) -> list[str]:
-    if first:
-        lead = "begin"
-    else:
-        key = (seq.Contiguity(stage.contiguity), stage.negated)
-        if key not in _CONTIGUITY_WORDS:
-            msg = f"stage {stage.name!r}: {stage.contiguity} cannot be negated"
-            raise PatternError(msg)
-        lead = _CONTIGUITY_WORDS[key]
+    lead = "begin" if first else follow_words(stage)
     parts: list[str] = []
     lines: list[str] = []
     if isinstance(stage, seq.GroupStage):

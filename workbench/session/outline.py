@@ -11,17 +11,9 @@ from typing import Any
 
 from workbench.engine.nfa import pattern as seq
 from workbench.engine.reactions import patterns as grp
-from workbench.language.printer import condition_text, format_duration
+from workbench.language.printer import condition_text, follow_words, format_duration
 
 __all__ = ["outline"]
-
-_FOLLOW = {
-    (seq.Contiguity.STRICT, False): "next",
-    (seq.Contiguity.RELAXED, False): "followed by",
-    (seq.Contiguity.NONDETERMINISTIC_RELAXED, False): "followed by any",
-    (seq.Contiguity.STRICT, True): "not next",
-    (seq.Contiguity.RELAXED, True): "not followed by",
-}
 
 
 def _count(q: seq.Quantifier) -> str:
@@ -66,7 +58,7 @@ def _sequence(p: seq.SequencePattern) -> list[str]:
     def add(stages: tuple[seq.Stage | seq.GroupStage, ...], depth: int) -> None:
         for i, s in enumerate(stages):
             # the first stage of a pattern or of a group of stages starts it: its contiguity is moot
-            follows = "begin" if i == 0 else _FOLLOW[(seq.Contiguity(s.contiguity), s.negated)]
+            follows = "begin" if i == 0 else follow_words(s)
             if isinstance(s, seq.GroupStage):
                 cond = "(group)"
             else:

@@ -14,37 +14,12 @@ events), ``skip`` (after-match strategies), ``runaggs`` (aggregates per partial 
 
 from __future__ import annotations
 
+from workbench.engine.nfa import pattern
 from workbench.engine.nfa.builder import PatternBuilder, begin
 from workbench.engine.nfa.conditions import ConditionContext
 from workbench.engine.nfa.matcher import NFAMatcher
-from workbench.engine.nfa.pattern import (
-    AggregateSpec,
-    AllOf,
-    AnyOf,
-    Condition,
-    Contiguity,
-    GroupStage,
-    Quantifier,
-    SequencePattern,
-    SkipStrategy,
-    Stage,
-)
+from workbench.engine.nfa.pattern import *  # noqa: F403  (the pattern dataclasses are the package's face)
 from workbench.engine.nfa.state import NFAState
 
-__all__ = [
-    "AggregateSpec",
-    "AllOf",
-    "AnyOf",
-    "Condition",
-    "ConditionContext",
-    "Contiguity",
-    "GroupStage",
-    "NFAMatcher",
-    "NFAState",
-    "PatternBuilder",
-    "Quantifier",
-    "SequencePattern",
-    "SkipStrategy",
-    "Stage",
-    "begin",
-]
+__all__ = ["ConditionContext", "NFAMatcher", "NFAState", "PatternBuilder", "begin"]
+__all__ += pattern.__all__

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from workbench.engine.events import Event
 from workbench.engine.expr import EMPTY_FRAME, compile_expr, ir
@@ -30,6 +30,7 @@ __all__ = [
     "Cond",
     "ConditionContext",
     "Const",
+    "Junction",
     "Leaf",
     "Not",
     "Or",
@@ -181,22 +182,29 @@ class Not(Cond):
 
 
 @dataclass(frozen=True, slots=True)
-class And(Cond):
-    """Conjunction (short-circuit, left to right)."""
+class Junction(Cond):
+    """Base of :class:`And` and :class:`Or`: two conditions joined by the Python operator ``word``."""
 
+    word: ClassVar[str]
     left: Cond
     right: Cond
+
+
+@dataclass(frozen=True, slots=True)
+class And(Junction):
+    """Conjunction (short-circuit, left to right)."""
+
+    word = "and"
 
     def __call__(self, event: Event, ctx: ConditionContext) -> bool:
         return self.left(event, ctx) and self.right(event, ctx)
 
 
 @dataclass(frozen=True, slots=True)
-class Or(Cond):
+class Or(Junction):
     """Disjunction (short-circuit, left to right)."""
 
-    left: Cond
-    right: Cond
+    word = "or"
 
     def __call__(self, event: Event, ctx: ConditionContext) -> bool:
         return self.left(event, ctx) or self.right(event, ctx)
@@ -354,7 +362,7 @@ def needs_context(cond: Cond) -> bool:
         return cond.pure is None
     if isinstance(cond, Not):
         return needs_context(cond.inner)
-    if isinstance(cond, And | Or):
+    if isinstance(cond, Junction):
         return needs_context(cond.left) or needs_context(cond.right)
     return False
 
@@ -392,10 +400,8 @@ class Source:
             return f"{self.const(c)}(e, ctx)"
         if isinstance(c, Not):
             return f"(not {self.gen(c.inner)})"
-        if isinstance(c, And):
-            return f"({self.gen(c.left)} and {self.gen(c.right)})"
-        if isinstance(c, Or):
-            return f"({self.gen(c.left)} or {self.gen(c.right)})"
+        if isinstance(c, Junction):
+            return f"({self.gen(c.left)} {c.word} {self.gen(c.right)})"
         return f"{self.const(c)}(e, ctx)"
 
 

@@ -93,30 +93,18 @@ class Plan:
         return Delivery(self, state, root, group, inst, path, ctx, event)
 
 
+@dataclass(slots=True, eq=False)
 class Delivery:
     """``event`` (``None`` for a timer) delivered to ``inst``, an instance of ``group`` under ``root``."""
 
-    __slots__ = ("ctx", "event", "group", "inst", "path", "plan", "root", "state")
-
-    def __init__(  # built for each delivery: plain assignments only
-        self,
-        plan: Plan,
-        state: GroupState,
-        root: InstanceState,
-        group: CGroup,
-        inst: InstanceState,
-        path: Path,
-        ctx: Context,
-        event: Event | None,
-    ) -> None:
-        self.plan = plan
-        self.state = state
-        self.root = root
-        self.group = group
-        self.inst = inst
-        self.path = path
-        self.ctx = ctx
-        self.event = event
+    plan: Plan
+    state: GroupState
+    root: InstanceState
+    group: CGroup
+    inst: InstanceState
+    path: Path
+    ctx: Context
+    event: Event | None
 
     @property
     def policy(self) -> Policy:

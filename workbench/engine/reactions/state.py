@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 from workbench.engine.aggregates import Aggregate
 from workbench.engine.events import Event
@@ -28,6 +28,7 @@ __all__ = ["ChannelState", "Entry", "GroupState", "InstanceState", "SubResult", 
 Vars: TypeAlias = Mapping[str, object]
 #: An index key: an event type and the values of the fields an instance requires.
 IndexKey: TypeAlias = tuple[str, tuple[Hashable, ...]]
+K = TypeVar("K", IndexKey, str)
 
 
 @dataclass(slots=True)
@@ -103,17 +104,16 @@ class GroupState:
 
 def unindex(state: GroupState, root: InstanceState) -> None:
     """Drop an ended instance from the per-key index."""
-    for key in root.index_keys:
-        ids = state.index.get(key)
+    _forget(state.index, root.index_keys, root.id)
+    _forget(state.loose, root.loose_types, root.id)
+
+
+def _forget(table: dict[K, list[int]], keys: list[K], instance: int) -> None:
+    """Remove ``instance`` from ``table`` under each of ``keys`` (emptied entries go); clear ``keys``."""
+    for key in keys:
+        ids = table.get(key)
         if ids is not None:
-            ids.remove(root.id)
+            ids.remove(instance)
             if not ids:
-                del state.index[key]
-    for type_ in root.loose_types:
-        ids = state.loose.get(type_)
-        if ids is not None:
-            ids.remove(root.id)
-            if not ids:
-                del state.loose[type_]
-    root.index_keys.clear()
-    root.loose_types.clear()
+                del table[key]
+    keys.clear()

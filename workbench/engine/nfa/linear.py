@@ -110,6 +110,8 @@ class LinearPlan(ChainPlan[LinearState]):
         self.targets: list[str] = []
         #: per stage: its notFollowedBy checks -- a partial match that meets one dies (VIOLATED)
         self.stops: list[tuple[StopCheck, ...]] = []
+        #: per stage: the trees of its notFollowedBy checks (PROCEED, STOP take), for the generator
+        self.stop_conds: list[tuple[tuple[Cond, Cond], ...]] = []
         for s in chain:
             take = next(tr for tr in states[s].transitions if tr.action == Action.TAKE)
             ignore = [tr for tr in states[s].transitions if tr.action == Action.IGNORE]
@@ -117,13 +119,17 @@ class LinearPlan(ChainPlan[LinearState]):
             self.preds.append(compile_predicate(take.cond))
             self.targets.append(take.target)
             self.kinds.append(STRICT if not ignore else ANY if ignore[0].cond is TRUE else RELAXED)
-            checks = []
+            checks, trees = [], []
             for tr in states[s].transitions:
                 if tr.action == Action.PROCEED:
                     stop = states[tr.target]
-                    stop_pred = compile_predicate(stop.transitions[0].cond)
-                    checks.append((compile_predicate(tr.cond), stop_pred, stop.name, stop.stage))
+                    stop_cond = stop.transitions[0].cond
+                    checks.append(
+                        (compile_predicate(tr.cond), compile_predicate(stop_cond), stop.name, stop.stage)
+                    )
+                    trees.append((tr.cond, stop_cond))
             self.stops.append(tuple(checks))
+            self.stop_conds.append(tuple(trees))
         #: per prefix length: positions grouped stage by stage (a detection lists each stage's events
         #: together, in the order stages first appear: groups repeat stage names) and their channels
         self.layout: list[tuple[tuple[int, ...], tuple[str, ...]]] = []

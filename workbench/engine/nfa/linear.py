@@ -360,14 +360,14 @@ class LinearPlan(ChainPlan[LinearState]):
         runs, window = state.runs, self.window
         if window is None or not runs or runs[0].start_ts + window > t:
             return
-        k = 0
-        while k < len(runs) and runs[k].start_ts + window <= t:
+        k, n = 1, len(runs)
+        while k < n and runs[k].start_ts + window <= t:
             k += 1
-        expired = runs[:k]
+        timeouts: list[Run] = []
+        if self.emit_timeouts or ctx.tracing:  # why: else nothing reports the expired
+            timeouts = self._expire(runs[:k], ctx)
         del runs[:k]
-        quiet = not self.emit_timeouts and not ctx.tracing  # why: then nothing reports the expired
-        timeouts = [] if quiet else self._expire(expired, ctx)
-        if self.skip.holds:
+        if state.held:  # why: a held match may have waited behind the expired
             self._release(state, [], t, ctx)
         if timeouts:
             self._time_out(timeouts, window, ctx)
@@ -380,7 +380,8 @@ class LinearPlan(ChainPlan[LinearState]):
             path = [(self.stage[j], (e.time, e.seq)) for j, e in enumerate(events)]
             start = (events[0].time, events[0].seq)
             held.append(HeldMatch(completion_key(start, path[-1][1], path, index), inst, events, path))
-        held.sort(key=_completion)
+        if len(held) > 1:
+            held.sort(key=_completion)
 
     def _release(self, state: LinearState, done: list[Done], t: Time, ctx: Context) -> None:
         """Under a skip strategy: emit held-back matches once no earlier partial match is alive.

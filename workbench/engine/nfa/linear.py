@@ -33,7 +33,7 @@ from workbench.engine.nfa.compiler import Action, CompiledNFA
 from workbench.engine.nfa.conditions import TRUE, Cond, Predicate, compile_predicate
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.shapes import linear_chain
-from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, completion_key, trace_held
+from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, Step, completion_key, trace_held
 from workbench.engine.nfa.trace import negation_detail, skip_detail, strict_detail
 
 __all__ = ["ANY", "RELAXED", "STRICT", "WINDOW_TIMER", "LinearPlan", "LinearRun", "LinearState"]
@@ -251,9 +251,7 @@ class LinearPlan(ChainPlan[LinearState]):
         self, state: LinearState, event: Event, ctx: Context, new: list[LinearRun], done: list[Done]
     ) -> None:
         """The event takes the first stage: a new partial match (or a match of one stage)."""
-        inst = ctx.new_instance()
-        rid = state.next_rid
-        state.next_rid = rid + 1
+        inst, rid = self._begin(state, ctx)
         t = event.time
         if ctx.tracing:
             ctx.trace(TraceKind.STARTED, inst, self.stage[0], event.seq, {"state": self.targets[0]})
@@ -373,11 +371,15 @@ class LinearPlan(ChainPlan[LinearState]):
             self._time_out(timeouts, window, ctx)
 
     # ------------------------------------------------------------------ matches
+    def _path(self, events: tuple[Event, ...]) -> list[Step]:
+        stage = self.stage
+        return [(stage[j], (e.time, e.seq)) for j, e in enumerate(events)]
+
     def _hold(self, state: LinearState, done: list[Done]) -> None:
         held = state.held
         index = self.stage_index
         for inst, events in done:
-            path = [(self.stage[j], (e.time, e.seq)) for j, e in enumerate(events)]
+            path = self._path(events)
             start = (events[0].time, events[0].seq)
             held.append(HeldMatch(completion_key(start, path[-1][1], path, index), inst, events, path))
         if len(held) > 1:
@@ -389,35 +391,54 @@ class LinearPlan(ChainPlan[LinearState]):
         The order is the general plan's (:func:`~workbench.engine.nfa.skip.completion_key`); each
         emitted match prunes the partial matches (and held matches) that its skip rule discards.
         """
+        runs, held = state.runs, state.held
+        if len(done) == 1 and not held:  # why: one match and nothing waiting: no order to keep
+            inst, events = done[0]
+            if not runs or runs[0].start_id >= (events[0].time, events[0].seq):
+                self._discharge(state, inst, events, self._path(events), t, ctx)
+                return
         if done:
             self._hold(state, done)
-        held, runs, skip = state.held, state.runs, self.skip
         while held:
             match = held[0]
             if runs and runs[0].start_id < match.start:
                 break  # why: an earlier partial match may still complete first
             del held[0]
-            pruning = skip.pruning_id([match.path])
-            assert pruning is not None
-            k = 0
-            while k < len(runs) and skip.prunes(runs[k].start_id, pruning):
-                k += 1
-            if k:
-                if ctx.tracing:
-                    for run in runs[:k]:
-                        ctx.trace(TraceKind.PRUNED, run.inst, None, None, skip_detail(skip.kind))
-                del runs[:k]
+            self._discharge(state, match.inst, match.events, match.path, t, ctx)
+        if done and held and ctx.tracing:
+            new = {inst for inst, _ in done}
+            trace_held(
+                ctx, [h.inst for h in held if h.inst in new], runs[0].inst if runs else None, self.skip.kind
+            )
+
+    def _discharge(
+        self,
+        state: LinearState,
+        inst: int,
+        events: tuple[Event, ...],
+        path: list[Step],
+        t: Time,
+        ctx: Context,
+    ) -> None:
+        """Emit a released match after pruning what its skip rule discards (partial and held)."""
+        runs, held, skip = state.runs, state.held, self.skip
+        pruning = skip.pruning_id([path])
+        assert pruning is not None
+        k = 0
+        while k < len(runs) and skip.prunes(runs[k].start_id, pruning):
+            k += 1
+        if k:
+            if ctx.tracing:
+                for run in runs[:k]:
+                    ctx.trace(TraceKind.PRUNED, run.inst, None, None, skip_detail(skip.kind))
+            del runs[:k]
+        if held:
             if ctx.tracing:
                 for h in held:
                     if skip.prunes(h.start, pruning):
                         ctx.trace(TraceKind.PRUNED, h.inst, None, None, skip_detail(skip.kind))
             held[:] = [h for h in held if not skip.prunes(h.start, pruning)]
-            self._emit(match.inst, "match", t, match.events, ctx)
-        if done and held and ctx.tracing:
-            new = {inst for inst, _ in done}
-            trace_held(
-                ctx, [h.inst for h in held if h.inst in new], runs[0].inst if runs else None, skip.kind
-            )
+        self._emit(inst, "match", t, events, ctx)
 
     def _emit(self, inst: int, kind: str, t: Time, events: tuple[Event, ...], ctx: Context) -> None:
         order, channels = self.layout[len(events)]

@@ -16,6 +16,7 @@ fire due timers, so the engine's state between two events is exactly the general
 
 from __future__ import annotations
 
+import heapq
 import math
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
@@ -42,6 +43,7 @@ def loop(engine, it):
     keys = engine._keys
     keys_get = keys.get
     timers = engine._timers
+    host_fire = engine.host.fire
     ctx = engine.host.context
     seen = clock.max_seen
     wm, closed = clock.watermark
@@ -63,9 +65,15 @@ def loop(engine, it):
             if t <= lo and (t < lo or t == closed_at):
                 return e, p  # why: late or out of order: the engine's general path
             lo = seen = t
-            if timers and timers[0][0] < t:  # why: a timer before t is due: the engine fires it
+            if timers and timers[0][0] < t:  # why: timers before t are due (nothing is buffered)
                 _sync(clock, seen, pos)
-                engine._advance()
+                while timers and timers[0][0] < t:
+                    tt, _, tkey, tp, token = _heappop(timers)
+                    tks = keys_get(tkey)
+                    if tks is None:
+                        tks = keys[tkey] = _KeyState()
+{fire}                    if not (tks.states or tks.instances or tks.timer_counts):
+                        del keys[tkey]
 {route}    finally:
         _sync(clock, seen, pos)
     return None
@@ -114,7 +122,33 @@ class _Writer:
         for pindex, w in enumerate(wants):
             self.block(route, pindex, w if not self.single else None)
         route.add("if not states and not ks.instances and not ks.timer_counts:", "    del keys[key]")
-        return _HEAD.format(setup=setup, route=route.text())
+        return _HEAD.format(setup=setup, fire=self.fire(), route=route.text())
+
+    def fire(self) -> str:
+        """One due timer: a matcher with a kernel directly (as :meth:`KeyHost.fire`), else the host."""
+        c, out = self.c, _Lines(5)
+        branch = "if"
+        for pindex, m in enumerate(self.matchers):
+            if self.kernels[pindex] is None:
+                continue
+            out.add(f"{branch} tp == {pindex}:")
+            out.depth += 1
+            out.add("counts = tks.timer_counts", f"counts[{pindex}] -= 1", f"st = tks.states.get({pindex})")
+            out.add("if st is None:", f"    st = tks.states[{pindex}] = {c(m.new_state)}(tkey)")
+            out.add("ctx.key = tkey; ctx.now = tt; ctx.keystate = tks")
+            if not self.single:  # why: one matcher: the loop's set-up named it
+                out.add(f"ctx.pindex = {pindex}; ctx.pattern = {c(m.name)}")
+            out.add(f"{c(m.on_timer)}(st, tt, token, ctx)")
+            # why: as the host: an idle state is dropped unless a timer of it is still pending
+            out.add(f"if {c(m.is_idle)}(st) and not counts.get({pindex}):")
+            out.add(f"    counts.pop({pindex}, None)", f"    del tks.states[{pindex}]")
+            out.depth -= 1
+            branch = "elif"
+        if branch == "if":
+            out.add("host_fire(tks, tkey, tt, tp, token)")
+        else:
+            out.add("else:", "    host_fire(tks, tkey, tt, tp, token)")
+        return out.text()
 
     def starts(self, pindex: int, wants: frozenset[str] | None) -> str | None:
         kernel = self.kernels[pindex]
@@ -181,6 +215,8 @@ def build_loop(matchers: Sequence[Matcher], *, tracing: bool) -> Loop:
     source = writer.write()
     namespace: dict[str, object] = {
         "_Event": Event,
+        "_KeyState": KeyState,
+        "_heappop": heapq.heappop,
         "_stamp": stamp,
         "_sync": _sync,
         "_int": int,

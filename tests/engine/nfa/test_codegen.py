@@ -21,6 +21,7 @@ from tests.engine.nfa.test_linear import linear_patterns
 from workbench.engine.events import Event
 from workbench.engine.nfa import Contiguity, NFAMatcher, SequencePattern, SkipStrategy, Stage
 from workbench.engine.nfa.codegen import linear_kernel
+from workbench.engine.nfa.linear import LinearState
 from workbench.engine.runtime import Engine
 from workbench.errors import CepRuntimeError
 
@@ -68,7 +69,11 @@ def scripts(draw: st.DrawFn) -> list[Step]:
     return out
 
 
-def _run(matcher: NFAMatcher, script: list[Step], *, trace: bool, strict: bool = False) -> str:
+def _run(
+    matcher: NFAMatcher, script: list[Step], *, trace: bool, strict: bool = False, states: bool = False
+) -> str:
+    """Everything the run shows; ``states``: also the key states and timers at each snapshot and at
+    the end (a linear plan's, so that generated code and interpreter can take turns at any event)."""
     engine = Engine([matcher], trace=trace, strict=strict)
     returned: list[Any] = []
     with warnings.catch_warnings(record=True) as caught:
@@ -82,8 +87,12 @@ def _run(matcher: NFAMatcher, script: list[Step], *, trace: bool, strict: bool =
                 elif kind == "advance":
                     returned.append(engine.advance_time(arg))
                 else:
+                    if states:
+                        returned.append(_states(engine))
                     blob = engine.snapshot()
                     engine = _restored(engine, matcher, blob, trace, strict)
+            if states:
+                returned.append(_states(engine))
             returned.append(engine.finish())
         except CepRuntimeError as err:  # strict runs stop at the first failing condition
             returned.append(("raised", str(err)))
@@ -93,6 +102,18 @@ def _run(matcher: NFAMatcher, script: list[Step], *, trace: bool, strict: bool =
     return repr(
         (engine.detections, returned, engine.trace_records, late, errors, [str(w.message) for w in caught])
     )
+
+
+def _states(engine: Engine) -> list[Any]:
+    """Every key's linear state (runs, held matches, counters) and the pending timers."""
+    out: list[Any] = [sorted(engine._timers)]
+    for key, ks in engine.keys.items():
+        for st_ in ks.states.values():
+            assert isinstance(st_, LinearState)
+            runs = [(r.start_id, r.rid, r.stage, r.start_ts, r.prev_ts, r.inst, r.events) for r in st_.runs]
+            held = [(h.key, h.inst, h.events) for h in st_.held]
+            out.append((key, runs, held, st_.next_rid, st_.dropped, st_.time, st_.scheduled))
+    return out
 
 
 def _restored(old: Engine, matcher: NFAMatcher, blob: bytes, trace: bool, strict: bool) -> Engine:
@@ -120,6 +141,10 @@ def test_generated_code_equals_both_interpreters(
     reference = _run(general, script, trace=trace)
     assert _run(interpreted, script, trace=trace) == reference
     assert _run(compiled, script, trace=trace) == reference
+    # the same states, run ids and timers: either can take over at any event
+    assert _run(compiled, script, trace=trace, states=True) == _run(
+        interpreted, script, trace=trace, states=True
+    )
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -221,3 +246,34 @@ def test_generated_step_and_interpreter_take_turns_on_one_state() -> None:
     assert [d.events for d in first.detections + second.detections] == [
         d.events for d in reference.detections
     ]
+
+
+@pytest.mark.parametrize("skip", ["no_skip", "skip_past_last_event"])
+@pytest.mark.parametrize("contiguity", list(Contiguity))
+def test_not_followed_by_and_branches_keep_the_interpreters_states(skip: str, contiguity: Contiguity) -> None:
+    """A stopped partial match spends the run ids the NFA spends, beside live ones (generated inline)."""
+    pattern = SequencePattern(
+        "p",
+        (
+            _stage("a", None, Contiguity.STRICT, ("a",)),
+            _stage("b", "e.v > 1", Contiguity.NONDETERMINISTIC_RELAXED, ("b",)),
+            Stage("x", "e.v < 3", Contiguity.RELAXED, negated=True, types=("c",)),
+            _stage("d", "e.v != 2", contiguity, ("b", "c", "d")),
+        ),
+        within_ms=9,
+        skip=SkipStrategy(skip),  # type: ignore[arg-type]
+    )
+    kinds = "abcbdcbacdbbdacd"
+    script: list[Step] = [
+        ("many", [{"type": k, "time": i // 2, "key": "k", "v": (i * 7) % 5} for i, k in enumerate(kinds)]),
+        ("snapshot", None),
+        (
+            "many",
+            [{"type": k, "time": 8 + i // 3, "key": "k", "v": (i * 3) % 4} for i, k in enumerate(kinds)],
+        ),
+    ]
+    general, interpreted, compiled = _three(pattern)
+    assert _run(compiled, script, trace=False) == _run(general, script, trace=False)
+    assert _run(compiled, script, trace=False, states=True) == _run(
+        interpreted, script, trace=False, states=True
+    )

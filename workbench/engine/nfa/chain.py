@@ -81,6 +81,12 @@ class ChainPlan(Generic[S]):
         """A window deadline passed with no event: advance time to it."""
         self.advance(state, time, ctx)
 
+    def _begin(self, state: S, ctx: Context) -> tuple[int, int]:
+        """A new partial match: its detection instance and its run id."""
+        rid = state.next_rid
+        state.next_rid = rid + 1
+        return ctx.new_instance(), rid
+
     def _fresh(self, state: S, run: Run, ctx: Context) -> None:
         """A new partial match: request a timer at its window deadline, as the general plan does."""
         window = self.window

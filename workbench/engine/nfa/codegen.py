@@ -28,7 +28,7 @@ from workbench.engine.events import Event
 from workbench.engine.matcher import Context, Kernel
 from workbench.engine.nfa.chain import by_start
 from workbench.engine.nfa.conditions import TRUE, And, Cond, Const, Not, Or, Source, TypeIn, build_function
-from workbench.engine.nfa.linear import ANY, STRICT, WINDOW_TIMER, LinearPlan, LinearRun, LinearState
+from workbench.engine.nfa.linear import ANY, RELAXED, STRICT, WINDOW_TIMER, LinearPlan, LinearRun, LinearState
 from workbench.errors import CepRuntimeError
 
 __all__ = ["linear_kernel", "linear_step"]
@@ -60,6 +60,7 @@ class _LinearWriter:
         self.fused = fused
         self.c = self.src.const
         self.lazy = not plan.emit_timeouts and not plan.skip.holds  # see LinearPlan._fresh
+        self.branches = ANY in plan.kinds
 
     def write(self) -> str:
         plan, out, c = self.plan, self.out, self.c
@@ -80,8 +81,8 @@ class _LinearWriter:
             self.stages()
             out.depth -= 1
         self.start(starts)
-        if any(k == ANY for k in plan.kinds) or any(plan.stops):  # why: branches share a start
-            out.add(f"new.sort(key={c(by_start)})")
+        if self.branches:  # why: followedByAny branches share a start, out of rid order
+            out.add(f"if len(new) > 1: new.sort(key={c(by_start)})")
         out.add("st.runs = new")
         self.finish()
         out.depth -= 1
@@ -130,29 +131,78 @@ class _LinearWriter:
             out.add(f"if e.type not in {c(wakes)}:", "    new_append(run)", "else:")
             out.depth += 1
         if plan.stops[i]:  # why: notFollowedBy checks go edge by edge, as the NFA does
-            out.add(f"{c(plan._step_guarded)}(st, run, e, ctx, new, done)")
+            self.guarded(i)
         else:
             self.condition(plan.conds[i], "ok")
             out.add("if ok:")
             out.depth += 1
             out.add("rid = st.next_rid", "st.next_rid = rid + 1")
-            last = i == plan.n - 1
+            self.take(i)
             if plan.kinds[i] == ANY:  # why: followedByAny also keeps the partial match as it was
-                out.add(
-                    f"{c(plan._take_and_keep)}(st, run, rid, {last}, t, (*run.events, e), ctx, new, done)"
-                )
-            elif last:
-                out.add("done.append((run.inst, (*run.events, e)))")
-            else:  # the taking partial match is the successor: update it in place
-                out.add("run.rid = rid", f"run.stage = {i + 1}", "run.prev_ts = t")
-                out.add("run.events = (*run.events, e)", "new_append(run)")
-                if plan.window is not None:
-                    out.add(f"if t == run.start_ts: {c(plan._fresh)}(st, run, ctx)")
+                self.keep()
             out.depth -= 1
             if plan.kinds[i] != STRICT:  # why: relaxed contiguity ignores a non-matching event
                 out.add("else:", "    new_append(run)")
         if wakes is not None:
             out.depth -= 1
+
+    def take(self, i: int) -> None:
+        """The partial match takes the event under ``rid``: a match, or its successor at ``i + 1``."""
+        out, c = self.out, self.c
+        if i == self.plan.n - 1:
+            out.add("done.append((run.inst, (*run.events, e)))")
+        elif self.plan.kinds[i] == ANY:  # why: the partial match itself stays (see keep)
+            fields = f"run.start_id, rid, {i + 1}, run.start_ts, t, run.inst, (*run.events, e)"
+            out.add(f"succ = {c(LinearRun)}({fields})", "new_append(succ)")
+            self.fresh("succ", "t == run.start_ts")
+        else:  # the taking partial match is the successor: update it in place
+            out.add("run.rid = rid", f"run.stage = {i + 1}", "run.prev_ts = t")
+            out.add("run.events = (*run.events, e)", "new_append(run)")
+            self.fresh("run", "t == run.start_ts")
+
+    def keep(self) -> None:
+        """``followedByAny``: the partial match stays as it was, under a fresh run id (a branch)."""
+        self.out.add("rid = st.next_rid", "st.next_rid = rid + 1", "run.rid = rid", "new_append(run)")
+        self.fresh("run", "run.prev_ts == run.start_ts")
+
+    def fresh(self, run: str, same_time: str) -> None:
+        """:meth:`LinearPlan._fresh` for a partial match that changed: a timer if it took no time."""
+        if self.plan.window is not None:
+            self.out.add(f"if {same_time}:")
+            self.out.depth += 1
+            self.schedule(f"{run}.start_ts + {self.c(self.plan.window)}")
+            self.out.depth -= 1
+
+    def guarded(self, i: int) -> None:
+        """:meth:`LinearPlan._step_guarded` unrolled: the same conditions in the same order."""
+        plan, out = self.plan, self.out
+        kind, trees = plan.kinds[i], plan.stop_conds[i]
+        self.condition(plan.conds[i], "ok")
+        for j, (proceed, _) in enumerate(trees):
+            self.condition(proceed, f"hit{j}")
+        out.add("stopped = 0")
+        for j in reversed(range(len(trees))):  # why: STOP states are visited last-pushed first
+            out.add(f"if hit{j}:")
+            out.depth += 1
+            self.condition(trees[j][1], "hit")
+            out.add("if hit: stopped += 1")
+            out.depth -= 1
+        out.add("if ok:", "    rid = st.next_rid", "    st.next_rid = rid + 1")
+        if i == plan.n - 1:  # why: a match completed by the stopping event is still emitted
+            out.add("    done.append((run.inst, (*run.events, e)))")
+        # why: a stopped partial match dies; its branches and STOP states still used run ids
+        spent = {ANY: "stopped + 1", RELAXED: "stopped if ok else stopped + 1", STRICT: "stopped"}[kind]
+        out.add("if stopped:", f"    st.next_rid += {spent}", "elif ok:")
+        out.depth += 1
+        if i < plan.n - 1:
+            self.take(i)
+        if kind == ANY:
+            self.keep()
+        elif i == plan.n - 1:
+            out.add("pass")
+        out.depth -= 1
+        if kind != STRICT:  # why: relaxed contiguity ignores a non-matching event
+            out.add("else:", "    new_append(run)")
 
     def start(self, starts: str | None) -> None:
         """The event takes the first stage: a new partial match (or a match of one stage)."""
@@ -168,23 +218,21 @@ class _LinearWriter:
             out.add("done.append((inst, (e,)))")
         else:
             out.add(f"run = {c(LinearRun)}((t, e.seq), rid, 1, t, t, inst, (e,))", "new_append(run)")
-            if not (any(k == ANY for k in plan.kinds) or any(plan.stops)):  # why: else sorted below
+            if not self.branches:  # why: else sorted below
                 out.add(f"if len(new) > 1 and new[-2].start_id > run.start_id: new.sort(key={c(by_start)})")
             if plan.window is not None:
-                self.schedule()
+                self.schedule(f"t + {c(plan.window)}")
         out.depth -= 1
         if starts is not None:
             out.depth -= 1
 
-    def schedule(self) -> None:
-        """A new partial match asks for its window timer (:meth:`LinearPlan._fresh`, tracing off)."""
-        c = self.c
-        deadline = f"t + {c(self.plan.window)}"
+    def schedule(self, deadline: str) -> None:
+        """A partial match asks for its window timer (:meth:`LinearPlan._fresh`, tracing off)."""
         test = "st.scheduled is None" if self.lazy else f"st.scheduled != {deadline}"
         self.out.add(
             f"if {test}:",
             f"    st.scheduled = {deadline}",
-            f"    ctx.schedule({deadline}, {c(WINDOW_TIMER)})",
+            f"    ctx.schedule(st.scheduled, {self.c(WINDOW_TIMER)})",
         )
 
     def finish(self) -> None:

@@ -33,7 +33,7 @@ from workbench.engine.nfa.compiler import Action, CompiledNFA
 from workbench.engine.nfa.conditions import TRUE, Cond, Predicate, compile_predicate
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.shapes import linear_chain
-from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, completion_key, trace_held
+from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, Step, completion_key, trace_held
 from workbench.engine.nfa.trace import negation_detail, skip_detail, strict_detail
 
 __all__ = ["ANY", "RELAXED", "STRICT", "WINDOW_TIMER", "LinearPlan", "LinearRun", "LinearState"]
@@ -110,6 +110,8 @@ class LinearPlan(ChainPlan[LinearState]):
         self.targets: list[str] = []
         #: per stage: its notFollowedBy checks -- a partial match that meets one dies (VIOLATED)
         self.stops: list[tuple[StopCheck, ...]] = []
+        #: per stage: the trees of its notFollowedBy checks (PROCEED, STOP take), for the generator
+        self.stop_conds: list[tuple[tuple[Cond, Cond], ...]] = []
         for s in chain:
             take = next(tr for tr in states[s].transitions if tr.action == Action.TAKE)
             ignore = [tr for tr in states[s].transitions if tr.action == Action.IGNORE]
@@ -117,13 +119,17 @@ class LinearPlan(ChainPlan[LinearState]):
             self.preds.append(compile_predicate(take.cond))
             self.targets.append(take.target)
             self.kinds.append(STRICT if not ignore else ANY if ignore[0].cond is TRUE else RELAXED)
-            checks = []
+            checks, trees = [], []
             for tr in states[s].transitions:
                 if tr.action == Action.PROCEED:
                     stop = states[tr.target]
-                    stop_pred = compile_predicate(stop.transitions[0].cond)
-                    checks.append((compile_predicate(tr.cond), stop_pred, stop.name, stop.stage))
+                    stop_cond = stop.transitions[0].cond
+                    checks.append(
+                        (compile_predicate(tr.cond), compile_predicate(stop_cond), stop.name, stop.stage)
+                    )
+                    trees.append((tr.cond, stop_cond))
             self.stops.append(tuple(checks))
+            self.stop_conds.append(tuple(trees))
         #: per prefix length: positions grouped stage by stage (a detection lists each stage's events
         #: together, in the order stages first appear: groups repeat stage names) and their channels
         self.layout: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
@@ -245,9 +251,7 @@ class LinearPlan(ChainPlan[LinearState]):
         self, state: LinearState, event: Event, ctx: Context, new: list[LinearRun], done: list[Done]
     ) -> None:
         """The event takes the first stage: a new partial match (or a match of one stage)."""
-        inst = ctx.new_instance()
-        rid = state.next_rid
-        state.next_rid = rid + 1
+        inst, rid = self._begin(state, ctx)
         t = event.time
         if ctx.tracing:
             ctx.trace(TraceKind.STARTED, inst, self.stage[0], event.seq, {"state": self.targets[0]})
@@ -354,27 +358,32 @@ class LinearPlan(ChainPlan[LinearState]):
         runs, window = state.runs, self.window
         if window is None or not runs or runs[0].start_ts + window > t:
             return
-        k = 0
-        while k < len(runs) and runs[k].start_ts + window <= t:
+        k, n = 1, len(runs)
+        while k < n and runs[k].start_ts + window <= t:
             k += 1
-        expired = runs[:k]
+        timeouts: list[Run] = []
+        if self.emit_timeouts or ctx.tracing:  # why: else nothing reports the expired
+            timeouts = self._expire(runs[:k], ctx)
         del runs[:k]
-        quiet = not self.emit_timeouts and not ctx.tracing  # why: then nothing reports the expired
-        timeouts = [] if quiet else self._expire(expired, ctx)
-        if self.skip.holds:
+        if state.held:  # why: a held match may have waited behind the expired
             self._release(state, [], t, ctx)
         if timeouts:
             self._time_out(timeouts, window, ctx)
 
     # ------------------------------------------------------------------ matches
+    def _path(self, events: tuple[Event, ...]) -> list[Step]:
+        stage = self.stage
+        return [(stage[j], (e.time, e.seq)) for j, e in enumerate(events)]
+
     def _hold(self, state: LinearState, done: list[Done]) -> None:
         held = state.held
         index = self.stage_index
         for inst, events in done:
-            path = [(self.stage[j], (e.time, e.seq)) for j, e in enumerate(events)]
+            path = self._path(events)
             start = (events[0].time, events[0].seq)
             held.append(HeldMatch(completion_key(start, path[-1][1], path, index), inst, events, path))
-        held.sort(key=_completion)
+        if len(held) > 1:
+            held.sort(key=_completion)
 
     def _release(self, state: LinearState, done: list[Done], t: Time, ctx: Context) -> None:
         """Under a skip strategy: emit held-back matches once no earlier partial match is alive.
@@ -382,35 +391,54 @@ class LinearPlan(ChainPlan[LinearState]):
         The order is the general plan's (:func:`~workbench.engine.nfa.skip.completion_key`); each
         emitted match prunes the partial matches (and held matches) that its skip rule discards.
         """
+        runs, held = state.runs, state.held
+        if len(done) == 1 and not held:  # why: one match and nothing waiting: no order to keep
+            inst, events = done[0]
+            if not runs or runs[0].start_id >= (events[0].time, events[0].seq):
+                self._discharge(state, inst, events, self._path(events), t, ctx)
+                return
         if done:
             self._hold(state, done)
-        held, runs, skip = state.held, state.runs, self.skip
         while held:
             match = held[0]
             if runs and runs[0].start_id < match.start:
                 break  # why: an earlier partial match may still complete first
             del held[0]
-            pruning = skip.pruning_id([match.path])
-            assert pruning is not None
-            k = 0
-            while k < len(runs) and skip.prunes(runs[k].start_id, pruning):
-                k += 1
-            if k:
-                if ctx.tracing:
-                    for run in runs[:k]:
-                        ctx.trace(TraceKind.PRUNED, run.inst, None, None, skip_detail(skip.kind))
-                del runs[:k]
+            self._discharge(state, match.inst, match.events, match.path, t, ctx)
+        if done and held and ctx.tracing:
+            new = {inst for inst, _ in done}
+            trace_held(
+                ctx, [h.inst for h in held if h.inst in new], runs[0].inst if runs else None, self.skip.kind
+            )
+
+    def _discharge(
+        self,
+        state: LinearState,
+        inst: int,
+        events: tuple[Event, ...],
+        path: list[Step],
+        t: Time,
+        ctx: Context,
+    ) -> None:
+        """Emit a released match after pruning what its skip rule discards (partial and held)."""
+        runs, held, skip = state.runs, state.held, self.skip
+        pruning = skip.pruning_id([path])
+        assert pruning is not None
+        k = 0
+        while k < len(runs) and skip.prunes(runs[k].start_id, pruning):
+            k += 1
+        if k:
+            if ctx.tracing:
+                for run in runs[:k]:
+                    ctx.trace(TraceKind.PRUNED, run.inst, None, None, skip_detail(skip.kind))
+            del runs[:k]
+        if held:
             if ctx.tracing:
                 for h in held:
                     if skip.prunes(h.start, pruning):
                         ctx.trace(TraceKind.PRUNED, h.inst, None, None, skip_detail(skip.kind))
             held[:] = [h for h in held if not skip.prunes(h.start, pruning)]
-            self._emit(match.inst, "match", t, match.events, ctx)
-        if done and held and ctx.tracing:
-            new = {inst for inst, _ in done}
-            trace_held(
-                ctx, [h.inst for h in held if h.inst in new], runs[0].inst if runs else None, skip.kind
-            )
+        self._emit(inst, "match", t, events, ctx)
 
     def _emit(self, inst: int, kind: str, t: Time, events: tuple[Event, ...], ctx: Context) -> None:
         order, channels = self.layout[len(events)]

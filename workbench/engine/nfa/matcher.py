@@ -43,6 +43,8 @@ class NFAMatcher:
     advance: Callable[[PlanState, Time, Context], None]
     #: ``is_idle(state)``: nothing in flight
     is_idle: Callable[[PlanState], bool]
+    #: ``on_timer(state, time, token, ctx)``: a window deadline passed with no event (the plan's)
+    on_timer: Callable[[PlanState, Time, Hashable, Context], None]
 
     def __init__(self, pattern: SequencePattern, *, specialise: bool = True, compiled: bool = True) -> None:
         self.name = pattern.name
@@ -60,6 +62,7 @@ class NFAMatcher:
         self.process = step() if step is not None else self.plan.process  # type: ignore[assignment]
         self.advance = self.plan.advance  # type: ignore[assignment]
         self.is_idle = self.plan.is_idle  # type: ignore[assignment]
+        self.on_timer = self.plan.on_timer  # type: ignore[assignment]
 
     def event_types(self) -> frozenset[str] | None:
         """The types that can start or change a partial match, when the conditions tell (else all).
@@ -85,10 +88,6 @@ class NFAMatcher:
     def new_state(self, key: Hashable) -> PlanState:
         """A fresh per-key state of the plan."""
         return self.plan.new_state()
-
-    def on_timer(self, state: PlanState, time: Time, token: Hashable, ctx: Context) -> None:
-        """A window deadline passed with no event: the plan advances time to it."""
-        self.plan.on_timer(state, time, token, ctx)  # type: ignore[arg-type]
 
     @property
     def specialised(self) -> bool:

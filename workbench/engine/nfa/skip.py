@@ -33,6 +33,7 @@ __all__ = [
     "CompletionKey",
     "HeldMatch",
     "SkipRule",
+    "Step",
     "completion_key",
     "held_back",
     "held_detail",

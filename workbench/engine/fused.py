@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from workbench.engine.clock import EventClock, stamp
+from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.host import KeyState
 from workbench.engine.matcher import Kernel, Matcher
@@ -33,13 +34,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Loop", "build_loop"]
 
-#: ``loop(engine, events)``: ``None`` when the events ran out, else the stamped event the engine
-#: must handle the general way and its input position
-Loop = Callable[["Engine", Iterator[EventLike]], "tuple[Event, int] | None"]
+#: ``loop(engine, events, out)``: ``None`` when the events ran out, else the stamped event the
+#: engine must handle the general way and its input position; ``out`` gets the call's detections
+Loop = Callable[["Engine", Iterator[EventLike], "list[Detection]"], "tuple[Event, int] | None"]
 
 _HEAD = """\
-def loop(engine, it):
+def loop(engine, it, out):
     clock = engine.event_clock
+    pending = engine._pending
     keys = engine._keys
     keys_get = keys.get
     timers = engine._timers
@@ -74,7 +76,18 @@ def loop(engine, it):
                         tks = keys[tkey] = _KeyState()
 {fire}                    if not (tks.states or tks.instances or tks.timer_counts):
                         del keys[tkey]
-{route}    finally:
+                    if pending:  # why: the timer's transitions are complete: the engine delivers
+                        engine._after(tt, out)
+                        pos = clock.next_seq  # why: events fed back by a callback took positions
+{route}            if pending:  # why: the event's transitions are complete: the engine delivers
+                _sync(clock, seen, pos)
+                if engine._settle(out):  # why: it processed events fed back: reread the clock
+                    seen = clock.max_seen
+                    wm, closed = clock.watermark
+                    lo = wm if wm > seen else seen
+                    closed_at = wm if closed and wm >= seen else None
+                    pos = clock.next_seq
+    finally:
         _sync(clock, seen, pos)
     return None
 """

@@ -3,19 +3,23 @@
 :class:`Outputs` is shared by :class:`~workbench.engine.runtime.Engine` and
 :class:`~workbench.engine.sharding.ShardedEngine`, so both deliver detections, reactions and trace
 records the same way: appended to ``detections`` / ``reactions`` / ``trace_records`` when
-``collect`` is on, passed to the callbacks, and (detections) to the list the current call returns.
+``collect`` is on, passed to the callbacks, and (detections) to the list the current call returns --
+all once the state transitions that produced them are complete.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TypedDict
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypedDict
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
-from workbench.engine.events import Event
+from workbench.engine.events import Event, EventLike
 from workbench.engine.faults import ConditionFault, FaultLog, FaultSink
+from workbench.errors import CepError
 
-__all__ = ["OutputOptions", "Outputs", "counter_of", "tally_counters"]
+__all__ = ["Fed", "OutputOptions", "Outputs", "Pending", "counter_of", "tally_counters"]
 
 
 def counter_of(record: Detection | Reaction) -> str | None:
@@ -47,8 +51,30 @@ class OutputOptions(TypedDict, total=False):
     strict: bool
 
 
+class Fed:
+    """An event fed back into an engine from inside one of its callbacks (queued, processed later)."""
+
+    __slots__ = ("event",)
+
+    def __init__(self, event: EventLike) -> None:
+        self.event = event
+
+
+#: what an engine holds between a state transition and the delivery of its outputs
+Pending = Detection | Reaction | TraceRecord | Event | Fed
+
+
 class Outputs:
-    """Collected outputs and callbacks of an engine."""
+    """Collected outputs and callbacks of an engine.
+
+    Matchers hand outputs to :meth:`emit`, :meth:`react` and :meth:`record` in the middle of their
+    state transitions; these only queue them. The driver calls :meth:`deliver` once the transitions
+    of an event (or a timer) are complete: then the outputs are counted, collected and passed to
+    the callbacks, in the order they were produced. A callback that raises is recorded in
+    :attr:`errors` (naming the callback and the pattern; ``strict``: raised as
+    :class:`~workbench.errors.CepRuntimeError`) and delivery goes on. An event that a callback
+    feeds back into the engine is queued (:class:`Fed`) and processed after the current input event.
+    """
 
     def __init__(
         self,
@@ -61,7 +87,7 @@ class Outputs:
         strict: bool = False,
     ) -> None:
         self.collect = collect
-        #: the distinct runtime errors of conditions (``strict``: the first one raises instead)
+        #: the distinct runtime errors of conditions and callbacks (``strict``: the first one raises)
         self.fault_log = FaultLog(strict=strict)
         self._on_detection = on_detection
         self._on_reaction = on_reaction
@@ -74,11 +100,16 @@ class Outputs:
         self.late_count = 0
         #: Prova counters incremented by channel and exit continuations (``counts``): name -> total
         self.counters: dict[str, int] = {}
-        self._out: list[Detection] = []  # what the current process/advance call returns
+        #: outputs of the transitions under way, and events fed back by callbacks (always empty
+        #: between two calls: see :meth:`deliver`)
+        self._pending: list[Pending] = []
+        #: one owner at a time: every public call holds the lock (re-entered only by callbacks)
+        self._lock = threading.RLock()
+        self._busy = False
 
     @property
     def errors(self) -> list[ConditionFault]:
-        """The distinct runtime errors of conditions so far (each with its first event and count)."""
+        """The distinct runtime errors of conditions and callbacks so far (first event, count)."""
         return self.fault_log.faults
 
     def _adopt_faults(self, matcher: object) -> None:
@@ -87,25 +118,114 @@ class Outputs:
         if isinstance(sink, FaultSink):
             sink.log = self.fault_log
 
+    @contextmanager
+    def _owner(self, call: str) -> Iterator[list[Detection]]:
+        """Hold the engine for one call (not from inside a callback); yield the call's result list."""
+        with self._lock:
+            if self._busy:
+                msg = f"{call}() cannot be called from inside a callback of the same engine"
+                raise CepError(msg)
+            out: list[Detection] = []
+            self._busy = True
+            try:
+                yield out
+                self._settle(out)
+            finally:
+                self._busy = False
+                self._pending.clear()
+
+    def _settle(self, out: list[Detection]) -> bool:
+        """End of a call: deliver what is pending (an engine also runs the events fed back)."""
+        self.deliver(out)
+        return False
+
     def emit(self, detection: Detection) -> None:
-        self._out.append(detection)
+        """Queue a detection until the current transitions are complete."""
+        self._pending.append(detection)
+
+    def react(self, reaction: Reaction) -> None:
+        """Queue a channel reaction until the current transitions are complete."""
+        self._pending.append(reaction)
+
+    def record(self, record: TraceRecord) -> None:
+        """Queue a trace record until the current transitions are complete."""
+        self._pending.append(record)
+
+    def deliver(self, out: list[Detection]) -> None:
+        """Hand the queued outputs to the lists, ``out`` (detections) and the callbacks, in order.
+
+        Events fed back (:class:`Fed`) stay queued, ahead of any that these callbacks feed.
+        """
+        pending = self._pending
+        batch = pending[:]
+        pending.clear()
+        pending.extend(item for item in batch if item.__class__ is Fed)
+        for item in batch:
+            cls = item.__class__
+            # Why by class: one queue keeps the order of detections, reactions and trace records
+            if cls is Detection:
+                out.append(item)  # type: ignore[arg-type]
+                self.publish(item)  # type: ignore[arg-type]
+            elif cls is Reaction:
+                self.publish_reaction(item)  # type: ignore[arg-type]
+            elif cls is TraceRecord:
+                self.publish_trace(item)  # type: ignore[arg-type]
+            elif cls is not Fed:
+                self.publish_late(item)  # type: ignore[arg-type]
+
+    def publish(self, detection: Detection) -> None:
+        """Count, collect and call back one detection whose transitions are complete."""
         if (counter := counter_of(detection)) is not None:
             self.counters[counter] = self.counters.get(counter, 0) + 1
         if self.collect:
             self.detections.append(detection)
         if self._on_detection is not None:
-            self._on_detection(detection)
+            self._call(self._on_detection, detection, "on_detection", detection.pattern)
 
-    def react(self, reaction: Reaction) -> None:
+    def publish_reaction(self, reaction: Reaction) -> None:
+        """Count, collect and call back one reaction whose transitions are complete."""
         if (counter := reaction.counter) is not None:
             self.counters[counter] = self.counters.get(counter, 0) + 1
         if self.collect:
             self.reactions.append(reaction)
         if self._on_reaction is not None:
-            self._on_reaction(reaction)
+            self._call(self._on_reaction, reaction, "on_reaction", reaction.pattern)
 
-    def record(self, record: TraceRecord) -> None:
+    def publish_trace(self, record: TraceRecord) -> None:
+        """Collect and call back one trace record."""
         if self.collect:
             self.trace_records.append(record)
         if self._on_trace is not None:
-            self._on_trace(record)
+            self._call(self._on_trace, record, "on_trace", record.pattern)
+
+    def publish_late(self, event: Event) -> None:
+        """Count, keep and call back one late event."""
+        self.late_count += 1
+        self.late.append(event)
+        if self._on_late is not None:
+            self._call(self._on_late, event, "on_late", "")
+
+    def _call(self, callback: Callable[[Any], None], item: object, name: str, pattern: str) -> None:
+        try:
+            callback(item)
+        except Exception as exc:  # why: a user's callback is recorded, never the end of a run
+            where = f"{name} callback {getattr(callback, '__qualname__', type(callback).__name__)!r}"
+            self.fault_log.record(pattern, where, exc, _Origin(item))
+
+
+class _Origin:
+    """The event position, time and key a failed callback's item stands for (for the errors table)."""
+
+    __slots__ = ("key", "seq", "time", "type")
+
+    def __init__(self, item: object) -> None:
+        event = getattr(item, "event", None)
+        events = getattr(item, "events", None)
+        if isinstance(item, Event):
+            event = item
+        elif event is None and events:
+            event = events[-1]
+        self.seq: int = getattr(event, "seq", getattr(item, "event_seq", None) or -1)
+        self.time = getattr(item, "time", None)
+        self.key = getattr(item, "key", None)
+        self.type = getattr(event, "type", "?")

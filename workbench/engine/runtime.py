@@ -47,7 +47,7 @@ from workbench.engine.faults import ConditionFault
 from workbench.engine.fused import Loop, build_loop
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
-from workbench.engine.outputs import OutputOptions, Outputs, tally_counters
+from workbench.engine.outputs import Fed, OutputOptions, Outputs, tally_counters
 from workbench.engine.snapshot import dump, fingerprints, load
 from workbench.errors import CepError, PatternError
 
@@ -147,6 +147,7 @@ class Engine(Outputs):
         self._processing = time_mode == "processing"
         #: the fused loop of in-order events (built on first use, again after :meth:`add`)
         self._loop: Loop | None = None
+        self._draining = False
         for p in patterns:
             self.add(p)
 
@@ -154,6 +155,10 @@ class Engine(Outputs):
     def add(self, pattern: Pattern | Matcher) -> Matcher:
         """Add a pattern (compiling it) and return its matcher. Names must be unique."""
         matcher: Matcher = compile_matcher(pattern)
+        with self._owner("add"):
+            return self._add(matcher)
+
+    def _add(self, matcher: Matcher) -> Matcher:
         if any(m.name == matcher.name for m in self.matchers):
             msg = "a pattern with this name is already in the engine"
             raise PatternError(msg, pattern=matcher.name)
@@ -205,34 +210,59 @@ class Engine(Outputs):
         Same results as calling :meth:`process` per event. In-order events of an event-time engine
         without out-of-orderness go through the engine's fused loop (:mod:`~workbench.engine.fused`),
         which hands anything unusual back to the general path.
+
+        Called from inside one of this engine's callbacks, the events are queued and processed
+        after the current input event, in order; the call returns ``[]`` and their detections go
+        to the callbacks and to the result of the call under way.
         """
-        out: list[Detection] = []
-        self._out = out
+        with self._lock:
+            if self._busy:  # why: a callback feeds events back: queue them behind the current one
+                self._pending.extend(Fed(raw) for raw in events)
+                return []
+            with self._owner("process_many") as out:
+                self._feed(events, out)
+            return out
+
+    def _feed(self, events: Iterable[EventLike], out: list[Detection]) -> None:
         if self._processing or self.out_of_orderness or self._buffer:
             for raw in events:
-                self._take(raw)
-            return out
+                self._take(raw, out)
+                if self._pending:  # why: events fed back by a callback of this event
+                    self._settle(out)
+            return
         loop = self._loop
         if loop is None:
             loop = self._loop = build_loop(self.matchers, tracing=self.tracing)
         it = iter(events)
-        while (unusual := loop(self, it)) is not None:
-            self._accept(*unusual)
-        return out
+        while (unusual := loop(self, it, out)) is not None:
+            self._accept(*unusual, out)
+            if self._pending:
+                self._settle(out)
+
+    def _settle(self, out: list[Detection]) -> bool:
+        """Deliver what is pending, then process the events callbacks fed back (FIFO); True if any."""
+        self.deliver(out)
+        pending = self._pending
+        fed_any = bool(pending)
+        while pending:  # deliver() leaves only fed events here; each may feed more behind it
+            if isinstance(fed := pending.pop(0), Fed):
+                self._take(fed.event, out)
+            self.deliver(out)
+        return fed_any
 
     def advance_time(self, watermark: int | float) -> list[Detection]:
         """Declare that no event with ``time <= watermark`` will arrive; fire what is due."""
-        self._out = []
-        self.event_clock.close(watermark)
-        self._advance()
-        return self._out
+        with self._owner("advance_time") as out:
+            self.event_clock.close(watermark)
+            self._advance(out)
+        return out
 
     def tick(self) -> list[Detection]:
         """Processing-time mode: fire the timers the clock has passed."""
-        self._out = []
-        self._now()
-        self._advance()
-        return self._out
+        with self._owner("tick") as out:
+            self._now()
+            self._advance(out)
+        return out
 
     def finish(self, until: int | float | None = None) -> list[Detection]:
         """End of input: release everything buffered and fire timers up to ``until`` (default: all).
@@ -240,15 +270,15 @@ class Engine(Outputs):
         With ``until=None`` the flush is *final*: recurring timers (Prova ``@timer`` windows) do not
         re-arm, so the flush terminates.
         """
-        self._out = []
-        ctx = self.host.context
-        ctx.final = until is None
-        try:
-            self.event_clock.close(INF if until is None else until)
-            self._advance()
-        finally:
-            ctx.final = False
-        return self._out
+        with self._owner("finish") as out:
+            ctx = self.host.context
+            ctx.final = until is None
+            try:
+                self.event_clock.close(INF if until is None else until)
+                self._advance(out)
+            finally:
+                ctx.final = False
+        return out
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:
@@ -257,7 +287,8 @@ class Engine(Outputs):
         The blob holds a fingerprint of every pattern; :meth:`restore` refuses it in an engine whose
         patterns differ (see :mod:`workbench.engine.snapshot`: JSON that cannot run code).
         """
-        return dump(self.image(), self._fingerprints())
+        with self._lock:
+            return dump(self.image(), self._fingerprints())
 
     def restore(self, blob: bytes) -> None:
         """Replace the mutable state with a snapshot taken from an engine with the same patterns.
@@ -265,7 +296,9 @@ class Engine(Outputs):
         Raises :class:`~workbench.errors.CepError` for a blob from other patterns (or other
         definitions under the same names), a damaged, truncated or foreign blob, or another version.
         """
-        self.adopt(load(blob, self._fingerprints()))
+        image = load(blob, self._fingerprints())
+        with self._owner("restore"):
+            self.adopt(image)
 
     def image(self) -> EngineSnapshot:
         """The mutable state as objects (shared, not copied; :meth:`snapshot` writes it out)."""
@@ -310,32 +343,32 @@ class Engine(Outputs):
         heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))
 
     # ------------------------------------------------------------------ internals
-    def _take(self, raw: EventLike) -> None:
+    def _take(self, raw: EventLike, out: list[Detection]) -> None:
         clock = self.event_clock
         position = clock.next_seq
         clock.next_seq = position + 1  # a rejected event still occupies its input position
-        self._accept(stamp(raw, position), position)
+        self._accept(stamp(raw, position), position, out)
 
-    def _accept(self, event: Event, position: int) -> None:
+    def _accept(self, event: Event, position: int, out: list[Detection]) -> None:
         """Handle one stamped event: late, processed at once, or buffered until the watermark."""
         clock = self.event_clock
         if self._processing:
             event = event.with_time(self._now())
-            self._advance()
-            self._dispatch(event)
+            self._advance(out)
+            self._dispatch(event, out)
             return
         t = event.time
         # Why before accept(): in-order input with nothing buffered needs no trip through the heap
         in_order = not self._buffer and not clock.out_of_orderness and t >= clock.max_seen
         if not clock.accept(t):
-            self._late(event)
+            self._late(event, out)
         elif in_order:
             if self._timers and self._timers[0][0] < t:
-                self._advance()
-            self._dispatch(event)
+                self._advance(out)
+            self._dispatch(event, out)
         else:
             heapq.heappush(self._buffer, (t, position, event))
-            self._advance()
+            self._advance(out)
 
     def _now(self) -> Time:
         """Processing time: move the clock to now (never back)."""
@@ -345,32 +378,67 @@ class Engine(Outputs):
         clock.advance((now, False))
         return now
 
-    def _late(self, event: Event) -> None:
-        self.late_count += 1
-        self.late.append(event)
-        if self._on_late is not None:
-            self._on_late(event)
+    def _late(self, event: Event, out: list[Detection]) -> None:
+        self._pending.append(event)
         if self.tracing:
             self.record(late_record(event))
+        self.deliver(out)
 
-    def _advance(self) -> None:
-        """Process buffered events and fire timers as far as the watermark admits, in time order."""
-        wm = self.event_clock.watermark
+    def _advance(self, out: list[Detection]) -> None:
+        """Process buffered events and fire timers as far as the watermark admits, in time order.
+
+        The outputs of each event and timer are delivered once its transitions are complete.
+        """
+        clock = self.event_clock
         buf, timers = self._buffer, self._timers
         while True:
+            wm = clock.watermark
             ev_due = bool(buf) and releases(wm, buf[0][0])
             tm_due = bool(timers) and is_late(wm, timers[0][0])
             # Why events first at equal time: Prova's "event first" tie rule
             if ev_due and (not tm_due or buf[0][0] <= timers[0][0]):
-                self._dispatch(heapq.heappop(buf)[2])
+                self._dispatch(heapq.heappop(buf)[2], out)
             elif tm_due:
                 time, _, key, pindex, token = heapq.heappop(timers)
                 ks = self._key_state(key)
                 self.host.fire(ks, key, time, pindex, token)
                 if ks.is_empty():
                     del self._keys[key]
+                if self._pending:
+                    self._after(time, out)
             else:
                 break
+
+    def _after(self, now: Time, out: list[Detection]) -> None:
+        """An event or timer at ``now`` is complete: deliver its outputs, then the events fed back
+        (as arriving right then: before ``now`` late; newer than the clock: after the input event)."""
+        self.deliver(out)
+        pending = self._pending
+        if not pending or self._draining or self._processing:
+            return
+        self._draining = True
+        try:
+            waiting: list[Fed] = []
+            while pending:
+                fed = pending.pop(0)
+                if not isinstance(fed, Fed):
+                    continue
+                clock, position = self.event_clock, self.event_clock.next_seq
+                event = stamp(fed.event, position)
+                clock.next_seq, t = max(position + 1, event.seq + 1), event.time
+                if t > clock.max_seen and t > clock.watermark[0]:
+                    waiting.append(Fed(event))  # why: newer than anything seen: an input of its own
+                elif t < now:
+                    self._late(event, out)
+                elif self._buffer or clock.out_of_orderness:
+                    heapq.heappush(self._buffer, (t, event.seq, event))
+                else:  # why: within what the clock has passed (or is flushing): in order right here
+                    clock.max_seen = max(clock.max_seen, t)
+                    self._dispatch(event, out)
+                self.deliver(out)
+            pending.extend(waiting)
+        finally:
+            self._draining = False
 
     def _key_state(self, key: Hashable) -> KeyState:
         ks = self._keys.get(key)
@@ -378,7 +446,7 @@ class Engine(Outputs):
             ks = self._keys[key] = KeyState()
         return ks
 
-    def _dispatch(self, event: Event) -> None:
+    def _dispatch(self, event: Event, out: list[Detection]) -> None:
         targets = self.host.targets(event.type)
         if targets:
             key = event.key
@@ -386,6 +454,8 @@ class Engine(Outputs):
             self.host.process(ks, key, event, targets)
             if ks.is_empty():
                 del self._keys[key]
+            if self._pending:  # why: the event's transitions are complete: its outputs go out now
+                self._after(event.time, out)
 
 
 def run(

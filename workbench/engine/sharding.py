@@ -41,7 +41,7 @@ from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher, Pattern
-from workbench.engine.outputs import OutputOptions, Outputs
+from workbench.engine.outputs import Fed, OutputOptions, Outputs
 from workbench.engine.runtime import Engine, EngineSnapshot
 from workbench.engine.snapshot import dump, fingerprints, load
 from workbench.errors import CepError, EventError
@@ -148,9 +148,10 @@ class ShardedEngine(Outputs):
                 self.matchers,
                 out_of_orderness=out_of_orderness,
                 trace=trace,
-                on_detection=self.emit,
-                on_reaction=self.react,
-                on_trace=self.record,
+                on_detection=self.publish,
+                on_reaction=self.publish_reaction,
+                on_trace=self.publish_trace,
+                on_late=self.publish_late,  # why: a shard calls late only events fed back to it
                 collect=False,
             )
             for _ in range(shards)
@@ -169,48 +170,78 @@ class ShardedEngine(Outputs):
 
     def process(self, raw: EventLike) -> list[Detection]:
         """Feed one event; return the detections it caused (in its shard)."""
-        out: list[Detection] = []
-        self._out = out
+        return self.process_many((raw,))
+
+    def process_many(self, events: Iterable[EventLike]) -> list[Detection]:
+        """Feed events in order; return all detections they caused.
+
+        The shards deliver each event's outputs once its transitions are complete; events a
+        callback feeds back are queued and processed after the current one (as in :class:`Engine`).
+        """
+        with self._lock:
+            if self._busy:  # why: a callback feeds events back: its shard queues them (see Engine)
+                for raw in events:
+                    self._feed_back(raw)
+                return []
+            with self._owner("process_many") as out:
+                for raw in events:
+                    self._one(raw, out)
+                    self._settle(out)
+            return out
+
+    def _settle(self, out: list[Detection]) -> bool:
+        pending = self._pending
+        fed_any = bool(pending)
+        while pending:  # why: events fed back by callbacks for other shards, first in first out
+            fed = pending.pop(0)
+            if isinstance(fed, Fed) and isinstance(fed.event, Event):
+                out.extend(self.engines[self.shard(fed.event.key)].process(fed.event))
+        return fed_any
+
+    def _feed_back(self, raw: EventLike) -> None:
+        clock = self._clock
+        position = clock.next_seq
+        clock.next_seq = position + 1
+        event = stamp(raw, position)
+        clock.max_seen = max(clock.max_seen, event.time)
+        engine = self.engines[self.shard(event.key)]
+        if engine._busy:  # why: the shard whose output fed it queues it right behind that output
+            engine.process(event)
+        else:  # why: another shard takes it after the current input event (see process_many)
+            self._pending.append(Fed(event))
+
+    def _one(self, raw: EventLike, out: list[Detection]) -> None:
         clock = self._clock
         position = clock.next_seq
         clock.next_seq = position + 1
         event = stamp(raw, position)
         if not clock.accept(event.time):
-            self.late_count += 1
-            self.late.append(event)
-            if self._on_late is not None:
-                self._on_late(event)
-            return out
-        self.engines[self.shard(event.key)].process(event)
-        return out
-
-    def process_many(self, events: Iterable[EventLike]) -> list[Detection]:
-        """Feed events in order; return all detections they caused."""
-        out: list[Detection] = []
-        for e in events:
-            out.extend(self.process(e))
-        return out
+            self.publish_late(event)
+            return
+        out.extend(self.engines[self.shard(event.key)].process(event))
 
     def advance_time(self, watermark: int | float) -> list[Detection]:
         """Declare that no event with ``time <= watermark`` will arrive, on every shard."""
-        out: list[Detection] = []
-        self._out = out
-        self._clock.close(watermark)
-        for engine in self.engines:
-            engine.advance_time(watermark)
+        with self._owner("advance_time") as out:
+            self._clock.close(watermark)
+            for engine in self.engines:
+                out.extend(engine.advance_time(watermark))
         return out
 
     def finish(self, until: int | float | None = None) -> list[Detection]:
         """End of input on every shard (see :meth:`Engine.finish`)."""
-        out: list[Detection] = []
-        self._out = out
-        self._clock.close(INF if until is None else until)
-        for engine in self.engines:
-            engine.finish(until)
+        with self._owner("finish") as out:
+            self._clock.close(INF if until is None else until)
+            for engine in self.engines:
+                out.extend(engine.finish(until))
         return out
 
     def snapshot(self) -> bytes:
         """Every shard's state and the global clock as data (as :meth:`Engine.snapshot`)."""
+        with self._lock:
+            return self._snapshot()
+
+    def _snapshot(self) -> bytes:
         clock = self._clock
         image = ShardedSnapshot(
             [engine.image() for engine in self.engines],
@@ -232,6 +263,11 @@ class ShardedEngine(Outputs):
         if len(image.shards) != self.shards:
             msg = f"snapshot was taken with {len(image.shards)} shards, this engine has {self.shards}"
             raise CepError(msg)
+        with self._owner("restore"):
+            self._adopt(image)
+        return
+
+    def _adopt(self, image: ShardedSnapshot) -> None:
         for engine, shard in zip(self.engines, image.shards, strict=True):
             engine.adopt(shard)
         clock = self._clock

@@ -37,7 +37,6 @@ __all__ = ["Bounds", "Chain", "edge_bounds"]
 
 Mask = npt.NDArray[np.bool_]
 Floats = npt.NDArray[np.float64]
-TypeMask = "Callable[[frozenset[str]], Mask]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +99,8 @@ class Chain:
     Attributes:
         order: the parts in topological order (a part before every part it can reach).
         part: each waiting state's part.
-        land: per ``TAKE`` edge, the waiting states a partial match is in after taking it, and
-            whether it completes the match there.
+        land: per moving edge (``TAKE``, or ``IGNORE`` to another state), the waiting states a
+            partial match is in after it, and whether it completes the match there.
     """
 
     def __init__(self, nfa: CompiledNFA) -> None:
@@ -110,17 +109,18 @@ class Chain:
         self.waiting = [
             n for n, st in states.items() if st.kind not in (Kind.FINAL, Kind.STOP) and n != nfa.start
         ]
+        # the edges that move a partial match on a row (an IGNORE edge may lead on, e.g. to FINAL)
         self.edges: list[tuple[str, Transition]] = [
             (n, tr)
             for n, st in states.items()
             if st.kind != Kind.STOP
             for tr in st.transitions
-            if tr.action == Action.TAKE
+            if tr.action == Action.TAKE or (tr.action == Action.IGNORE and tr.target != n)
         ]
         self.land: dict[int, tuple[frozenset[str], bool]] = {}
         for _, tr in self.edges:
             self.land[id(tr)] = self.closure(tr.target)
-        graph = {n: set() for n in self.waiting}
+        graph: dict[str, set[str]] = {n: set() for n in self.waiting}
         for n in self.waiting:
             graph[n] |= self.closure(n)[0]
         for src, tr in self.edges:

@@ -37,7 +37,6 @@ import pandas as pd
 
 from workbench.backends.columnar.chain import Chain, completion, edge_bounds, occupancy
 from workbench.backends.columnar.vector import ColumnSource
-
 from workbench.engine.matcher import Matcher
 from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef
 from workbench.engine.nfa.conditions import type_profile
@@ -246,8 +245,7 @@ class StageChain:
                     tr.cond, types, lambda ts: _types_mask(codes, uniques, ts), sorted_column, rows
                 )
                 exact = exact and b.exact
-                if tr.action == Action.TAKE:
-                    self.high[id(tr)] = b.high
+                self.high[id(tr)] = b.high
         start_edges = [tr for tr in nfa.states[nfa.start].transitions if tr.action == Action.TAKE]
         self.startable = np.zeros(rows, dtype=bool)
         for tr in start_edges:
@@ -305,7 +303,7 @@ def matcher_mask(
     live = keys.live(start, sorted_times, rules.window)
     if carried:  # why: partial matches from earlier rows live up to the window past the first row
         live |= True if rules.window is None else sorted_times - times[0] <= rules.window
-    if stages is None or carried:
+    if stages is None or carried or not isinstance(matcher, NFAMatcher):
         fed = start | (live & _types_mask(codes, type_uniques, rules.woken))
     else:
         fed = start | _woken(matcher, stages, start, codes, type_uniques, sorted_times, keys, rules.window)

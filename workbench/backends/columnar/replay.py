@@ -27,6 +27,7 @@ from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import KeyOrder, StageChain, dead_ends_allowed, matcher_mask, nfa_rules
 from workbench.engine.detection import Detection
 from workbench.engine.matcher import Matcher, Pattern
+from workbench.engine.nfa.compiler import Action
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine, RunResult
 from workbench.errors import CepError
@@ -210,8 +211,10 @@ def _key_of(value: object) -> object:
 
 
 def _start_free(matcher: NFAMatcher) -> bool:
-    """Whether no edge leads back into the start state (a partial match never waits there)."""
+    """Whether partial matches begin only by taking a row at the start state, never wait there."""
     nfa = matcher.nfa
+    if any(tr.action != Action.TAKE for tr in nfa.states[nfa.start].transitions):
+        return False  # why: an optional first stage starts partial matches at later states' rows
     return all(tr.target != nfa.start for st in nfa.states.values() for tr in st.transitions)
 
 

@@ -244,7 +244,8 @@ class EventColumns:
         n = len(lists[0])
         if len(names) > 62:
             return [
-                {c: v for c, v in zip(names, vals, strict=True) if not _is_missing(v)} for vals in zip(*lists)
+                {c: v for c, v in zip(names, vals, strict=True) if not _is_missing(v)}
+                for vals in zip(*lists, strict=True)
             ]
         shape = np.zeros(n, dtype=np.int64)
         for bit, c in enumerate(names):

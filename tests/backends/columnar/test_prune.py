@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -19,10 +20,10 @@ from tests.engine.nfa.test_linear import linear_patterns
 from tests.engine.nfa.test_loop import loop_patterns
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import KeyOrder, nfa_rules
-from workbench.backends.columnar.replay import replay_chunks, replay_frame, rows_to_feed
+from workbench.backends.columnar.replay import feed_plan, replay_chunks, replay_frame, rows_to_feed
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Pattern
-from workbench.engine.nfa import Contiguity, SequencePattern, Stage
+from workbench.engine.nfa import Contiguity, SequencePattern, SkipStrategy, Stage
 from workbench.engine.runtime import Engine, run
 from workbench.errors import CepError, PatternError
 from workbench.language import compile_text
@@ -48,14 +49,14 @@ def frames(draw: st.DrawFn) -> pd.DataFrame:
     )
 
 
-def outcome(patterns: list[Any], frame: pd.DataFrame, pruned: bool) -> Any:
+def outcome(patterns: list[Any], frame: pd.DataFrame, pruned: bool, trace: bool = True) -> Any:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             if pruned:
-                got = replay_frame(patterns, frame, trace=True)
+                got = replay_frame(patterns, frame, trace=trace)
             else:
-                got = run(patterns, frame_to_events(frame), trace=True)
+                got = run(patterns, frame_to_events(frame), trace=trace)
         except CepError as err:
             return type(err), str(err)
     return (
@@ -73,9 +74,25 @@ def check(pattern: Pattern, frame: pd.DataFrame) -> None:
         matcher = compile_matcher(pattern)
     except PatternError:
         return
-    got, want = outcome([matcher], frame, True), outcome([matcher], frame, False)
-    for i, (g, w) in enumerate(zip(got, want, strict=True)):
-        assert g == w, (i, g, w)
+    for trace in (True, False):  # why untraced too: only then are dead-end starts left out
+        got, want = outcome([matcher], frame, True, trace), outcome([matcher], frame, False, trace)
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert g == w, (trace, i, g, w)
+
+
+@st.composite
+def untimed(draw: st.DrawFn, base: st.SearchStrategy[Pattern]) -> Pattern:
+    """A pattern as drawn, often without timeouts, cap or skip strategy (where dead ends are pruned)."""
+    p = draw(base)
+    if isinstance(p, SequencePattern) and draw(st.booleans()):
+        p = dataclasses.replace(p, emit_timeouts=False, max_partial_matches=None, skip=SkipStrategy())
+    return p
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(untimed(st.one_of(linear_patterns(), rich_patterns(), loop_patterns())), frames())
+def test_dead_end_starts(pattern: Pattern, frame: pd.DataFrame) -> None:
+    check(pattern, frame)
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -97,7 +114,7 @@ def test_loop_patterns_with_aggregates(pattern: Pattern, frame: pd.DataFrame) ->
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(linear_patterns(), rich_patterns()), min_size=2, max_size=3), frames())
+@given(st.lists(untimed(st.one_of(linear_patterns(), rich_patterns())), min_size=2, max_size=3), frames())
 def test_several_patterns_in_one_engine(patterns: list[Pattern], frame: pd.DataFrame) -> None:
     try:
         matchers = [compile_matcher(p) for p in patterns]
@@ -105,7 +122,8 @@ def test_several_patterns_in_one_engine(patterns: list[Pattern], frame: pd.DataF
         return
     for i, m in enumerate(matchers):
         m.name = f"p{i}"  # type: ignore[misc]
-    assert outcome(matchers, frame, True) == outcome(matchers, frame, False)
+    for trace in (True, False):
+        assert outcome(matchers, frame, True, trace) == outcome(matchers, frame, False, trace)
 
 
 def test_benchmark_patterns_feed_fewer_rows_with_equal_results() -> None:
@@ -137,12 +155,46 @@ def test_next_feeds_starts_and_their_successors_only() -> None:
 
 
 def test_rows_outside_every_window_are_not_fed() -> None:
-    frame = pd.DataFrame({"type": ["login", "trade", "trade", "trade"], "time": [0, 5, 10, 11], "key": "k"})
+    frame = pd.DataFrame(
+        {"type": ["login", "update", "trade", "trade", "trade"], "time": [0, 1, 5, 10, 11], "key": "k"}
+    )
     assert rows_to_feed(Engine([PATTERNS["P2"]]), EventColumns.from_frame(frame)) is None  # all live
-    frame["time"] = [0, 5_000, 10_000, 10_001]
+    frame["time"] = [0, 1, 5_000, 10_000, 10_001]
     rows = rows_to_feed(Engine([PATTERNS["P2"]]), EventColumns.from_frame(frame))
     assert rows is not None
-    assert rows.tolist() == [0, 1, 2]  # 10 s window: the deadline row itself is fed, later ones not
+    assert rows.tolist() == [0, 1, 2, 3]  # 10 s window: the deadline row itself is fed, later ones not
+
+
+def test_later_stages_need_the_earlier_ones_before_them() -> None:
+    frame = pd.DataFrame(
+        {
+            "type": ["login", "trade", "update", "trade", "login", "trade"],
+            "time": [0, 1, 2, 3, 4, 5],
+            "key": "k",
+        }
+    )
+    rows = rows_to_feed(Engine([PATTERNS["P2"]]), EventColumns.from_frame(frame))
+    assert rows is not None
+    assert rows.tolist() == [0, 2, 3, 4, 5]  # the trade before any update cannot move a partial match
+
+
+def test_dead_end_starts_are_left_out_and_instances_keep_their_ids() -> None:
+    frame = pd.DataFrame(
+        {
+            "type": ["login", "view", "login", "trade", "login", "trade"],
+            "time": [0, 1, 2, 3, 4, 5],
+            "key": "k",
+            "price": [None, None, None, 120.0, None, 100.0],
+        }
+    )
+    engine = Engine([PATTERNS["P1"]])
+    assert feed_plan(engine, EventColumns.from_frame(frame))[0].tolist() == [2, 3]  # type: ignore[union-attr]
+    got = replay_frame([PATTERNS["P1"]], frame).detections
+    assert [(d.instance, d.seqs) for d in got] == [(2, (2, 3))]
+    assert got == run([PATTERNS["P1"]], frame_to_events(frame)).detections
+    traced = Engine([PATTERNS["P1"]], trace=True)
+    rows = feed_plan(traced, EventColumns.from_frame(frame))[0]
+    assert rows is None or {0, 2, 4} <= set(rows.tolist())  # traced: every start shows
 
 
 def test_plain_type_rule_for_other_families() -> None:

@@ -223,11 +223,8 @@ class EventColumns:
         lists = [self._pick(c, rows) for c in names]
         n = self.rows if rows is None else len(rows)
         if any(self.columns[c].hasnans for c in names):
-            # why per row: a missing value means the event has no such field (column order kept)
-            dicts = [
-                {c: v for c, v in zip(names, vals, strict=True) if not _is_missing(v)}
-                for vals in zip(*lists, strict=True)
-            ]
+            # why: a missing value means the event has no such field (column order kept)
+            dicts = self._sparse_dicts(lists, rows)
         elif names:
             dicts = [dict(zip(names, vals, strict=True)) for vals in zip(*lists, strict=True)]
         else:
@@ -238,6 +235,41 @@ class EventColumns:
         # numbered with their row positions, as the engine's stamp() would number them
         seqs = rows.tolist()
         return [Event(*e) for e in zip(types, times, keys, dicts, seqs, strict=True)]  # type: ignore[arg-type]
+
+    def _sparse_dicts(
+        self, lists: list[list[object]], rows: npt.NDArray[np.int64] | None
+    ) -> list[dict[str, object]]:
+        """Field dicts of rows with missing values, built per pattern of present columns at once."""
+        names = self.fields
+        n = len(lists[0])
+        if len(names) > 62:
+            return [
+                {c: v for c, v in zip(names, vals, strict=True) if not _is_missing(v)}
+                for vals in zip(*lists, strict=True)
+            ]
+        shape = np.zeros(n, dtype=np.int64)
+        for bit, c in enumerate(names):
+            s = self.columns[c]
+            if not s.hasnans:
+                continue
+            if pd.api.types.is_object_dtype(s.dtype):  # why: exactly the per-value test, not pandas' own
+                null = np.fromiter((_is_missing(v) for v in lists[bit]), dtype=bool, count=n)
+            else:
+                null = np.asarray(s.isna().to_numpy(), dtype=bool)
+                null = null if rows is None else null[rows]
+            shape |= null.astype(np.int64) << bit
+        out = np.empty(n, dtype=object)
+        for code in np.unique(shape).tolist():
+            at = np.flatnonzero(shape == code)
+            keep = [i for i in range(len(names)) if not (code >> i) & 1]
+            present = [names[i] for i in keep]
+            picked = [np.asarray(lists[i], dtype=object)[at] for i in keep]
+            out[at] = (
+                [dict(zip(present, vals, strict=True)) for vals in zip(*picked, strict=True)]
+                if keep
+                else [{} for _ in range(len(at))]
+            )
+        return out.tolist()  # type: ignore[no-any-return]
 
     def _clean(self, name: str) -> bool:
         """Whether every row of the column holds a string."""

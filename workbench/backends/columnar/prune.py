@@ -33,13 +33,16 @@ from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
+from workbench.backends.columnar.chain import Chain, completion, edge_bounds, occupancy
+from workbench.backends.columnar.vector import ColumnSource
 from workbench.engine.matcher import Matcher
 from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef
 from workbench.engine.nfa.conditions import type_profile
 from workbench.engine.nfa.matcher import NFAMatcher
 
-__all__ = ["KeyOrder", "NFARules", "matcher_mask", "nfa_rules"]
+__all__ = ["KeyOrder", "NFARules", "StageChain", "dead_ends_allowed", "matcher_mask", "nfa_rules"]
 
 Mask = npt.NDArray[np.bool_]
 G = TypeVar("G", bound=np.generic)
@@ -189,10 +192,86 @@ class KeyOrder:
         return before >= block_start
 
 
+def _woken(
+    matcher: NFAMatcher, stages: StageChain, start: Mask, codes: npt.NDArray[np.int64], uniques: list[object],
+    times: npt.NDArray[np.float64], keys: KeyOrder, window: float | None,
+) -> Mask:  # fmt: skip
+    """Key order: rows of a type that a state reacts to while a partial match could wait there."""
+    before = occupancy(stages.chain, stages.high, start, times, keys.first, window)
+    out = np.zeros(len(codes), dtype=bool)
+    for name, since in before.items():
+        wakes = matcher.facts.wakes[name]
+        if wakes is None:
+            continue  # why: a volatile state's rows are the successors of the rows entering it
+        present = since > -np.inf if window is None else since >= times - window
+        out |= present & _types_mask(codes, uniques, wakes)
+    return out
+
+
 def _types_mask(type_codes: npt.NDArray[np.int64], uniques: list[object], types: Iterable[str]) -> Mask:
     wanted = set(types)
     table = np.fromiter((u in wanted for u in uniques), dtype=bool, count=len(uniques))
     return table[type_codes]
+
+
+class StageChain:
+    """One sequence pattern's chained view of the rows (key order): which rows could take each
+    edge, which rows start a partial match, and which starts can complete (:mod:`.chain`).
+
+    Attributes:
+        startable: the rows that may start a partial match (a superset, or exact with ``exact``).
+        exact: the rows that take each edge are known exactly and no condition can raise, so a
+            start row that is a dead end may be left out (:attr:`viable`) when nothing else shows it.
+        viable: the start rows whose partial match could complete.
+    """
+
+    def __init__(self, matcher: NFAMatcher, codes: npt.NDArray[np.int64], uniques: list[object],
+                 times: npt.NDArray[np.float64], keys: KeyOrder, column: ColumnSource) -> None:  # fmt: skip
+        nfa = matcher.nfa
+        self.chain = Chain(nfa)
+        rows = len(codes)
+        types: dict[frozenset[str], Mask] = {}
+        order = keys.order
+
+        def sorted_column(name: str) -> pd.Series | None:
+            s = column(name)
+            return None if s is None else s.iloc[order].reset_index(drop=True)
+
+        self.high: dict[int, Mask] = {}
+        exact = True
+        for st in nfa.states.values():
+            for tr in st.transitions:
+                b = edge_bounds(
+                    tr.cond, types, lambda ts: _types_mask(codes, uniques, ts), sorted_column, rows
+                )
+                exact = exact and b.exact
+                self.high[id(tr)] = b.high
+        start_edges = [tr for tr in nfa.states[nfa.start].transitions if tr.action == Action.TAKE]
+        self.startable = np.zeros(rows, dtype=bool)
+        for tr in start_edges:
+            self.startable |= self.high[id(tr)]
+        self.exact = exact and len(start_edges) == 1 and len(nfa.states[nfa.start].transitions) == 1
+        self.viable = self.startable
+        if self.exact:
+            done = completion(self.chain, self.high, times, keys.first)
+            lands, final = self.chain.land[id(start_edges[0])]
+            soonest = times.copy() if final else np.full(rows, np.inf)
+            for name in lands:
+                np.minimum(soonest, done[name], out=soonest)
+            window = nfa.window_ms
+            self.viable = self.startable & (soonest <= (times + window if window is not None else np.inf))
+
+
+def dead_ends_allowed(matcher: Matcher, tracing: bool) -> bool:
+    """Whether a dead-end start of ``matcher`` shows nowhere but in the instance ids (renumbered).
+
+    Not when tracing (every instance is traced), with timeouts (a dead end times out), with a
+    partial-match cap (it holds a place) or a skip strategy (it holds back later matches).
+    """
+    if tracing or not isinstance(matcher, NFAMatcher):
+        return False
+    p = matcher.pattern
+    return not p.emit_timeouts and p.max_partial_matches is None and p.skip.kind == "no_skip"
 
 
 def matcher_mask(
@@ -203,11 +282,14 @@ def matcher_mask(
     keys: KeyOrder,
     *,
     carried: bool = False,
+    stages: StageChain | None = None,
+    starts: Mask | None = None,
 ) -> Mask:
     """The rows (row order) ``matcher`` needs fed, by the rules of the module docstring.
 
     ``carried``: partial matches may come from before the first row (a later slice of the input):
     every key then counts as started at the first row's time, and its first row follows a fed row.
+    ``stages``: the pattern's chained view (then ``starts``, key order: the start rows fed).
     """
     rules = nfa_rules(matcher)
     if rules is None:
@@ -216,12 +298,15 @@ def matcher_mask(
             return np.ones(len(type_codes), dtype=bool)
         return _types_mask(type_codes, type_uniques, used)
     codes = keys.sort(type_codes)
-    start = _types_mask(codes, type_uniques, rules.starts)
+    start = _types_mask(codes, type_uniques, rules.starts) if starts is None else starts
     sorted_times = keys.sort(times)
     live = keys.live(start, sorted_times, rules.window)
     if carried:  # why: partial matches from earlier rows live up to the window past the first row
         live |= True if rules.window is None else sorted_times - times[0] <= rules.window
-    fed = start | (live & _types_mask(codes, type_uniques, rules.woken))
+    if stages is None or carried or not isinstance(matcher, NFAMatcher):
+        fed = start | (live & _types_mask(codes, type_uniques, rules.woken))
+    else:
+        fed = start | _woken(matcher, stages, start, codes, type_uniques, sorted_times, keys, rules.window)
     if carried:  # why: the row before a key's first one may have left a partial match volatile
         fed |= live & keys.first
     if rules.window is not None:

@@ -16,6 +16,7 @@ buffered and released by the clock).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -23,9 +24,11 @@ import numpy.typing as npt
 import pandas as pd
 
 from workbench.backends.columnar.frame import EventColumns
-from workbench.backends.columnar.prune import KeyOrder, matcher_mask
+from workbench.backends.columnar.prune import KeyOrder, StageChain, dead_ends_allowed, matcher_mask, nfa_rules
 from workbench.engine.detection import Detection
 from workbench.engine.matcher import Matcher, Pattern
+from workbench.engine.nfa.compiler import Action
+from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine, RunResult
 from workbench.errors import CepError
 
@@ -75,7 +78,7 @@ def replay_columns(
 ) -> RunResult:
     """:func:`replay_frame` over converted columns; ``progress(done, total)`` about every 1%."""
     engine = Engine(patterns, out_of_orderness=out_of_orderness, trace=trace, strict=strict)
-    rows = rows_to_feed(engine, cols)
+    rows, renumber = feed_plan(engine, cols)
     # every row when rows is None: that also validates each row, with the row's own message
     events = cols.events() if rows is None else cols.events_at(rows)
     if progress is None:
@@ -87,6 +90,8 @@ def replay_columns(
             engine.process_many(events[start : start + step])
         progress(len(events), len(events))
     engine.finish(until)
+    if renumber:
+        engine.detections[:] = [_renumbered(d, renumber) for d in engine.detections]
     return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors)
 
 
@@ -140,16 +145,100 @@ def rows_to_feed(
 
     ``carried``: the engine may hold partial matches from earlier rows (a later slice of the input).
     """
+    return feed_plan(engine, cols, carried=carried, dead_ends=False)[0]
+
+
+#: per pattern name and key: the true instance id of each instance the pruned replay starts
+Renumber = dict[str, dict[object, list[int]]]
+
+
+def feed_plan(
+    engine: Engine, cols: EventColumns, *, carried: bool = False, dead_ends: bool = True
+) -> tuple[npt.NDArray[np.int64] | None, Renumber]:
+    """:func:`rows_to_feed`, and how to renumber the instances when dead-end starts are left out.
+
+    Dead-end starts (:class:`~workbench.backends.columnar.prune.StageChain`) of the patterns where
+    only the instance ids could show them (:func:`~workbench.backends.columnar.prune.dead_ends_allowed`)
+    are not fed; every start row that is fed anyway (for another reason or pattern) is fed as a
+    start, so the feeding is recomputed until it settles.
+    """
     if engine.out_of_orderness or engine.time_mode != "event" or not cols.clean():
-        return None
+        return None, {}
     times = cols.columns["time"].to_numpy(dtype=np.float64)
     if len(times) > 1 and bool((np.diff(times) < 0).any()):
-        return None  # why: a skipped newer row could make a later row late
+        return None, {}  # why: a skipped newer row could make a later row late
     type_codes, type_uniques = cols.type_codes()
     keys = KeyOrder(cols.key_codes())
-    fed = np.zeros(cols.rows, dtype=bool)
+    sorted_times = keys.sort(times)
+    chains: list[StageChain | None] = []
     for m in engine.matchers:
-        fed |= matcher_mask(m, type_codes, type_uniques, times, keys, carried=carried)
-        if fed.all():
-            return None
-    return np.flatnonzero(fed).astype(np.int64)
+        chain = None
+        if not carried and isinstance(m, NFAMatcher) and nfa_rules(m) is not None and _start_free(m):
+            chain = StageChain(m, keys.sort(type_codes), type_uniques, sorted_times, keys, cols.column)
+        chains.append(chain)
+    pruned = [
+        dead_ends and c is not None and c.exact and dead_ends_allowed(m, engine.tracing)
+        for m, c in zip(engine.matchers, chains, strict=True)
+    ]
+    fed_sorted = np.zeros(cols.rows, dtype=bool)
+    while True:
+        fed = np.zeros(cols.rows, dtype=bool)
+        for m, c, p in zip(engine.matchers, chains, pruned, strict=True):
+            starts = None if c is None else (c.viable | (c.startable & fed_sorted)) if p else c.startable
+            fed |= matcher_mask(
+                m, type_codes, type_uniques, times, keys, carried=carried, stages=c, starts=starts
+            )
+        again = keys.sort(fed)
+        if not any(p for p in pruned) or bool((again == fed_sorted).all()):
+            break
+        fed_sorted = again
+    renumber = _renumber(engine.matchers, chains, pruned, keys, keys.sort(fed), cols)
+    if fed.all() and not renumber:
+        return None, {}
+    return np.flatnonzero(fed).astype(np.int64), renumber
+
+
+def _renumbered(d: Detection, renumber: Renumber) -> Detection:
+    """``d`` under its instance id of a replay that fed every start row."""
+    table = renumber.get(d.pattern)
+    if table is None:
+        return d
+    return dataclasses.replace(d, instance=table[d.key][d.instance - 1])
+
+
+def _key_of(value: object) -> object:
+    return None if value is None or (isinstance(value, float) and value != value) or value is pd.NA else value
+
+
+def _start_free(matcher: NFAMatcher) -> bool:
+    """Whether partial matches begin only by taking a row at the start state, never wait there."""
+    nfa = matcher.nfa
+    if any(tr.action != Action.TAKE for tr in nfa.states[nfa.start].transitions):
+        return False  # why: an optional first stage starts partial matches at later states' rows
+    return all(tr.target != nfa.start for st in nfa.states.values() for tr in st.transitions)
+
+
+def _renumber(
+    matchers: Sequence[Matcher], chains: list[StageChain | None], pruned: list[bool],
+    keys: KeyOrder, fed: npt.NDArray[np.bool_], cols: EventColumns,
+) -> Renumber:  # fmt: skip
+    """Per pruned pattern with a left-out start: the true instance ids of the starts that are fed."""
+    out: Renumber = {}
+    key_values = cols.values("key") if "key" in cols.names else None
+    for m, c, p in zip(matchers, chains, pruned, strict=True):
+        if not p or c is None:
+            continue
+        taken = c.startable & fed
+        if bool((taken == c.startable).all()):
+            continue
+        # the instance id of a start row: its rank among its key's start rows
+        rank = np.cumsum(c.startable) - np.maximum.accumulate(
+            np.where(keys.first, np.cumsum(c.startable) - c.startable, 0)
+        )
+        table: dict[object, list[int]] = {}
+        for pos in np.flatnonzero(taken).tolist():
+            row = int(keys.order[pos])
+            key = None if key_values is None else _key_of(key_values[row])
+            table.setdefault(key, []).append(int(rank[pos]))
+        out[m.name] = table
+    return out

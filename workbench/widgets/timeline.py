@@ -35,7 +35,7 @@ from bokeh.resources import INLINE
 
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.runtime import Engine, RunResult
-from workbench.session.times import NUMBERS, TimeFormat
+from workbench.session.times import NUMBERS, TimeFormat, of_engine
 from workbench.widgets.bokehjs import bokehjs_loader, figure_area
 from workbench.widgets.detail import detail_table
 from workbench.widgets.figure import (
@@ -142,7 +142,11 @@ class Timeline(LiveMode):
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_engine(cls, engine: Engine, **kwargs: Any) -> Timeline:
-        """A timeline of what ``engine`` has recorded so far (build it with ``trace=True``)."""
+        """A timeline of what ``engine`` has recorded so far (build it with ``trace=True``).
+
+        A live feed on the wall clock shows dates (unless ``times=`` says otherwise).
+        """
+        kwargs.setdefault("times", of_engine(engine))
         tl = cls(engine.trace_records, engine.detections, **kwargs)
         tl._consumed[id(engine)] = (len(engine.trace_records), len(engine.detections))
         return tl

@@ -41,3 +41,14 @@ def test_a_test_clock_keeps_numbers_and_times_can_be_given() -> None:
     assert not DATE.search(tl.time_label.value)
     wall = s.start_feed(["hot"])
     assert Timeline.from_engine(wall, times=NUMBERS).times == NUMBERS
+
+
+def test_step_buttons_are_never_squeezed_and_control_rows_wrap() -> None:
+    """At 1280 px the controls did not fit one row; flexbox cut the buttons to "◀ st…"."""
+    tl = Timeline([])
+    for button in (tl.back, tl.forward):
+        assert button.layout.flex == "0 0 auto"
+        assert button.layout.width == "auto"
+    rows = [c for c in tl.widget.children if tl.back in getattr(c, "children", ())]
+    assert rows
+    assert rows[0].layout.flex_flow == "row wrap"

@@ -69,10 +69,14 @@ def _summary(pattern: Any, records: list[TraceRecord], detections: int, show: Ti
         return f"fired{at} ({detections} detection(s)){_held(held, last, show)}"
     if ended:
         last = ended[-1]
-        why = f" by {last.element}" if last.element else ""
-        detail = f" {dict(last.detail)}" if last.detail else ""
+        outcome = outcome_of(pattern, records, 0)
+        cause = next((r.element for r in ended if r.element), None)
+        word = " on" if outcome.label == "timed out" else " by"
+        why = f"{word} {cause}" if cause else ""
+        quiet = outcome.label in ("timed out", "stopped") or last.kind == TraceKind.FAILED
+        detail = f" {dict(last.detail)}" if last.detail and not quiet else ""
         got = f" (had: {', '.join(dict.fromkeys(seen))})" if seen else ""
-        return f"{_ENDINGS[last.kind]}{why} at t={show(last.time)}{detail}{got}{_held(held, last, show)}"
+        return f"{outcome.label}{why} at t={show(last.time)}{detail}{got}{_held(held, last, show)}"
     if held is not None:
         behind = held.detail.get("behind")
         return (

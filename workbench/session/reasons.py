@@ -39,7 +39,7 @@ def outcome_of(pattern: Any, records: Sequence[TraceRecord], detections: int) ->
     stopped = next((r for r in records if r.kind == TraceKind.STOPPED), None)
     if stopped is not None:  # why: a group's @stop channel ends it (it is also traced as failed)
         return Outcome("stopped", f"stopped by '{stopped.element}'" if stopped.element else "stopped")
-    end = next((r for r in reversed(records) if r.kind in _ENDS), None)
+    end = next((r for r in records if r.kind in _ENDS), None)  # why: a group traces the cause first
     if end is None:
         if TraceKind.HELD in kinds:
             return Outcome("held", "completed, but held back by the skip strategy until the input ended")
@@ -49,7 +49,7 @@ def outcome_of(pattern: Any, records: Sequence[TraceRecord], detections: int) ->
     if end.kind == TraceKind.PRUNED:
         return Outcome("pruned", _pruned(pattern, end))
     if end.kind == TraceKind.VIOLATED:
-        return Outcome("violated", _violated(end))
+        return Outcome("violated", _violated(pattern, end))
     return Outcome("failed", f"ended by '{end.element}'" if end.element else "failed")
 
 
@@ -86,8 +86,9 @@ def _short(pattern: Any, records: Sequence[TraceRecord], when: str) -> str:
     n, k = needed.get(first, 1), got[first]
     if n > 1:
         return f"{k} of {n} '{first}' events {when}"
-    more = f" (nor {len(missing) - 1} more)" if len(missing) > 1 else ""
-    return f"no '{first}' event{more} {when}"
+    if getattr(pattern, "operator", None) == "and":  # why: a group needed every channel
+        return "no " + " and no ".join(f"'{e}'" for e in missing if needed.get(e, 1) == 1) + f" event {when}"
+    return f"no '{first}' event {when}"
 
 
 def _window(pattern: Any) -> str:
@@ -111,10 +112,10 @@ def _pruned(pattern: Any, end: TraceRecord) -> str:
     return str(d.get("reason", "pruned"))
 
 
-def _violated(end: TraceRecord) -> str:
-    """A violation: too many events on a counting channel, or a forbidden event."""
+def _violated(pattern: Any, end: TraceRecord) -> str:
+    """A violation: too many events on a counting channel, or a forbidden (negated) event."""
     if end.element and "max" in end.detail:
         return f"more than {end.detail['max']} '{end.element}' events"
     if end.element:
         return f"a '{end.element}' event broke the rule"
-    return "a forbidden event occurred"
+    return _pruned(pattern, TraceRecord(end.time, end.pattern, end.key, end.instance, TraceKind.PRUNED))

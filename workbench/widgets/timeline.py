@@ -167,8 +167,9 @@ class Timeline(LiveMode):
             layout=widgets.Layout(width="320px"),
         )
         widgets.jslink((self.play, "value"), (self.slider, "value"))
-        self.back = widgets.Button(description="◀ step", layout=widgets.Layout(width="80px"))
-        self.forward = widgets.Button(description="step ▶", layout=widgets.Layout(width="80px"))
+        # why: fixed-width buttons in a full row were squeezed by flexbox and cut to "◀ st…"
+        self.back = widgets.Button(description="◀ step", layout=_unshrinking())
+        self.forward = widgets.Button(description="step ▶", layout=_unshrinking())
         self.speed = widgets.FloatLogSlider(
             value=1.0,
             base=2,
@@ -203,9 +204,9 @@ class Timeline(LiveMode):
         self.plot = BokehModel(self.figure)
         self.widget = widgets.VBox(
             [
-                widgets.HBox([self.play, self.back, self.forward, self.slider, self.speed, self.time_label]),
-                widgets.HBox([self.key_filter, self.pattern_filter, self.detection_select]),
-                widgets.HBox([self.rows_page, self.rows_label]),
+                _row([self.play, self.back, self.forward, self.slider, self.speed, self.time_label]),
+                _row([self.key_filter, self.pattern_filter, self.detection_select]),
+                _row([self.rows_page, self.rows_label]),
                 figure_area(self.plot),  # BokehJS before the figure, in every page that shows it
                 self.status,
                 self.detail,
@@ -478,3 +479,13 @@ class Timeline(LiveMode):
         out = Path(path)
         out.write_text(file_html(fig, INLINE, title or self.title), encoding="utf-8")
         return out
+
+
+def _unshrinking() -> widgets.Layout:
+    """A button as wide as its label, never squeezed below it."""
+    return widgets.Layout(width="auto", min_width="84px", flex="0 0 auto")
+
+
+def _row(children: list[widgets.Widget]) -> widgets.HBox:
+    """A row of controls that wraps onto a second line instead of squeezing its members."""
+    return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap", align_items="center"))

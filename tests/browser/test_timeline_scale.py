@@ -82,7 +82,9 @@ def test_a_thousand_instances_read_at_first_render(lab: Lab) -> None:
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page = browser.new_page(
+                viewport={"width": 1280, "height": 1400}
+            )  # the whole output, legend included
             page.goto(f"{lab.url}/lab/tree/scale.ipynb?token={lab.token}&reset")
             page.wait_for_selector(
                 f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=UI_TIMEOUT_MS

@@ -18,9 +18,12 @@ EXT := extensions/cep_highlight
 $(STAMP): pyproject.toml $(EXT)/package.json $(EXT)/package-lock.json $(EXT)/pyproject.toml $(wildcard $(EXT)/src/*.ts $(EXT)/style/*)
 	@command -v npm >/dev/null || { echo "make: Node.js >= 20 and npm are needed to build $(EXT)"; exit 1; }
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@echo "setup: installing the workbench and its Python dependencies into $(VENV) (pip, quiet)"
 	$(BIN)/python -m pip install -q -U pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	@echo "setup: building the %%cep highlighting extension $(EXT) (npm and jlpm: about a minute, quiet)"
 	$(BIN)/python -m pip install -q ./$(EXT)
+	@echo "setup: done ($(VENV)); make lab opens JupyterLab on notebooks/"
 	touch $(STAMP)
 
 setup: $(STAMP)

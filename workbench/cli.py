@@ -4,6 +4,7 @@
 
     workbench check PATTERNS.cep
     workbench run PATTERNS.cep EVENTS.csv|.jsonl|.json|.parquet [--time COL] [--key COL] [--type COL]
+                  [--time-unit s|ms|us|ns|date]
                   [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--late LATE.csv]
                   [--backend local|flink|flink-sql] [--out-of-orderness MS] [--quiet]
                   [--strict] [--errors ERRORS.csv]
@@ -20,6 +21,8 @@ match, every distinct error is printed on stderr with its first event and count 
 ``--errors``), and the exit status is 3. ``--strict`` stops at the first one instead (status 1).
 Exit status: 0 on success, 1 for a pattern or input error, 2 for bad usage, 3 when the run
 finished with condition errors.
+Times come out as the input gave them: dates when the time column held datetimes (Parquet), or when
+``--time-unit`` says how to read it (epoch numbers in a unit, or ISO 8601 text); else numbers.
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--out", help="write detections here (.csv, .jsonl, .json, .parquet)")
     run.add_argument("--late", help="write the late (unmatched) events here (.csv, .jsonl, .json, .parquet)")
     run.add_argument("--time", help="time column (default: time, else t)")
+    run.add_argument(
+        "--time-unit",
+        metavar="s|ms|us|ns|date",
+        help="the time column holds epoch numbers in this unit, or ISO 8601 text (date): show dates",
+    )
     run.add_argument("--key", help="partition key column (default: key, or the file's 'partition by')")
     run.add_argument("--type", help="event type column (default: type)")
     run.add_argument("--pattern", action="append", help="run only this pattern (repeatable)")
@@ -123,10 +131,13 @@ def _run(args: argparse.Namespace) -> int:
         msg = f"{args.patterns} defines no pattern"
         raise CepError(msg)
     from workbench.session.inputs import read_frame
+    from workbench.session.times import TimeFormat, with_time_unit
 
+    data = with_time_unit(read_frame(source), args.time, args.time_unit)
+    session.times = TimeFormat.of_input(data, args.time)  # dates out when the time column held datetimes
     done = session.replay(
         names,
-        read_frame(source),
+        data,
         time=args.time,
         key=args.key,
         type=args.type,
@@ -137,7 +148,7 @@ def _run(args: argparse.Namespace) -> int:
         strict=args.strict,
     )
     outcome = done.outcome
-    frame = to_frame(outcome.detections)
+    frame = to_frame(outcome.detections, session.times)
     if args.out:
         _write(frame, args.out)
     elif not frame.empty:

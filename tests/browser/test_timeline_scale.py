@@ -82,7 +82,9 @@ def test_a_thousand_instances_read_at_first_render(lab: Lab) -> None:
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page = browser.new_page(
+                viewport={"width": 1280, "height": 1400}
+            )  # the whole output, legend included
             page.goto(f"{lab.url}/lab/tree/scale.ipynb?token={lab.token}&reset")
             page.wait_for_selector(
                 f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=UI_TIMEOUT_MS
@@ -97,6 +99,12 @@ def test_a_thousand_instances_read_at_first_render(lab: Lab) -> None:
             output = page.locator(f"{panel} .jp-OutputArea-output:has(canvas)").first
             output.scroll_into_view_if_needed()
             output.screenshot(path=str(ARTIFACTS / "timeline-1000-instances.png"))
+            output.screenshot(path=str(ARTIFACTS / "timeline-datetime.png"))  # dates on the axis and label
+            truncated = output.evaluate(
+                """el => [...el.querySelectorAll('button, .widget-label, .widget-html-content')]
+                           .filter(b => b.offsetParent && b.scrollWidth > b.clientWidth + 1)
+                           .map(b => b.textContent.trim())"""
+            )
             facts = page.evaluate(_FIGURE_FACTS)
             widths = output.evaluate(
                 """el => { const c = el.querySelector('.bk-Figure, .bk-Canvas, canvas');
@@ -113,3 +121,4 @@ def test_a_thousand_instances_read_at_first_render(lab: Lab) -> None:
     assert len(facts) == 1, facts
     assert facts[0]["rows"] <= 31, facts  # one page of rows, not a thousand
     assert widths[1] >= 0.9 * widths[0], widths  # the figure stretches to the output's width
+    assert truncated == [], truncated  # no control cut short ("◀ st…") at 1280 px

@@ -40,6 +40,7 @@ _OPTIONS_WITH_VALUE = frozenset(
         "-o",
         "--out",
         "--time",
+        "--time-unit",
         "--key",
         "--type",
         "--out-of-orderness",

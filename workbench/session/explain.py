@@ -8,6 +8,7 @@ the instance's full timeline, one trace record per line, with the events it conc
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.shape import taking_elements
 from workbench.errors import CepError
+from workbench.session.reasons import outcome_of
 
 __all__ = ["explain"]
 
@@ -67,10 +69,14 @@ def _summary(pattern: Any, records: list[TraceRecord], detections: int, show: Ti
         return f"fired{at} ({detections} detection(s)){_held(held, last, show)}"
     if ended:
         last = ended[-1]
-        why = f" by {last.element}" if last.element else ""
-        detail = f" {dict(last.detail)}" if last.detail else ""
+        outcome = outcome_of(pattern, records, 0)
+        cause = next((r.element for r in ended if r.element), None)
+        word = " on" if outcome.label == "timed out" else " by"
+        why = f"{word} {cause}" if cause else ""
+        quiet = outcome.label in ("timed out", "stopped") or last.kind == TraceKind.FAILED
+        detail = f" {dict(last.detail)}" if last.detail and not quiet else ""
         got = f" (had: {', '.join(dict.fromkeys(seen))})" if seen else ""
-        return f"{_ENDINGS[last.kind]}{why} at t={show(last.time)}{detail}{got}{_held(held, last, show)}"
+        return f"{outcome.label}{why} at t={show(last.time)}{detail}{got}{_held(held, last, show)}"
     if held is not None:
         behind = held.detail.get("behind")
         return (
@@ -101,9 +107,15 @@ def explain(
     key: Hashable | None = None,
     instance: int | None = None,
     limit: int = 50,
+    few: int = 10,
+    details: bool = False,
     show_time: TimeFormat = plain_time,
 ) -> str:
-    """The explanation text (see the module docstring); ``show_time`` formats engine times."""
+    """The explanation text (see the module docstring); ``show_time`` formats engine times.
+
+    Without ``instance``: the summary, then one line per instance (at most ``limit``) when there are
+    at most ``few`` instances or ``details`` asks for them.
+    """
     by_instance: dict[tuple[Hashable, int], list[TraceRecord]] = {}
     for r in trace:
         if key is not None and r.key != key:
@@ -142,11 +154,56 @@ def explain(
             + (f" for key {key!r}" if key is not None else "")
             + " (no event matched an initiator or a first stage)"
         )
-    lines = [f"{name}: {len(by_instance)} instance(s), {sum(fired.values())} detection(s)"]
+    chosen_detections = [d for d in detections if key is None or d.key == key]
+    lines = overview(pattern, by_instance, fired, chosen_detections, key)
+    if not details and len(by_instance) > few:
+        lines.append(
+            f"details: --all lists the {len(by_instance)} instances; "
+            "--key K --instance N tells one instance's story"
+        )
+        return "\n".join(lines)
     for n, ((k, i), records) in enumerate(by_instance.items()):
         if n == limit:
             lines.append(f"... {len(by_instance) - limit} more (use --key / --instance)")
             break
-        summary = _summary(pattern, records, fired.get((k, i), 0), show_time)
-        lines.append(f"  key={k!r} instance {i}: {summary}")
+        text = _summary(pattern, records, fired.get((k, i), 0), show_time)
+        lines.append(f"  key={k!r} instance {i}: {text}")
     return "\n".join(lines)
+
+
+def overview(
+    pattern: Any,
+    by_instance: Mapping[tuple[Hashable, int], Sequence[TraceRecord]],
+    fired: Mapping[tuple[Hashable, int], int],
+    detections: Sequence[Detection],
+    key: Hashable | None = None,
+) -> list[str]:
+    """The header (instances per outcome, detections per kind) and the most common reasons."""
+    name = getattr(pattern, "name", "?")
+    outcomes = {ik: outcome_of(pattern, rs, fired.get(ik, 0)) for ik, rs in by_instance.items()}
+    labels = Counter(o.label for o in outcomes.values())
+    kinds = Counter(d.kind for d in detections)
+    scope = f" key={key!r}" if key is not None else ""
+    per_kind = ", ".join(_plural(n, k) for k, n in sorted(kinds.items(), key=lambda kv: kv[0] != "match"))
+    lines = [
+        f"{name}{scope}: {_plural(len(by_instance), 'instance')} "
+        f"({', '.join(f'{n} {label}' for label, n in labels.most_common())}); "
+        f"{_plural(len(detections), 'detection')}" + (f" ({per_kind})" if per_kind else "")
+    ]
+    missed = [(ik, o) for ik, o in outcomes.items() if o.label != "fired"]
+    reasons = Counter(o.reason for _, o in missed)
+    for rank, (reason, n) in enumerate(reasons.most_common(3)):
+        k, i = next(ik for ik, o in missed if o.reason == reason)
+        head = "most common reason" if rank == 0 else "then"
+        example = ("" if k is None else f"--key {k!r} ") + f"--instance {i}"
+        lines.append(f"  {head}: {reason} ({n} of {len(missed)} that did not fire; e.g. {example})")
+    if len(reasons) > 3:
+        lines.append(f"  and {len(reasons) - 3} other reason(s)")
+    return lines
+
+
+def _plural(n: int, word: str) -> str:
+    """``1 match``, ``2 matches``, ``3 timeouts``."""
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {word}es" if word.endswith(("ch", "s")) else f"{n} {word}s"

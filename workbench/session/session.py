@@ -436,8 +436,14 @@ class CepSession:
         detections.sort(key=lambda d: d.time)
         return trace, detections
 
-    def explain(self, name: str, *, key: Hashable | None = None, instance: int | None = None) -> str:
-        """Why instances of ``name`` did or did not fire, from the trace of the last run."""
+    def explain(
+        self, name: str, *, key: Hashable | None = None, instance: int | None = None, details: bool = False
+    ) -> str:
+        """Why instances of ``name`` did or did not fire, from the trace of the last run.
+
+        A summary first (outcomes, the most common reasons); one line per instance for a few
+        instances or with ``details``.
+        """
         from workbench.session.explain import explain
 
         self.detections(name)
@@ -449,6 +455,7 @@ class CepSession:
             run.events,
             key=key,
             instance=instance,
+            details=details,
             show_time=run.times.text,
         )
 

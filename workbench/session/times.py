@@ -21,12 +21,14 @@ import datetime
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, NoReturn
+
+from workbench.errors import CepError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NUMBERS", "TimeFormat", "wall_clock"]
+__all__ = ["NUMBERS", "TIME_UNITS", "TimeFormat", "of_engine", "wall_clock", "with_time_unit"]
 
 TIME_COLUMNS = ("emit_time", "time", "first_time", "last_time")
 """The columns of the detections DataFrame that hold engine times."""
@@ -107,3 +109,87 @@ NUMBERS = TimeFormat()
 def wall_clock() -> TimeFormat:
     """Dates in this machine's time zone: the format of a live feed stamped by the wall clock."""
     return TimeFormat(True, datetime.datetime.now().astimezone().tzinfo)
+
+
+def of_engine(engine: object) -> TimeFormat:
+    """How ``engine``'s times read: wall-clock dates for a processing-time engine on the wall clock
+    (a live feed), else numbers (an engine keeps no record of what its inputs' times were)."""
+    from workbench.engine.runtime import wall_clock_ms
+
+    live = getattr(engine, "time_mode", None) == "processing"
+    return wall_clock() if live and getattr(engine, "clock", None) is wall_clock_ms else NUMBERS
+
+
+TIME_UNITS = ("s", "ms", "us", "ns", "date")
+"""What ``--time-unit`` accepts: epoch numbers in seconds ... nanoseconds, or dates written as text."""
+
+
+def with_time_unit(data: object, time: str | None, unit: str | None) -> object:
+    """``data`` with its time column as datetimes, read as ``unit`` says (``None``: ``data`` as it is).
+
+    ``unit`` is an epoch unit (``s``, ``ms``, ``us``, ``ns``) for numbers, or ``date`` for ISO 8601
+    text (mixed UTC offsets become UTC). A value that is not one gets a :class:`CepError` naming its
+    row. Only a DataFrame (or a file read into one) has a column to convert.
+
+    >>> import pandas as pd
+    >>> with_time_unit(pd.DataFrame({"time": [1704067200]}), None, "s")["time"].tolist()
+    [Timestamp('2024-01-01 00:00:00')]
+    """
+    import pandas as pd
+
+    if unit is None:
+        return data
+    if unit not in TIME_UNITS:
+        msg = f"unknown time unit {unit!r}; use one of {', '.join(TIME_UNITS)}"
+        raise CepError(msg)
+    if not isinstance(data, pd.DataFrame):
+        msg = "--time-unit needs a DataFrame or an event file (events already carry numeric times)"
+        raise CepError(msg)
+    name = time or ("time" if "time" in data.columns else "t")
+    if name not in data.columns:
+        msg = (
+            f"no time column {name!r} to read in unit {unit!r}; columns: {', '.join(map(str, data.columns))}"
+        )
+        raise CepError(msg)
+    out = data.copy()
+    out[name] = _parse_times(data[name], name, unit)
+    return out
+
+
+def _parse_times(column: pd.Series, name: str, unit: str) -> pd.Series:
+    """The column as datetimes; a :class:`CepError` names the first value that is not a time."""
+    import pandas as pd
+
+    if isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(column.dtype):
+        return column  # why: already datetimes, whatever the unit says
+    epoch = _EPOCH_UNITS.get(unit)
+    if epoch is not None and not pd.api.types.is_numeric_dtype(column.dtype):
+        _not_a_time(column, pd.to_numeric(column, errors="coerce"), name, f"a number of {unit}", unit)
+    try:
+        if epoch is not None:
+            parsed: pd.Series = pd.to_datetime(column, unit=epoch)
+            return parsed
+        try:
+            parsed = pd.to_datetime(column, format="ISO8601")
+        except ValueError:  # why: mixed UTC offsets (or naive and aware) only agree in UTC
+            parsed = pd.to_datetime(column, format="ISO8601", utc=True)
+        return parsed
+    except (ValueError, TypeError, OverflowError):
+        if epoch is not None:
+            coerced = pd.to_datetime(column, unit=epoch, errors="coerce")
+            _not_a_time(column, coerced, name, f"an epoch time in {unit}", unit)
+        coerced = pd.to_datetime(column, format="ISO8601", utc=True, errors="coerce")
+        _not_a_time(column, coerced, name, "an ISO 8601 date", unit)
+
+
+_EPOCH_UNITS: dict[str, Literal["s", "ms", "us", "ns"]] = {"s": "s", "ms": "ms", "us": "us", "ns": "ns"}
+
+
+def _not_a_time(column: pd.Series, parsed: pd.Series, name: str, what: str, unit: str) -> NoReturn:
+    """Raise the error naming the first value of ``column`` that did not parse (``parsed`` NaN)."""
+    bad = (parsed.isna() & column.notna()).to_numpy()
+    pos = int(bad.argmax()) if bad.any() else 0
+    value = column.iloc[pos]
+    value = value.item() if hasattr(value, "item") else value
+    msg = f"column {name!r}, row {column.index[pos]}: {value!r} is not {what} (--time-unit {unit})"
+    raise CepError(msg)

@@ -35,7 +35,7 @@ from bokeh.resources import INLINE
 
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.runtime import Engine, RunResult
-from workbench.session.times import NUMBERS, TimeFormat
+from workbench.session.times import NUMBERS, TimeFormat, of_engine
 from workbench.widgets.bokehjs import bokehjs_loader, figure_area
 from workbench.widgets.detail import detail_table
 from workbench.widgets.figure import (
@@ -142,7 +142,11 @@ class Timeline(LiveMode):
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_engine(cls, engine: Engine, **kwargs: Any) -> Timeline:
-        """A timeline of what ``engine`` has recorded so far (build it with ``trace=True``)."""
+        """A timeline of what ``engine`` has recorded so far (build it with ``trace=True``).
+
+        A live feed on the wall clock shows dates (unless ``times=`` says otherwise).
+        """
+        kwargs.setdefault("times", of_engine(engine))
         tl = cls(engine.trace_records, engine.detections, **kwargs)
         tl._consumed[id(engine)] = (len(engine.trace_records), len(engine.detections))
         return tl
@@ -163,8 +167,9 @@ class Timeline(LiveMode):
             layout=widgets.Layout(width="320px"),
         )
         widgets.jslink((self.play, "value"), (self.slider, "value"))
-        self.back = widgets.Button(description="◀ step", layout=widgets.Layout(width="80px"))
-        self.forward = widgets.Button(description="step ▶", layout=widgets.Layout(width="80px"))
+        # why: fixed-width buttons in a full row were squeezed by flexbox and cut to "◀ st…"
+        self.back = widgets.Button(description="◀ step", layout=_unshrinking())
+        self.forward = widgets.Button(description="step ▶", layout=_unshrinking())
         self.speed = widgets.FloatLogSlider(
             value=1.0,
             base=2,
@@ -199,9 +204,9 @@ class Timeline(LiveMode):
         self.plot = BokehModel(self.figure)
         self.widget = widgets.VBox(
             [
-                widgets.HBox([self.play, self.back, self.forward, self.slider, self.speed, self.time_label]),
-                widgets.HBox([self.key_filter, self.pattern_filter, self.detection_select]),
-                widgets.HBox([self.rows_page, self.rows_label]),
+                _row([self.play, self.back, self.forward, self.slider, self.speed, self.time_label]),
+                _row([self.key_filter, self.pattern_filter, self.detection_select]),
+                _row([self.rows_page, self.rows_label]),
                 figure_area(self.plot),  # BokehJS before the figure, in every page that shows it
                 self.status,
                 self.detail,
@@ -474,3 +479,13 @@ class Timeline(LiveMode):
         out = Path(path)
         out.write_text(file_html(fig, INLINE, title or self.title), encoding="utf-8")
         return out
+
+
+def _unshrinking() -> widgets.Layout:
+    """A button as wide as its label, never squeezed below it."""
+    return widgets.Layout(width="auto", min_width="84px", flex="0 0 auto")
+
+
+def _row(children: list[widgets.Widget]) -> widgets.HBox:
+    """A row of controls that wraps onto a second line instead of squeezing its members."""
+    return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap", align_items="center"))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
-from workbench.jupyter.commands.run import replay_args
+from workbench.jupyter.commands.run import TIME_UNIT_HELP, replay_args
 from workbench.session.notes import describe
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ def _parser() -> ArgParser:
     p.add_argument("-o", "--out", help="store the detections DataFrame in this variable")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing")
     p.add_argument("--time", help="time column of --on")
+    p.add_argument("--time-unit", help=TIME_UNIT_HELP)
     p.add_argument("--key", help="partition key column of --on")
     p.add_argument("--type", help="event type column of --on")
     p.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness of --on (ms)")

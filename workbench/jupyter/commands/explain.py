@@ -1,4 +1,4 @@
-"""``%cep explain NAME [--key KEY] [--instance N]``: why instances did or did not fire."""
+"""``%cep explain NAME [--key KEY] [--instance N] [--all]``: why instances did or did not fire."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ def explain(magics: CepMagics, argv: Sequence[str]) -> None:
     p.add_argument("name")
     p.add_argument("--key", help="only this partition key (a Python literal or plain text)")
     p.add_argument("--instance", type=int, help="the full timeline of this instance")
+    p.add_argument("--all", action="store_true", help="after the summary, one line per instance")
     args = p.parse_args(list(argv))
     key = _key(args.key) if args.key is not None else None
-    print(magics.session.explain(args.name, key=key, instance=args.instance))
+    print(magics.session.explain(args.name, key=key, instance=args.instance, details=args.all))

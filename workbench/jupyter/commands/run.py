@@ -11,13 +11,15 @@ from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
 from workbench.session.notes import errors_note, late_note, partition_note
 from workbench.session.session import to_frame
-from workbench.session.times import TimeFormat
+from workbench.session.times import TimeFormat, with_time_unit
 from workbench.session.typecheck import field_mismatches, type_mismatches
 
 if TYPE_CHECKING:
     from workbench.jupyter.magics import CepMagics
 
-__all__ = ["replay", "replay_args", "run"]
+__all__ = ["TIME_UNIT_HELP", "replay", "replay_args", "run"]
+
+TIME_UNIT_HELP = "read the time column as epoch s, ms, us or ns, or ISO 8601 text (date): dates out"
 
 
 def _parser() -> ArgParser:
@@ -26,6 +28,7 @@ def _parser() -> ArgParser:
     p.add_argument("--on", required=True, help="a DataFrame variable, or a .csv/.jsonl/.json/.parquet file")
     p.add_argument("-o", "--out", help="store the detections DataFrame in this variable")
     p.add_argument("--time", help="time column (default: time, else t)")
+    p.add_argument("--time-unit", help=TIME_UNIT_HELP)
     p.add_argument("--key", help="partition key column (default: key, or the pattern's 'partition by')")
     p.add_argument("--type", help="event type column (default: type)")
     p.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
@@ -45,6 +48,7 @@ def replay(
     source: str,
     *,
     time: str | None = None,
+    time_unit: str | None = None,
     key: str | None = None,
     type_: str | None = None,
     out_of_orderness: float = 0,
@@ -63,6 +67,7 @@ def replay(
         data = read_frame(data)
     elif isinstance(data, Iterator):
         data = list(data)  # read once; each partition group loads the events again
+    data = with_time_unit(data, time, time_unit)
     session.times = TimeFormat.of_input(data, time)
     done = session.replay(
         names,
@@ -111,6 +116,7 @@ def replay_args(magics: CepMagics, names: Sequence[str], args: Namespace) -> obj
         names,
         args.on,
         time=args.time,
+        time_unit=getattr(args, "time_unit", None),
         key=args.key,
         type_=args.type,
         out_of_orderness=args.out_of_orderness,

@@ -269,7 +269,7 @@ class EventColumns:
                 if keep
                 else [{} for _ in range(len(at))]
             )
-        return out.tolist()  # type: ignore[no-any-return]
+        return out.tolist()
 
     def _clean(self, name: str) -> bool:
         """Whether every row of the column holds a string."""

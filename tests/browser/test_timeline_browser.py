@@ -52,14 +52,15 @@ tl.speed.value = 4.0
 tl.step(-10**6)  # back to the first step: Play animates from there
 print("detections:", len(hits))
 tl"""
-# Live mode: a second timeline, empty when shown, fed by an asyncio task replaying the same events.
+# Live mode: a second timeline, empty when shown, fed by an asyncio task replaying the same events
+# (one event a second, so that the browser sees it grow step by step even on a loaded machine).
 LIVE_CELL = """from workbench.engine import Engine
 from workbench.session.inputs import load_events
 
 session = get_ipython().find_line_magic("cep").__self__.session
 live_engine = Engine([session.get("login_watch").pattern], trace=True)
 live = Timeline(title="live replay")
-task = live.replay(live_engine, load_events(logins), batch=1, delay=0.3)
+task = live.replay(live_engine, load_events(logins), batch=1, delay=1.0)
 live"""
 CELLS = (SETUP_CELL, CEP_CELL, SHOW_CELL)
 DEMO_NOTEBOOK = "01-prova-reaction-groups.ipynb"

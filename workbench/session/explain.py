@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
@@ -19,7 +19,10 @@ from workbench.errors import CepError
 from workbench.session.nearmiss import near_misses, spans
 from workbench.session.reasons import outcome_of
 
-__all__ = ["event_story", "explain"]
+if TYPE_CHECKING:
+    from workbench.session.session import CepSession
+
+__all__ = ["event_story", "explain", "explain_event"]
 
 #: at most this many near misses in one instance's story (the most recent ones).
 NEAR_MISSES_SHOWN = 10
@@ -140,6 +143,13 @@ def event_story(
     return "\n".join(lines)
 
 
+def explain_event(session: CepSession, name: str, seq: int) -> str:
+    """:func:`event_story` of event ``seq`` in the last run of ``name`` (``%cep explain NAME --event``)."""
+    session.detections(name)  # why: a pattern that has not run says so
+    run = session.runs[name]
+    return event_story(session.get(name).pattern, run.trace, run.events, seq, run.times.text)
+
+
 def explain(
     pattern: Any,
     trace: Sequence[TraceRecord],
@@ -245,8 +255,8 @@ def overview(
         lines.append(f"  {head}: {reason} ({n} of {len(missed)} that did not fire; e.g. {example})")
         near = near_misses(pattern, by_instance[(k, i)], events) if events is not None else []
         if near:
-            r = near[-1]
-            lines.append(f"    its last near miss: {_event(events or {}, r.event_seq, show)}: {r.detail['reason']}")
+            r = max(near, key=lambda m: (sum(bool(p["holds"]) for p in m.detail["parts"]), m.time))
+            lines.append(f"    its nearest miss: {_event(events or {}, r.event_seq, show)}: {r.detail['reason']}")
     if len(reasons) > 3:
         lines.append(f"  and {len(reasons) - 3} other reason(s)")
     return lines

@@ -27,7 +27,17 @@ if TYPE_CHECKING:
 
 __all__ = ["COLUMNS", "PatternDiff", "diff_patterns"]
 
-COLUMNS = ["change", "key", "old_kind", "new_kind", "old_time", "new_time", "old_events", "new_events", "diverged"]
+COLUMNS = [
+    "change",
+    "key",
+    "old_kind",
+    "new_kind",
+    "old_time",
+    "new_time",
+    "old_events",
+    "new_events",
+    "diverged",
+]
 #: at most this many differences get their divergence traced (each re-checks near misses).
 TRACED = 200
 #: at most this many differences are listed in the text.
@@ -81,7 +91,7 @@ def diff_patterns(
 ) -> PatternDiff:
     """Run ``old`` and ``new`` over ``data`` and compare their detections (see the module docstring)."""
     if old == new:
-        msg = f"diff needs two different patterns, got {old!r} twice (define the new version under another name)"
+        msg = f"diff needs two different patterns, got {old!r} twice (define the new one under another name)"
         raise CepError(msg)
     sides = []
     for name in (old, new):
@@ -149,11 +159,18 @@ def _compare(a: _Side, b: _Side, show: Callable[[float], str]) -> tuple[list[dic
                     "diverged": diverged,
                 }
             )
-    rows.sort(key=lambda r: min(t for t in (r["old_time"], r["new_time"]) if t is not None))  # type: ignore[type-var]
+    rows.sort(key=_first_time)
     return rows, same
 
 
-def _diverged(a: _Side, b: _Side, o: Detection | None, n: Detection | None, show: Callable[[float], str]) -> str:
+def _first_time(row: Mapping[str, object]) -> float:
+    """When a difference shows: the earlier of its two detections' times."""
+    return min(float(t) for t in (row["old_time"], row["new_time"]) if isinstance(t, int | float))
+
+
+def _diverged(
+    a: _Side, b: _Side, o: Detection | None, n: Detection | None, show: Callable[[float], str]
+) -> str:
     """The first record where the two runs' stories of this instance differ, both sides shown."""
     some = o or n
     assert some is not None

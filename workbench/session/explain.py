@@ -256,7 +256,9 @@ def overview(
         near = near_misses(pattern, by_instance[(k, i)], events) if events is not None else []
         if near:
             r = max(near, key=lambda m: (sum(bool(p["holds"]) for p in m.detail["parts"]), m.time))
-            lines.append(f"    its nearest miss: {_event(events or {}, r.event_seq, show)}: {r.detail['reason']}")
+            lines.append(
+                f"    its nearest miss: {_event(events or {}, r.event_seq, show)}: {r.detail['reason']}"
+            )
     if len(reasons) > 3:
         lines.append(f"  and {len(reasons) - 3} other reason(s)")
     return lines

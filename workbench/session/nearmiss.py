@@ -18,7 +18,7 @@ from workbench.engine.events import Event
 from workbench.engine.expr import ir
 from workbench.engine.nfa.pattern import SequencePattern, Stage
 from workbench.engine.nfa.trace import MappingFrame, near_miss_detail
-from workbench.engine.reactions.patterns import Channel, ReactionGroup, Var
+from workbench.engine.reactions.patterns import Channel, ReactionGroup, Var, pairs
 
 __all__ = ["SCAN_LIMIT", "near_misses", "spans"]
 
@@ -67,7 +67,9 @@ def near_misses(
             continue
         for element, detail in _rejections(pattern, before, events, e):
             out.append(
-                TraceRecord(e.time, r0.pattern, r0.key, r0.instance, TraceKind.REJECTED, element, e.seq, detail)
+                TraceRecord(
+                    e.time, r0.pattern, r0.key, r0.instance, TraceKind.REJECTED, element, e.seq, detail
+                )
             )
     return out
 
@@ -164,21 +166,25 @@ def _sequence(
 def _group(
     group: ReactionGroup, before: Sequence[tuple[str, int | None]], events: Mapping[int, Event], e: Event
 ) -> list[tuple[str, dict[str, object]]]:
-    env: dict[str, object] = dict(group.constants)
+    env: dict[str, object] = dict(pairs(group.constants))
     accepted = [name for name, _ in before]
     initiator = events.get(before[0][1]) if before[0][1] is not None else None
     if group.initiator is not None and initiator is not None:
-        env.update(dict(group.initiator.state))
-        env.update({var: initiator.fields.get(f) for var, f in group.initiator.bind})
+        env.update(dict(pairs(group.initiator.state)))
+        env.update({var: initiator.fields.get(f) for var, f in pairs(group.initiator.bind)})
     channels = [c for c in group.channels if isinstance(c, Channel)]
     by_id = {c.id: c for c in channels}
     for name, seq in before[1:]:
         ev, ch = events.get(seq) if seq is not None else None, by_id.get(name)
         if ev is not None and ch is not None:
-            env.update({var: ev.fields.get(f) for var, f in ch.binds})
+            env.update({var: ev.fields.get(f) for var, f in pairs(ch.binds)})
     out = []
     for ch in channels:
-        if ch.negated or (ch.type is not None and ch.type != e.type) or (ch.count is None and ch.id in accepted):
+        if (
+            ch.negated
+            or (ch.type is not None and ch.type != e.type)
+            or (ch.count is None and ch.id in accepted)
+        ):
             continue  # why: a forbidden event, another type, or a channel already satisfied
         if ch.after and not any(a in accepted for a in ch.after):
             continue  # why: the channel did not exist yet
@@ -194,7 +200,7 @@ def _group(
 def _channel_tree(ch: Channel) -> ir.Node | None:
     """The channel's ``match`` equalities and its ``where``, as one ``and`` tree."""
     items: list[ir.Node] = []
-    for field, want in ch.match:
+    for field, want in pairs(ch.match):
         right: ir.Node = ir.Name(want.name) if isinstance(want, Var) else ir.Literal(want)
         items.append(ir.Compare("==", ir.Attr(ir.Name("e"), str(field)), right))
     if isinstance(ch.where, ir.Node):

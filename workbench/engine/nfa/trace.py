@@ -137,11 +137,15 @@ def condition_parts(tree: ir.Node, event: Event, frame: Frame) -> list[Part]:
         if isinstance(node, ir.Compare):
             left, right = _value(node.left, event, frame), _value(node.right, event, frame)
             shown = f"{_side(node.left, left, event)} {node.op} {_side(node.right, right, event)}"
-            parts.append({"part": source, "left": left, "op": node.op, "right": right, "holds": holds is True})
+            parts.append(
+                {"part": source, "left": left, "op": node.op, "right": right, "holds": holds is True}
+            )
         else:
             shown = _show(holds)
             parts.append({"part": source, "value": holds, "holds": holds is True})
-        parts[-1]["text"] = f"`{source}`: {shown} is {verdict}" if shown != verdict else f"`{source}`: {verdict}"
+        parts[-1]["text"] = (
+            f"`{source}`: {shown} is {verdict}" if shown != verdict else f"`{source}`: {verdict}"
+        )
     return parts
 
 

@@ -32,7 +32,9 @@ def diff(magics: CepMagics, argv: Sequence[str]) -> object:
         data = read_frame(data)
     elif isinstance(data, Iterator):
         data = list(data)  # read once: each version replays it
-    result = diff_patterns(magics.session, args.old, args.new, data, time=args.time, key=args.key, type=args.type)
+    result = diff_patterns(
+        magics.session, args.old, args.new, data, time=args.time, key=args.key, type=args.type
+    )
     print(result.text)
     if args.out:
         magics.store(args.out, result.frame)

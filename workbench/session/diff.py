@@ -111,7 +111,7 @@ def diff_patterns(
     )
     lines = [head]
     for row in rows_out[:LISTED]:
-        lines.append(f"  {row['change']} key={row['key']!r} {_what(row)}")
+        lines.append(f"  {row['change']} key={row['key']!r} {_what(row, show)}")
         if row["diverged"]:
             lines.append(f"    first difference: {row['diverged']}")
     if len(rows_out) > LISTED:
@@ -199,8 +199,8 @@ def _record(r: TraceRecord, show: Callable[[float], str]) -> str:
     return f"t={show(r.time)}: {what} <- {source}{why}"
 
 
-def _what(row: Mapping[str, object]) -> str:
+def _what(row: Mapping[str, object], show: Callable[[float], str]) -> str:
     """``timeout at 900 -> match at 1200 (events [0, 3] -> [0, 3, 5])``."""
-    old = f"{row['old_kind']} at {row['old_time']}" if row["old_kind"] else "nothing"
-    new = f"{row['new_kind']} at {row['new_time']}" if row["new_kind"] else "nothing"
+    old = f"{row['old_kind']} at {show(row['old_time'])}" if row["old_kind"] else "nothing"  # type: ignore[arg-type]
+    new = f"{row['new_kind']} at {show(row['new_time'])}" if row["new_kind"] else "nothing"  # type: ignore[arg-type]
     return f"{old} -> {new} (events {row['old_events'] or []} -> {row['new_events'] or []})"

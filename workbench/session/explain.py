@@ -255,13 +255,24 @@ def overview(
         lines.append(f"  {head}: {reason} ({n} of {len(missed)} that did not fire; e.g. {example})")
         near = near_misses(pattern, by_instance[(k, i)], events) if events is not None else []
         if near:
-            r = max(near, key=lambda m: (sum(bool(p["holds"]) for p in m.detail["parts"]), m.time))
+            r = max(near, key=_closeness)
             lines.append(
                 f"    its nearest miss: {_event(events or {}, r.event_seq, show)}: {r.detail['reason']}"
             )
     if len(reasons) > 3:
         lines.append(f"  and {len(reasons) - 3} other reason(s)")
     return lines
+
+
+def _closeness(miss: TraceRecord) -> tuple[int, float, float]:
+    """How near a miss came: more parts held, then a smaller relative gap in the failing comparisons."""
+    parts = miss.detail["parts"]
+    gap = 0.0
+    for p in parts:
+        left, right = p.get("left"), p.get("right")
+        if not p["holds"] and isinstance(left, int | float) and isinstance(right, int | float):
+            gap += abs(left - right) / max(abs(right), 1.0)
+    return sum(bool(p["holds"]) for p in parts), -gap, miss.time
 
 
 def _plural(n: int, word: str) -> str:

@@ -52,6 +52,7 @@ def test_diff_writes_the_differences(
     assert main(["diff", str(cep), "big", "bigger", "--on", str(events), "-o", str(out)]) == 0
     assert "1 changed" in capsys.readouterr().out
     frame = pd.read_csv(out)
-    assert list(frame.change) == ["changed"] and frame.new_events[0] == "[0, 2]"
+    assert list(frame.change) == ["changed"]
+    assert frame.new_events[0] == "[0, 2]"
     assert main(["diff", str(cep), "big", "nope", "--on", str(events)]) == 1
     assert "nope" in capsys.readouterr().err

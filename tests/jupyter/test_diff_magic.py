@@ -46,7 +46,8 @@ def test_diff_prints_and_returns_the_differences(ip: Any, capsys: pytest.Capture
     assert out.startswith("diff big -> bigger on 3 events: 0 added, 0 removed, 1 changed, 0 unchanged")
     assert "`e.amount > last(o).amount * 2`: 15.0 > 20.0 is false" in out
     assert list(frame.change) == ["changed"]
-    assert list(frame.old_events[0]) == [0, 1] and list(frame.new_events[0]) == [0, 2]
+    assert list(frame.old_events[0]) == [0, 1]
+    assert list(frame.new_events[0]) == [0, 2]
     assert ip.run_line_magic("cep", "diff big bigger --on orders -o d") is None
     assert ip.user_ns["d"].equals(frame)
 

@@ -55,7 +55,8 @@ def test_counts_agree_with_the_two_runs(seed: int, threshold: int) -> None:
         assert frame.empty
     for row in frame.itertuples():
         if row.change == "changed":
-            assert row.diverged.startswith("old t=") and "; new t=" in row.diverged
+            assert row.diverged.startswith("old t=")
+            assert "; new t=" in row.diverged
 
 
 def test_a_threshold_change_shows_the_rejection() -> None:

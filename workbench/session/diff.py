@@ -41,7 +41,7 @@ COLUMNS = [
 #: at most this many differences get their divergence traced (each re-checks near misses).
 TRACED = 200
 #: at most this many differences are listed in the text.
-LISTED = 20
+LISTED = 10
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
-"""The headless command line: ``workbench run`` and ``workbench check``.
+"""The headless command line: ``workbench run``, ``check``, ``explain`` and ``diff``.
 
 ::
 
     workbench check PATTERNS.cep
+    workbench explain PATTERNS.cep NAME --on EVENTS [--key K] [--instance N] [--all] [--event SEQ]
+    workbench diff PATTERNS.cep OLD NEW --on EVENTS [-o OUT.csv]
     workbench run PATTERNS.cep EVENTS.csv|.jsonl|.json|.parquet [--time COL] [--key COL] [--type COL]
                   [--time-unit s|ms|us|ns|date]
                   [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--late LATE.csv]
@@ -75,7 +77,26 @@ def _parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="stop at the first condition error (default: record, go on)"
     )
     run.add_argument("--errors", help="write the condition errors here (.csv, .jsonl, .json, .parquet)")
+    _debug_parsers(sub)
     return p
+
+
+def _debug_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``workbench explain`` and ``workbench diff`` (they replay with tracing on)."""
+    explain = sub.add_parser("explain", help="why a pattern's instances did or did not fire")
+    explain.add_argument("patterns", help="a .cep file")
+    explain.add_argument("name", help="the pattern to explain")
+    explain.add_argument("--on", required=True, help="events: .csv, .jsonl, .json or .parquet")
+    explain.add_argument("--key", help="only this partition key (text)")
+    explain.add_argument("--instance", type=int, help="the full story of this instance")
+    explain.add_argument("--all", action="store_true", help="after the summary, one line per instance")
+    explain.add_argument("--event", type=int, metavar="SEQ", help="what event #SEQ did in every instance")
+    diff = sub.add_parser("diff", help="two versions of a pattern on the same events")
+    diff.add_argument("patterns", help="a .cep file defining both versions")
+    diff.add_argument("old", help="the old version's name")
+    diff.add_argument("new", help="the new version's name")
+    diff.add_argument("--on", required=True, help="events: .csv, .jsonl, .json or .parquet")
+    diff.add_argument("-o", "--out", help="write the differences here (.csv, .jsonl, .json, .parquet)")
 
 
 def _read(path: str) -> str:
@@ -198,12 +219,42 @@ def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int) -> Non
         print(summary, file=sys.stderr)
 
 
+def _debug(args: argparse.Namespace) -> int:
+    """``workbench explain`` / ``workbench diff``: print the explanation or the differences."""
+    from workbench.session.inputs import read_frame
+    from workbench.session.session import CepSession
+    from workbench.session.times import TimeFormat
+
+    session = CepSession()
+    session.define(_read(args.patterns))
+    data = read_frame(args.on)
+    session.times = TimeFormat.of_input(data, None)
+    if args.command == "diff":
+        from workbench.session.diff import diff_patterns
+
+        result = diff_patterns(session, args.old, args.new, data)
+        print(result.text)
+        if args.out:
+            _write(result.frame.astype({"old_events": str, "new_events": str}), args.out)
+        return 0
+    from workbench.session.explain import explain_event
+
+    session.replay([args.name], data, trace=True)
+    if args.event is not None:
+        print(explain_event(session, args.name, args.event))
+    else:
+        print(session.explain(args.name, key=args.key, instance=args.instance, details=args.all))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workbench`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
         if args.command == "check":
             return _check(args)
+        if args.command in ("explain", "diff"):
+            return _debug(args)
         return _run(args)
     except CepError as err:
         where = ""

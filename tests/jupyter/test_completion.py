@@ -65,6 +65,7 @@ def test_no_cep_context_means_no_answer() -> None:
 def test_line_magic_subcommands_and_patterns() -> None:
     patterns = ("fraud", "frost", "logins")
     subcommands = [
+        "diff",
         "errors",
         "explain",
         "feed",

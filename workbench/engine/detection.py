@@ -100,6 +100,7 @@ class TraceKind(StrEnum):
     HELD = "held"
     IGNORED = "ignored"
     LATE = "late"
+    REJECTED = "rejected"  # a near miss: the event reached a stage or channel, its condition failed
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ Line magic subcommands (one module each in :mod:`workbench.jupyter.commands`)::
     %cep list
     %cep show NAME
     %cep matches NAME [-o VAR]
-    %cep explain NAME [--key KEY] [--instance N] [--all]
+    %cep explain NAME [--key KEY] [--instance N] [--all] [--event SEQ]
+    %cep diff OLD NEW --on DATA [-o VAR]
     %cep timeline NAME... [--key KEY] [-o VAR]
     %cep late [-o VAR]
     %cep errors [-o VAR]

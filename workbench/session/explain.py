@@ -10,15 +10,22 @@ from __future__ import annotations
 import datetime
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.shape import taking_elements
 from workbench.errors import CepError
+from workbench.session.nearmiss import near_misses, spans
 from workbench.session.reasons import outcome_of
 
-__all__ = ["explain"]
+if TYPE_CHECKING:
+    from workbench.session.session import CepSession
+
+__all__ = ["event_story", "explain", "explain_event"]
+
+#: at most this many near misses in one instance's story (the most recent ones).
+NEAR_MISSES_SHOWN = 10
 
 _ENDINGS = {
     TraceKind.DETECTED: "fired",
@@ -98,6 +105,51 @@ def _held(held: TraceRecord | None, end: TraceRecord | None, show: TimeFormat) -
     return f"; {held.detail.get('reason')} from t={show(held.time)}{until}"
 
 
+def _order(r: TraceRecord) -> tuple[float, int]:
+    """Trace order: by time, then by event (a timer after the events of its time)."""
+    return (r.time, r.event_seq if r.event_seq is not None else 1 << 62)
+
+
+def _line(r: TraceRecord, events: Mapping[int, Event], show: TimeFormat) -> str:
+    """One trace record: ``t=..: kind element <- event #n ... reason``."""
+    element = f" {r.element}" if r.element else ""
+    if r.kind == TraceKind.REJECTED:
+        detail = ": " + ", ".join(str(p["text"]) for p in r.detail.get("parts", ()))
+    else:
+        detail = f" {dict(r.detail)}" if r.detail else ""
+    return f"  t={show(r.time)}: {r.kind.value}{element} <- {_event(events, r.event_seq, show)}{detail}"
+
+
+def event_story(
+    pattern: Any,
+    trace: Sequence[TraceRecord],
+    events: Mapping[int, Event],
+    seq: int,
+    show_time: TimeFormat = plain_time,
+) -> str:
+    """What event ``seq`` did in every instance it met: taken, started, ended one, or rejected (why)."""
+    name = getattr(pattern, "name", "?")
+    if seq not in events:
+        msg = f"there is no event #{seq} in the last run of {name!r} (events are numbered from 0)"
+        raise CepError(msg)
+    lines = [f"{name}: {_event(events, seq, show_time)}"]
+    for (k, i), records in spans(trace).items():
+        did = [r for r in records if r.event_seq == seq]
+        did += near_misses(pattern, records, events, only=seq)
+        for r in did:
+            lines.append(f"  key={k!r} instance {i}:{_line(r, events, show_time)[1:]}")
+    if len(lines) == 1:
+        lines.append("  it met no instance: no stage or channel of an open instance was waiting for its type")
+    return "\n".join(lines)
+
+
+def explain_event(session: CepSession, name: str, seq: int) -> str:
+    """:func:`event_story` of event ``seq`` in the last run of ``name`` (``%cep explain NAME --event``)."""
+    session.detections(name)  # why: a pattern that has not run says so
+    run = session.runs[name]
+    return event_story(session.get(name).pattern, run.trace, run.events, seq, run.times.text)
+
+
 def explain(
     pattern: Any,
     trace: Sequence[TraceRecord],
@@ -140,13 +192,12 @@ def explain(
         for (k, i), records in chosen.items():
             summary = _summary(pattern, records, fired.get((k, i), 0), show_time)
             lines.append(f"{name} key={k!r} instance {i}: {summary}")
-            for r in records:
-                element = f" {r.element}" if r.element else ""
-                detail = f" {dict(r.detail)}" if r.detail else ""
-                lines.append(
-                    f"  t={show_time(r.time)}: {r.kind.value}{element} <- "
-                    f"{_event(events, r.event_seq, show_time)}{detail}"
-                )
+            missed = near_misses(pattern, records, events)
+            if len(missed) > NEAR_MISSES_SHOWN:
+                lines.append(f"  ({len(missed)} near misses; the last {NEAR_MISSES_SHOWN} are shown)")
+            story = sorted([*records, *missed[-NEAR_MISSES_SHOWN:]], key=_order)
+            for r in story:
+                lines.append(_line(r, events, show_time))
         return "\n".join(lines)
     if not by_instance:
         return (
@@ -155,7 +206,7 @@ def explain(
             + " (no event matched an initiator or a first stage)"
         )
     chosen_detections = [d for d in detections if key is None or d.key == key]
-    lines = overview(pattern, by_instance, fired, chosen_detections, key)
+    lines = overview(pattern, by_instance, fired, chosen_detections, key, events, show_time)
     if not details and len(by_instance) > few:
         lines.append(
             f"details: --all lists the {len(by_instance)} instances; "
@@ -177,8 +228,13 @@ def overview(
     fired: Mapping[tuple[Hashable, int], int],
     detections: Sequence[Detection],
     key: Hashable | None = None,
+    events: Mapping[int, Event] | None = None,
+    show: TimeFormat = plain_time,
 ) -> list[str]:
-    """The header (instances per outcome, detections per kind) and the most common reasons."""
+    """The header (instances per outcome, detections per kind) and the most common reasons.
+
+    Each reason names an example instance and, with ``events``, that instance's last near miss.
+    """
     name = getattr(pattern, "name", "?")
     outcomes = {ik: outcome_of(pattern, rs, fired.get(ik, 0)) for ik, rs in by_instance.items()}
     labels = Counter(o.label for o in outcomes.values())
@@ -197,9 +253,26 @@ def overview(
         head = "most common reason" if rank == 0 else "then"
         example = ("" if k is None else f"--key {k!r} ") + f"--instance {i}"
         lines.append(f"  {head}: {reason} ({n} of {len(missed)} that did not fire; e.g. {example})")
+        near = near_misses(pattern, by_instance[(k, i)], events) if events is not None else []
+        if near:
+            r = max(near, key=_closeness)
+            lines.append(
+                f"    its nearest miss: {_event(events or {}, r.event_seq, show)}: {r.detail['reason']}"
+            )
     if len(reasons) > 3:
         lines.append(f"  and {len(reasons) - 3} other reason(s)")
     return lines
+
+
+def _closeness(miss: TraceRecord) -> tuple[int, float, float]:
+    """How near a miss came: more parts held, then a smaller relative gap in the failing comparisons."""
+    parts = miss.detail["parts"]
+    gap = 0.0
+    for p in parts:
+        left, right = p.get("left"), p.get("right")
+        if not p["holds"] and isinstance(left, int | float) and isinstance(right, int | float):
+            gap += abs(left - right) / max(abs(right), 1.0)
+    return sum(bool(p["holds"]) for p in parts), -gap, miss.time
 
 
 def _plural(n: int, word: str) -> str:

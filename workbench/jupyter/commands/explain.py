@@ -1,4 +1,5 @@
-"""``%cep explain NAME [--key KEY] [--instance N] [--all]``: why instances did or did not fire."""
+"""``%cep explain NAME [--key KEY] [--instance N] [--all] [--event SEQ]``: why instances did or did not
+fire; ``--event`` tells what one event did in every instance it met (taken, or rejected and why)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
+from workbench.session.explain import explain_event
 
 if TYPE_CHECKING:
     from workbench.jupyter.magics import CepMagics
@@ -28,6 +30,10 @@ def explain(magics: CepMagics, argv: Sequence[str]) -> None:
     p.add_argument("--key", help="only this partition key (a Python literal or plain text)")
     p.add_argument("--instance", type=int, help="the full timeline of this instance")
     p.add_argument("--all", action="store_true", help="after the summary, one line per instance")
+    p.add_argument("--event", type=int, metavar="SEQ", help="what event #SEQ did in every instance it met")
     args = p.parse_args(list(argv))
     key = _key(args.key) if args.key is not None else None
+    if args.event is not None:
+        print(explain_event(magics.session, args.name, args.event))
+        return
     print(magics.session.explain(args.name, key=key, instance=args.instance, details=args.all))

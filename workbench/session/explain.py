@@ -179,26 +179,7 @@ def explain(
             fired[(d.key, d.instance)] = fired.get((d.key, d.instance), 0) + 1
     name = getattr(pattern, "name", "?")
     if instance is not None:
-        chosen = {k: v for k, v in by_instance.items() if k[1] == instance}
-        if not chosen:
-            have = ", ".join(f"{k!r}/{i}" for k, i in list(by_instance)[:10]) or "none"
-            msg = (
-                f"pattern {name!r} has no traced instance {instance}"
-                + (f" for key {key!r}" if key is not None else "")
-                + f"; instances (key/id): {have}"
-            )
-            raise CepError(msg)
-        lines = []
-        for (k, i), records in chosen.items():
-            summary = _summary(pattern, records, fired.get((k, i), 0), show_time)
-            lines.append(f"{name} key={k!r} instance {i}: {summary}")
-            missed = near_misses(pattern, records, events)
-            if len(missed) > NEAR_MISSES_SHOWN:
-                lines.append(f"  ({len(missed)} near misses; the last {NEAR_MISSES_SHOWN} are shown)")
-            story = sorted([*records, *missed[-NEAR_MISSES_SHOWN:]], key=_order)
-            for r in story:
-                lines.append(_line(r, events, show_time))
-        return "\n".join(lines)
+        return _stories(pattern, by_instance, fired, events, key, instance, show_time)
     if not by_instance:
         return (
             f"{name}: no instance was started"
@@ -219,6 +200,39 @@ def explain(
             break
         text = _summary(pattern, records, fired.get((k, i), 0), show_time)
         lines.append(f"  key={k!r} instance {i}: {text}")
+    return "\n".join(lines)
+
+
+def _stories(
+    pattern: Any,
+    by_instance: Mapping[tuple[Hashable, int], list[TraceRecord]],
+    fired: Mapping[tuple[Hashable, int], int],
+    events: Mapping[int, Event],
+    key: Hashable | None,
+    instance: int,
+    show_time: TimeFormat,
+) -> str:
+    """Instance ``instance`` (of every key, or of ``key``): its summary, then its trace and near misses."""
+    name = getattr(pattern, "name", "?")
+    chosen = {k: v for k, v in by_instance.items() if k[1] == instance}
+    if not chosen:
+        have = ", ".join(f"{k!r}/{i}" for k, i in list(by_instance)[:10]) or "none"
+        msg = (
+            f"pattern {name!r} has no traced instance {instance}"
+            + (f" for key {key!r}" if key is not None else "")
+            + f"; instances (key/id): {have}"
+        )
+        raise CepError(msg)
+    lines = []
+    for (k, i), records in chosen.items():
+        summary = _summary(pattern, records, fired.get((k, i), 0), show_time)
+        lines.append(f"{name} key={k!r} instance {i}: {summary}")
+        missed = near_misses(pattern, records, events)
+        if len(missed) > NEAR_MISSES_SHOWN:
+            lines.append(f"  ({len(missed)} near misses; the last {NEAR_MISSES_SHOWN} are shown)")
+        story = sorted([*records, *missed[-NEAR_MISSES_SHOWN:]], key=_order)
+        for r in story:
+            lines.append(_line(r, events, show_time))
     return "\n".join(lines)
 
 

@@ -57,7 +57,9 @@ def breakpoint_of(stop_when: StopWhen) -> Breakpoint:
     if callable(stop_when):
         return stop_when
     if not isinstance(stop_when, str):
-        raise CepError(f"stop_when must be text or a predicate on a TraceRecord, not {type(stop_when).__name__}")
+        raise CepError(
+            f"stop_when must be text or a predicate on a TraceRecord, not {type(stop_when).__name__}"
+        )
     words = stop_when.split()
     element: str | None = None
     if len(words) >= 2 and words[-2].lower() == "on":

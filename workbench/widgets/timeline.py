@@ -330,7 +330,11 @@ class Timeline(LiveMode):
                 name = f"{s.state}" + (f" {s.label}" if s.label else "")
                 counts[name] = counts.get(name, 0) + 1
         self.time_label.value = f"<b>t = {html.escape(self.times.text(t)) if math.isfinite(t) else '-'}</b>"
-        notes = [f"view: {view.level} rows"] if self.stopped_at is None else [stop_note(self.stopped_at, self.times.text)]
+        notes = (
+            [f"view: {view.level} rows"]
+            if self.stopped_at is None
+            else [stop_note(self.stopped_at, self.times.text)]
+        )
         if view.hidden_instances and view.extent is None:
             notes.append(f"{view.hidden_instances} older instances not drawn")
         if view.binned:

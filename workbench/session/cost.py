@@ -54,12 +54,12 @@ class CostReport:
         """Live partial matches / instances per pattern over time (all keys, all elements)."""
         df = self.frame()
         df = df[df["element"] != "(instance)"] if not df.empty else df
-        return df.groupby(["time", "pattern"], as_index=False)["live"].sum()
+        return df.groupby(["time", "pattern"])["live"].sum().reset_index()
 
     def peaks(self) -> pd.DataFrame:
         """The peak live count per pattern, key and element, highest first."""
         df = self.frame()
-        peak = df.groupby(["pattern", "key", "element"], as_index=False)["live"].max()
+        peak = df.groupby(["pattern", "key", "element"])["live"].max().reset_index()
         return peak.sort_values("live", ascending=False, ignore_index=True)
 
 
@@ -197,7 +197,6 @@ def causes_of(pattern: Any) -> list[str]:
                 causes.append(f"`allow combinations` on {name} forks a partial match per combination")
         if pattern.within_ms is None and not any(getattr(st, "within_ms", None) for st in pattern.stages):
             causes.append("no `within`: a partial match never expires")
-    elif pattern is not None and hasattr(pattern, "channels"):
-        if getattr(pattern, "timeout_ms", None) is None and getattr(pattern, "timeout", None) is None:
-            causes.append("no `@timeout`: an instance that never completes lives forever")
+    elif hasattr(pattern, "channels") and getattr(pattern, "timeout_ms", None) is None:
+        causes.append("no `@timeout`: an instance that never completes lives forever")
     return causes

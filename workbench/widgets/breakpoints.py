@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, cast
 
 from workbench.engine.detection import TraceKind, TraceRecord
 from workbench.errors import CepError
@@ -46,20 +46,20 @@ def _kind(words: str) -> TraceKind:
         return TraceKind(words.replace(" ", "_"))
     except ValueError:
         choices = ", ".join(sorted({*(k.value.replace("_", " ") for k in TraceKind), *_ALIASES}))
-        raise CepError(
+        msg = (
             f"stop_when={words!r}: not a breakpoint; use one of {choices} "
             "(optionally 'counted K/N', '... on NAME'), or a predicate on a TraceRecord"
-        ) from None
+        )
+        raise CepError(msg) from None
 
 
-def breakpoint_of(stop_when: StopWhen) -> Breakpoint:
+def breakpoint_of(stop_when: object) -> Breakpoint:
     """The predicate ``stop_when`` names (see the module docstring); raises ``CepError`` if none."""
     if callable(stop_when):
-        return stop_when
+        return cast("Breakpoint", stop_when)
     if not isinstance(stop_when, str):
-        raise CepError(
-            f"stop_when must be text or a predicate on a TraceRecord, not {type(stop_when).__name__}"
-        )
+        msg = f"stop_when must be text or a predicate on a TraceRecord, not {type(stop_when).__name__}"
+        raise CepError(msg)
     words = stop_when.split()
     element: str | None = None
     if len(words) >= 2 and words[-2].lower() == "on":
@@ -69,7 +69,8 @@ def breakpoint_of(stop_when: StopWhen) -> Breakpoint:
     if text.startswith("counted "):
         m = _COUNT.match(text[len("counted ") :])
         if m is None:
-            raise CepError(f"stop_when={stop_when!r}: write 'counted K' or 'counted K/N' with whole numbers")
+            msg = f"stop_when={stop_when!r}: write 'counted K' or 'counted K/N' with whole numbers"
+            raise CepError(msg)
         count = (int(m.group(1)), int(m.group(2)) if m.group(2) else None)
         text = "counted"
     kind = _kind(text)
@@ -99,7 +100,7 @@ def stop_note(record: TraceRecord, show_time: Callable[[float], str] = str) -> s
     return f"⏸ stopped at {describe(record, show_time)} · resume() goes on"
 
 
-def stop_ring(record: TraceRecord, rows: Collection[str]) -> dict[str, list[Any]]:
+def stop_ring(record: TraceRecord, rows: Collection[str]) -> dict[str, Any]:
     """The highlight source's data ringing ``record`` on its row (the element's, else the instance's)."""
     for element in (record.element, None):
         label = RowId(record.pattern, record.key, record.instance, element).label()

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import html
 from itertools import cycle
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, Div, HoverTool, Legend, LegendItem
+from bokeh.models import ColumnDataSource, HoverTool
+from bokeh.models.annotations import Legend, LegendItem
+from bokeh.models.glyph import Glyph
+from bokeh.models.renderers import GlyphRenderer
+from bokeh.models.widgets import Div
 from bokeh.plotting import figure
 
 from workbench.session.cost import CostReport
@@ -65,7 +69,7 @@ def cost_figure(
             {"time": frame["time"].tolist(), "live": frame["live"].tolist(), "line": [name] * len(frame)}
         )
         r = fig.step("time", "live", source=src, color=color, line_width=2, mode="after")
-        items.append(LegendItem(label=name, renderers=[r]))
+        items.append(LegendItem(label=name, renderers=[cast("GlyphRenderer[Glyph]", r)]))
     fig.add_tools(HoverTool(tooltips=[("line", "@line"), ("t", "@time"), ("live", "@live")]))
     if items:
         fig.add_layout(Legend(items=items, click_policy="hide"), "right")

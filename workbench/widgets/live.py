@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.events import Event
-from workbench.engine.clock import stamp
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError
 from workbench.widgets.breakpoints import Breakpoint, StopWhen, breakpoint_of, describe
@@ -91,7 +91,8 @@ class LiveMode(ABC):
         """Go on with the replay a breakpoint stopped, to the next breakpoint or the end."""
         run = self._replaying
         if run is None or self.stopped_at is None:
-            raise CepError("resume(): no replay is stopped at a breakpoint")
+            msg = "resume(): no replay is stopped at a breakpoint"
+            raise CepError(msg)
         self.stopped_at = None
         self._task = asyncio.ensure_future(self._run_replay(run))
         return self._task
@@ -150,7 +151,8 @@ class LiveMode(ABC):
         """
         run, record = self._replaying, self.stopped_at
         if run is None or record is None:
-            raise CepError("explain_stop(): no replay is stopped at a breakpoint")
+            msg = "explain_stop(): no replay is stopped at a breakpoint"
+            raise CepError(msg)
         from workbench.session.explain import explain
 
         if pattern is None:

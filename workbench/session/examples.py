@@ -13,6 +13,7 @@ changed or left out) did not, and says why not (the instance's outcome from the 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,11 +23,12 @@ import pandas as pd
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher
-from workbench.engine.runtime import Engine
+from workbench.engine.runtime import Engine, RunResult, run
+from workbench.errors import CepError
 from workbench.session.exampledata import Alphabet, Scalar, alphabet_of
 from workbench.session.reasons import outcome_of
 
-__all__ = ["Example", "Examples", "generate_examples"]
+__all__ = ["Example", "Examples", "examples_of", "generate_examples"]
 
 FIRES, ALMOST, TIMES_OUT = "fires", "almost fires", "times out"
 _TAKING = (TraceKind.STARTED, TraceKind.ACCEPTED, TraceKind.COUNTED, TraceKind.EXTENDED, TraceKind.NEGATED)
@@ -57,6 +59,7 @@ class Examples:
     almost: list[Example] = field(default_factory=list)
     times_out: list[Example] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    source: Any = field(default=None, repr=False, compare=False)  # the pattern object
 
     @property
     def all(self) -> list[Example]:
@@ -70,6 +73,15 @@ class Examples:
             for step, e in enumerate(ex.events, 1):
                 rows.append({"example": n, "kind": ex.kind, "step": step, **e, "why": ex.why if step == 1 else ""})
         return pd.DataFrame(rows)
+
+    def replay(self, number: int) -> RunResult:
+        """Run example ``number`` (as numbered in :meth:`text` and :meth:`frame`, from 1) through
+        the pattern with tracing on: its trace and detections, for ``Timeline.from_run``."""
+        examples = self.all
+        if not 1 <= number <= len(examples):
+            msg = f"no example {number} of {self.pattern!r}: there are {len(examples)} (numbered from 1)"
+            raise CepError(msg)
+        return run([compile_matcher(self.source)], examples[number - 1].events, trace=True)
 
     def text(self) -> str:
         """A short report: each example on one line with its why, then the notes."""
@@ -103,9 +115,11 @@ class _Run:
             r.kind is TraceKind.TIMED_OUT for r in self.trace
         )
 
-    def progress(self) -> frozenset[tuple[Hashable, str | None, str]]:
-        """What the instances took: ``(instance, element, kind)`` of every taking record."""
-        return frozenset((r.instance, r.element, r.kind.value) for r in self.trace if r.kind in _TAKING)
+    def progress(self) -> frozenset[tuple[Hashable, str | None, str, int]]:
+        """What the instances took: ``(instance, element, kind, how many)`` of the taking records
+        (a stage that takes a second event counts twice)."""
+        taken = Counter((r.instance, r.element, r.kind.value) for r in self.trace if r.kind in _TAKING)
+        return frozenset((*k, n) for k, n in taken.items())
 
 
 def _shape(seq: Sequence[EventSpec], res: _Run) -> tuple[Any, ...]:
@@ -207,7 +221,7 @@ def generate_examples(pattern: Any, *, count: int = 3, max_events: int = 6, budg
     most engine runs the search may make (the notes say when it ran out).
     """
     search = _Search(pattern, max_events=max_events, budget=budget)
-    out = Examples(getattr(pattern, "name", "?"))
+    out = Examples(getattr(pattern, "name", "?"), source=pattern)
     out.notes += [f"cannot solve {u}" for u in search.alphabet.unsolved]
     out.notes += search.alphabet.callables
     fired, open_ = search.shortest_firing(count)
@@ -242,6 +256,7 @@ def _near_misses(search: _Search, fired: list[list[EventSpec]], open_: list[list
                     what = _diff(seq[i], (typ, fields), change)
                     cand = [*seq[:i], (typ, fields), *seq[i + 1 :]]
                     variants.append((cand, f"event {i + 1} with {what}", what.split("=")[0]))
+            variants.sort(key=lambda v: "`" not in v[1])  # why: a change that breaks a condition first
             variants.append((seq[:i] + seq[i + 1 :], f"without event {i + 1}", "without"))
             for cand, change, kind in variants:
                 if len(out) >= count or search.runs >= search.budget:
@@ -291,3 +306,8 @@ def _timeouts(search: _Search, fired: list[list[EventSpec]], open_: list[list[Ev
         if res.timed_out and not res.fired and text not in {e.why for e in out}:
             out.append(Example(TIMES_OUT, tuple(events), text))
     return out
+
+
+def examples_of(session: Any, name: str, **options: Any) -> Examples:
+    """:func:`generate_examples` of the pattern ``name`` defined in a :class:`CepSession`."""
+    return generate_examples(session.get(name).pattern, **options)

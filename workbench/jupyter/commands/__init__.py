@@ -30,6 +30,7 @@ class ArgParser(argparse.ArgumentParser):
 def _table() -> dict[str, Callable[[CepMagics, Sequence[str]], object]]:
     from workbench.jupyter.commands import (
         errors,
+        examples,
         explain,
         feed,
         late,
@@ -48,6 +49,7 @@ def _table() -> dict[str, Callable[[CepMagics, Sequence[str]], object]]:
         "show": show.show,
         "matches": matches.matches,
         "explain": explain.explain,
+        "examples": examples.examples,
         "remove": remove.remove,
         "late": late.late,
         "errors": errors.errors,
@@ -55,7 +57,19 @@ def _table() -> dict[str, Callable[[CepMagics, Sequence[str]], object]]:
     }
 
 
-SUBCOMMANDS = ("run", "feed", "list", "show", "matches", "explain", "timeline", "late", "errors", "remove")
+SUBCOMMANDS = (
+    "run",
+    "feed",
+    "list",
+    "show",
+    "matches",
+    "explain",
+    "examples",
+    "timeline",
+    "late",
+    "errors",
+    "remove",
+)
 
 
 def dispatch(magics: CepMagics, argv: Sequence[str]) -> object:

@@ -33,7 +33,9 @@ def _kinds(pattern: Any, events: Any) -> set[str]:
 def test_sequence_examples_fire_almost_fire_and_time_out_in_the_engine() -> None:
     pattern = compile_pattern(BIG_DROP)
     found = generate_examples(pattern)
-    assert found.fires and found.almost and found.times_out
+    assert found.fires
+    assert found.almost
+    assert found.times_out
     for ex in found.fires:
         assert "match" in _kinds(pattern, ex.events)
         assert len(ex.events) == 2, "the shortest firing input of a two-stage sequence has two events"
@@ -85,7 +87,8 @@ def test_a_python_callable_is_named_not_guessed() -> None:
 def test_replay_of_an_example_and_a_bad_number() -> None:
     found = generate_examples(compile_pattern(BIG_DROP))
     result = found.replay(1)
-    assert any(d.kind == "match" for d in result.detections) and result.trace
+    assert any(d.kind == "match" for d in result.detections)
+    assert result.trace
     with pytest.raises(CepError, match="no example 99"):
         found.replay(99)
 
@@ -108,7 +111,11 @@ def test_session_function_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[
 # ---------------------------------------------------------------- against the reference matcher
 
 TYPES = ("a", "b", "c")
-CONTIG = {"strict": Contiguity.STRICT, "relaxed": Contiguity.RELAXED, "any": Contiguity.NONDETERMINISTIC_RELAXED}
+CONTIG = {
+    "strict": Contiguity.STRICT,
+    "relaxed": Contiguity.RELAXED,
+    "any": Contiguity.NONDETERMINISTIC_RELAXED,
+}
 
 
 @st.composite

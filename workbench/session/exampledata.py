@@ -16,9 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.engine.expr import ir
+from workbench.engine.expr import as_tree, ir
 from workbench.engine.expr.printer import print_expr
-from workbench.engine.nfa.pattern import as_tree
 
 __all__ = ["Alphabet", "Candidate", "alphabet_of"]
 
@@ -136,7 +135,7 @@ def _read_condition(cond: Any, element: str, out: Alphabet, joined: set[str]) ->
         return
     try:
         tree = as_tree(cond, element)
-    except Exception:  # noqa: BLE001 - a condition the IR does not read is reported, never guessed
+    except Exception:
         out.unsolved.append(f"{element}: {cond!r}")
         return
     if isinstance(tree, ir.Node):
@@ -162,7 +161,7 @@ def _event_field(node: ir.Node) -> str | None:
 
 
 def _read_compare(node: ir.Compare, element: str, out: Alphabet, joined: set[str]) -> None:
-    left, right, op = node.left, node.right, node.op
+    left, right, op = node.left, node.right, str(node.op)
     if _event_field(left) is None and _event_field(right) is not None and op in _FLIP:
         left, right, op = right, left, _FLIP[op]  # why: read every comparison as `field OP value`
     name = _event_field(left)
@@ -173,7 +172,9 @@ def _read_compare(node: ir.Compare, element: str, out: Alphabet, joined: set[str
     if consts is None:
         if name != "type":
             joined.add(name)
-            out.unsolved.append(f"{element}: `{text}` compares {name} with a non-constant (searched, not solved)")
+            out.unsolved.append(
+                f"{element}: `{text}` compares {name} with a non-constant (searched, not solved)"
+            )
         return
     for value in consts:
         if name == "type":

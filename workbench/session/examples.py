@@ -71,7 +71,9 @@ class Examples:
         rows = []
         for n, ex in enumerate(self.all, 1):
             for step, e in enumerate(ex.events, 1):
-                rows.append({"example": n, "kind": ex.kind, "step": step, **e, "why": ex.why if step == 1 else ""})
+                rows.append(
+                    {"example": n, "kind": ex.kind, "step": step, **e, "why": ex.why if step == 1 else ""}
+                )
         return pd.DataFrame(rows)
 
     def replay(self, number: int) -> RunResult:
@@ -141,7 +143,9 @@ class _Search:
         self.window = _window_ms(pattern)
         self.gap = 1 if self.window is not None else 1000
 
-    def events(self, specs: Sequence[EventSpec], times: Sequence[float] | None = None) -> list[dict[str, Any]]:
+    def events(
+        self, specs: Sequence[EventSpec], times: Sequence[float] | None = None
+    ) -> list[dict[str, Any]]:
         out = []
         for i, (typ, fields) in enumerate(specs):
             t = times[i] if times is not None else i * self.gap
@@ -242,7 +246,9 @@ def generate_examples(pattern: Any, *, count: int = 3, max_events: int = 6, budg
     return out
 
 
-def _near_misses(search: _Search, fired: list[list[EventSpec]], open_: list[list[EventSpec]], count: int) -> list[Example]:
+def _near_misses(
+    search: _Search, fired: list[list[EventSpec]], open_: list[list[EventSpec]], count: int
+) -> list[Example]:
     """Each firing example with one event changed (one field, or the type) or left out, that no
     longer fires; one per distinct reason, the latest change first."""
     out: list[Example] = []
@@ -284,7 +290,9 @@ def _diff(old: EventSpec, new: EventSpec, change: str) -> str:
     return ", ".join(parts) + (f" ({why})" if why else "")
 
 
-def _timeouts(search: _Search, fired: list[list[EventSpec]], open_: list[list[EventSpec]], count: int) -> list[Example]:
+def _timeouts(
+    search: _Search, fired: list[list[EventSpec]], open_: list[list[EventSpec]], count: int
+) -> list[Example]:
     """Firing examples whose last event comes after the window, then the shortest open inputs, that
     end in a timeout (each checked)."""
     out: list[Example] = []
@@ -293,9 +301,9 @@ def _timeouts(search: _Search, fired: list[list[EventSpec]], open_: list[list[Ev
     tries: list[tuple[list[EventSpec], list[float] | None, str]] = []
     for seq in fired:
         if len(seq) > 1:
-            times = [i * search.gap for i in range(len(seq) - 1)]
-            times.append(times[0] + _whole(search.window) + 1)
-            tries.append((seq, times, f"the last event comes {search.window:g} ms after the first, too late"))
+            late: list[float] = [i * search.gap for i in range(len(seq) - 1)]
+            late.append(late[0] + _whole(search.window) + 1)
+            tries.append((seq, late, f"the last event comes {search.window:g} ms after the first, too late"))
     tries += [(seq, None, "the input ends before the pattern completes") for seq in sorted(open_, key=len)]
     for seq, times, why in tries:
         if len(out) >= count or search.runs >= search.budget:

@@ -37,11 +37,7 @@ class _Replay:
     checked: int = 0
     finished: bool = False
     stop_index: int = -1
-
-
-def batch_of(run: _Replay) -> int:
-    """How many events go to the engine at once (one at a time under a breakpoint)."""
-    return 1 if run.hit is not None else run.batch
+    fed: int = 0
 
 
 class LiveMode(ABC):
@@ -105,21 +101,19 @@ class LiveMode(ABC):
             event = stamp(raw, engine.event_clock.next_seq + len(chunk))
             self.events[event.seq] = event
             chunk.append(event)
-            if run.hit is not None:
-                # why one at a time: a breakpoint stops right after the event that caused it
-                engine.process_many(chunk)
-                chunk = []
-                if self._check(run, sent):
-                    return
-            if len(chunk) >= batch_of(run):
+            # why one at a time under a breakpoint: it stops right after the event that caused it
+            if len(chunk) < run.batch and run.hit is None:
+                continue
+            if run.fed % run.batch == 0:
                 # Sleep first: the cell that displayed the timeline has ended and the browser
                 # has had a moment to create its view before the first delta arrives.
                 await asyncio.sleep(run.delay)
-                engine.process_many(chunk)
-                chunk = []
-                sent = self._pull(engine, sent)
-            elif run.hit is not None and (event.seq + 1) % run.batch == 0:
-                await asyncio.sleep(run.delay)  # why: let the kernel breathe between batches
+            engine.process_many(chunk)
+            run.fed += len(chunk)
+            chunk = []
+            if self._check(run, sent):
+                return
+            if run.fed % run.batch == 0:
                 sent = self._pull(engine, sent)
         engine.process_many(chunk)
         if run.finish and not run.finished:
@@ -134,7 +128,8 @@ class LiveMode(ABC):
         """Whether a record since the last check is a breakpoint; if so, stop there and show it."""
         records = run.engine.trace_records
         start, run.checked = run.checked, len(records)
-        assert run.hit is not None
+        if run.hit is None:
+            return False
         for n, record in enumerate(records[start:], start):
             if run.hit(record):
                 run.stop_index, run.checked = n, n + 1  # why: resume() looks on after this record

@@ -38,6 +38,8 @@ from workbench.engine.events import Event
 from workbench.engine.runtime import Engine, RunResult
 from workbench.session.times import NUMBERS, TimeFormat, of_engine
 from workbench.widgets.bokehjs import bokehjs_loader, figure_area
+from workbench.widgets.bokehjs import control_row as _row
+from workbench.widgets.bokehjs import unshrinking as _unshrinking
 from workbench.widgets.breakpoints import stop_note, stop_ring
 from workbench.widgets.detail import detail_table
 from workbench.widgets.figure import (
@@ -492,13 +494,3 @@ class Timeline(LiveMode):
         out = Path(path)
         out.write_text(file_html(fig, INLINE, title or self.title), encoding="utf-8")
         return out
-
-
-def _unshrinking() -> widgets.Layout:
-    """A button as wide as its label, never squeezed below it."""
-    return widgets.Layout(width="auto", min_width="84px", flex="0 0 auto")
-
-
-def _row(children: list[widgets.Widget]) -> widgets.HBox:
-    """A row of controls that wraps onto a second line instead of squeezing its members."""
-    return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap", align_items="center"))

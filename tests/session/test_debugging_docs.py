@@ -13,5 +13,5 @@ def test_the_examples_of_the_debugging_page_run() -> None:
     assert len(blocks) == 3
     namespace: dict[str, object] = {}
     for block in blocks:
-        exec(compile(block, str(DOC), "exec"), namespace)  # noqa: S102 - our own documentation
+        exec(compile(block, str(DOC), "exec"), namespace)  # our own documentation
     assert namespace["report"].warnings  # type: ignore[attr-defined]

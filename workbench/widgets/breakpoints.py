@@ -97,7 +97,7 @@ def describe(record: TraceRecord, show_time: Callable[[float], str] = str) -> st
 
 def stop_note(record: TraceRecord, show_time: Callable[[float], str] = str) -> str:
     """The timeline's status line while a breakpoint holds the replay."""
-    return f"⏸ stopped at {describe(record, show_time)} · resume() goes on"
+    return f"breakpoint: stopped at {describe(record, show_time)} · resume() goes on"
 
 
 def stop_ring(record: TraceRecord, rows: Collection[str]) -> dict[str, Any]:

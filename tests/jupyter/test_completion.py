@@ -66,6 +66,7 @@ def test_line_magic_subcommands_and_patterns() -> None:
     patterns = ("fraud", "frost", "logins")
     subcommands = [
         "errors",
+        "examples",
         "explain",
         "feed",
         "late",

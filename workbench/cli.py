@@ -78,6 +78,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--errors", help="write the condition errors here (.csv, .jsonl, .json, .parquet)")
     _debug_parsers(sub)
+    ex = sub.add_parser("examples", help="generate inputs that fire, almost fire and time out a pattern")
+    ex.add_argument("patterns", help="a .cep file")
+    ex.add_argument("--pattern", action="append", help="only this pattern (repeatable)")
+    ex.add_argument("--count", type=int, default=3, help="examples of each kind (default 3)")
+    ex.add_argument("--max-events", type=int, default=6, help="longest input tried (default 6)")
+    ex.add_argument("-o", "--out", help="write the examples' events here (.csv, .jsonl, .json, .parquet)")
     return p
 
 
@@ -115,6 +121,31 @@ def _check(args: argparse.Namespace) -> int:
     for d in defs:
         print(f"{d.pattern.name}: {describe(d.pattern)}")
     print(f"{args.patterns}: {len(defs)} pattern(s), OK")
+    return 0
+
+
+def _examples(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from workbench.language import compile_text
+    from workbench.session.examples import generate_examples
+
+    if args.count < 1 or args.max_events < 1:
+        msg = "--count and --max-events must be at least 1"
+        raise CepError(msg)
+    defs = compile_text(_read(args.patterns))
+    chosen = [d for d in defs if not args.pattern or d.pattern.name in args.pattern]
+    missing = sorted(set(args.pattern or ()) - {d.pattern.name for d in defs})
+    if missing:
+        msg = f"no pattern {', '.join(map(repr, missing))} in {args.patterns}"
+        raise CepError(msg)
+    frames = []
+    for d in chosen:
+        found = generate_examples(d.pattern, count=args.count, max_events=args.max_events)
+        print(found.text())
+        frames.append(found.frame().assign(pattern=d.pattern.name))
+    if args.out:
+        _write(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(), args.out)
     return 0
 
 
@@ -255,6 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(args)
         if args.command in ("explain", "diff"):
             return _debug(args)
+        if args.command == "examples":
+            return _examples(args)
         return _run(args)
     except CepError as err:
         where = ""

@@ -67,6 +67,7 @@ def test_line_magic_subcommands_and_patterns() -> None:
     subcommands = [
         "diff",
         "errors",
+        "examples",
         "explain",
         "feed",
         "late",

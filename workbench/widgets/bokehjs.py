@@ -23,7 +23,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-__all__ = ["LOAD_MIME", "bokehjs_loader", "figure_area"]
+__all__ = ["LOAD_MIME", "bokehjs_loader", "control_row", "figure_area", "unshrinking"]
 
 JS_MIME = "application/javascript"
 LOAD_MIME = "application/vnd.bokehjs_load.v0+json"
@@ -84,3 +84,13 @@ def figure_area(plot: widgets.DOMWidget) -> widgets.Output:
         _display_data({WIDGET_MIME: view, "text/plain": "BokehModel()"}),
     )
     return area
+
+
+def unshrinking() -> widgets.Layout:
+    """A button as wide as its label, never squeezed below it."""
+    return widgets.Layout(width="auto", min_width="84px", flex="0 0 auto")
+
+
+def control_row(children: list[widgets.Widget]) -> widgets.HBox:
+    """A row of controls that wraps onto a second line instead of squeezing its members."""
+    return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap", align_items="center"))

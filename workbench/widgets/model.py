@@ -382,13 +382,14 @@ class TimelineModel:
 
     def page_of(
         self,
-        d: Detection,
+        d: Detection | TraceRecord,
         *,
         keys: Collection[Hashable] | None = None,
         patterns: Collection[str] | None = None,
         page_rows: int = 30,
     ) -> int | None:
-        """The page (:meth:`view` with ``page``) that holds ``d``'s instance; ``None`` if none does."""
+        """The page (:meth:`view` with ``page``) that holds ``d``'s instance (a detection's or a
+        trace record's); ``None`` if none does."""
         pages = paginate(self._select(keys, patterns, math.inf), self.keys, page_rows)
         ident = (d.pattern, d.key, d.instance)
         for n, page in enumerate(pages):

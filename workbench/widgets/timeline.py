@@ -34,9 +34,13 @@ from bokeh.plotting import figure
 from bokeh.resources import INLINE
 
 from workbench.engine.detection import Detection, TraceRecord
+from workbench.engine.events import Event
 from workbench.engine.runtime import Engine, RunResult
 from workbench.session.times import NUMBERS, TimeFormat, of_engine
 from workbench.widgets.bokehjs import bokehjs_loader, figure_area
+from workbench.widgets.bokehjs import control_row as _row
+from workbench.widgets.bokehjs import unshrinking as _unshrinking
+from workbench.widgets.breakpoints import stop_note, stop_ring
 from workbench.widgets.detail import detail_table
 from workbench.widgets.figure import (
     band_columns,
@@ -124,6 +128,7 @@ class Timeline(LiveMode):
         self._task: asyncio.Task[None] | None = None
         self._extent = (0.0, 1.0)
         self._consumed: dict[int, tuple[int, int]] = {}  # id(engine) -> records, detections taken
+        self.events: dict[int, Event] = {}
         self.deltas = {"stream": 0, "patch": 0, "reset": 0}  # counters, for tests and curiosity
         self.sources = {
             "bands": ColumnDataSource(empty_columns(band_columns)),
@@ -327,7 +332,11 @@ class Timeline(LiveMode):
                 name = f"{s.state}" + (f" {s.label}" if s.label else "")
                 counts[name] = counts.get(name, 0) + 1
         self.time_label.value = f"<b>t = {html.escape(self.times.text(t)) if math.isfinite(t) else '-'}</b>"
-        notes = [f"view: {view.level} rows"]
+        notes = (
+            [f"view: {view.level} rows"]
+            if self.stopped_at is None
+            else [stop_note(self.stopped_at, self.times.text)]
+        )
         if view.hidden_instances and view.extent is None:
             notes.append(f"{view.hidden_instances} older instances not drawn")
         if view.binned:
@@ -364,14 +373,20 @@ class Timeline(LiveMode):
             f"{self.times.text(lo)} – {self.times.text(hi)}"
         )
 
-    def _show_page_of(self, d: Detection) -> None:
-        """Turn to the page that holds detection ``d``'s instance (paged views)."""
+    def _show_page_of(self, d: Detection | TraceRecord) -> None:
+        """Turn to the page that holds ``d``'s instance (paged views)."""
         if self.page_rows is None:
             return
         page = self.model.page_of(d, keys=self.keys, patterns=self.patterns, page_rows=self.page_rows)
         if page is not None and page != self.page:
             self.page = page
             self.refresh()
+
+    def show_stop(self, record: TraceRecord) -> None:
+        """Show a breakpoint's record: its instance's page, the cursor at its time, its row ringed."""
+        self._show_page_of(record)
+        self.seek(record.time)
+        self.sources["highlight"].data = stop_ring(record, self._sent.rows)
 
     def _on_page(self, change: Mapping[str, int]) -> None:
         if self._quiet:
@@ -479,13 +494,3 @@ class Timeline(LiveMode):
         out = Path(path)
         out.write_text(file_html(fig, INLINE, title or self.title), encoding="utf-8")
         return out
-
-
-def _unshrinking() -> widgets.Layout:
-    """A button as wide as its label, never squeezed below it."""
-    return widgets.Layout(width="auto", min_width="84px", flex="0 0 auto")
-
-
-def _row(children: list[widgets.Widget]) -> widgets.HBox:
-    """A row of controls that wraps onto a second line instead of squeezing its members."""
-    return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap", align_items="center"))

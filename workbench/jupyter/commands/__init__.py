@@ -31,6 +31,7 @@ def _table() -> dict[str, Callable[[CepMagics, Sequence[str]], object]]:
     from workbench.jupyter.commands import (
         diff,
         errors,
+        examples,
         explain,
         feed,
         late,
@@ -50,6 +51,7 @@ def _table() -> dict[str, Callable[[CepMagics, Sequence[str]], object]]:
         "matches": matches.matches,
         "explain": explain.explain,
         "diff": diff.diff,
+        "examples": examples.examples,
         "remove": remove.remove,
         "late": late.late,
         "errors": errors.errors,
@@ -65,6 +67,7 @@ SUBCOMMANDS = (
     "matches",
     "explain",
     "diff",
+    "examples",
     "timeline",
     "late",
     "errors",

@@ -9,17 +9,55 @@ match or a group that timed out without success).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from workbench.engine.events import Event
 
-__all__ = ["Detection", "Reaction", "TraceKind", "TraceRecord"]
+__all__ = ["Detection", "MeasureValues", "Reaction", "TraceKind", "TraceRecord"]
 
 MATCH = "match"
 TIMEOUT = "timeout"
+
+
+class MeasureValues(Mapping[str, object]):
+    """A detection's measures: name -> value, in declared order.
+
+    ``kinds`` (shared by every detection of one pattern) says which are event times (``"time"``)
+    and differences of times (``"duration"``), so results can show them as dates.
+
+    >>> m = MeasureValues({"entry": 10.5, "at": 7}, {"entry": "value", "at": "time"})
+    >>> dict(m), m.kinds["at"]
+    ({'entry': 10.5, 'at': 7}, 'time')
+    """
+
+    __slots__ = ("kinds", "values")
+
+    def __init__(self, values: Mapping[str, object], kinds: Mapping[str, str]) -> None:
+        self.values = dict(values)
+        self.kinds = kinds
+
+    def __getitem__(self, name: str) -> object:
+        return self.values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self.values) == dict(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping
+
+    def __repr__(self) -> str:
+        return f"MeasureValues({self.values!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (MeasureValues, (self.values, dict(self.kinds)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +76,7 @@ class Detection:
         initiator: the event that started the instance (reaction groups), if any.
         extra: family-specific data: ``"tree"`` for nested groups, ``"aggregate"`` for window
             accumulators, ``"exit"`` (``"and"``/``"or"``), ...
+        measures: the pattern's measures, name -> value in declared order (empty without any).
     """
 
     pattern: str
@@ -50,6 +89,7 @@ class Detection:
     negated: tuple[str, ...] = ()
     initiator: Event | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    measures: Mapping[str, object] = field(default_factory=dict)
 
     def by_stage(self) -> dict[str, list[Event]]:
         """Flink's view: stage (or channel) name -> its events, in order of first appearance."""

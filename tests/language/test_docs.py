@@ -2,8 +2,8 @@
 
 A ```` ```cep ```` block must compile. When it is followed by an ```` ```events ```` block (one JSON
 event per line) and a ```` ```detections ```` block (one JSON detection per line: ``pattern``,
-``kind``, ``events`` = arrival positions, and optionally ``key``, ``negated`` and ``measures``), the events are
-replayed through the block's patterns and the detections must be exactly those. A
+``kind``, ``events`` = arrival positions, and optionally ``key``, ``negated`` and ``measures``), the
+events are replayed through the block's patterns and the detections must be exactly those. A
 ```` ```cep-error ```` block must fail; the ```` ```text ```` block after it holds the message.
 """
 

@@ -49,7 +49,8 @@ def test_text_and_api_build_the_same_pattern() -> None:
 
 def test_the_printer_writes_measures_back() -> None:
     text = format_pattern(API)
-    assert "mean = avg(price)" in text and "first_any = first(price)" in text
+    assert "mean = avg(price)" in text
+    assert "first_any = first(price)" in text
     assert compile_pattern(text) == API
     assert format_pattern(compile_pattern(text)) == text
 
@@ -85,7 +86,7 @@ def test_measures_run_and_give_columns() -> None:
         "first_any": 10,
         "took": 4,
     }
-    assert got[-1]["n"] == 2 and got[-1]["peak"] == 14 and got[-1]["took"] == 9
+    assert (got[-1]["n"], got[-1]["peak"], got[-1]["took"]) == (2, 14, 9)
 
 
 @pytest.mark.parametrize(
@@ -120,9 +121,12 @@ def test_a_measure_may_be_written_over_several_lines_and_use_registered_function
     register_function("spread_m", lambda hi, lo: hi - lo, replace=True)
     try:
         p = compile_pattern(
-            "sequence s\n  measures gap = spread_m(first(a).price,\n      last(a).price)\n  begin a one or more"
+            "sequence s\n  measures gap = spread_m(first(a).price,\n"
+            "      last(a).price)\n  begin a one or more"
         )
-        assert p.measures == (Measure("gap", "spread_m(first(matched('a')).price, last(matched('a')).price)"),)
+        assert p.measures == (
+            Measure("gap", "spread_m(first(matched('a')).price, last(matched('a')).price)"),
+        )
         (d, *_) = Engine([p]).process_many([{"type": "a", "time": 0, "price": 5}])
         assert dict(d.measures) == {"gap": 0}
     finally:
@@ -131,7 +135,10 @@ def test_a_measure_may_be_written_over_several_lines_and_use_registered_function
 
 # ---- match-wide aggregates in conditions ------------------------------------------------------------
 
-WIDE = "sequence w\n  begin a where e.type == 'a' one or more\n  followed by b where e.type == 'b' and avg(price) > {t}"
+WIDE = (
+    "sequence w\n  begin a where e.type == 'a' one or more\n"
+    "  followed by b where e.type == 'b' and avg(price) > {t}"
+)
 # the same condition through the incremental aggregates of stage a (b is a single stage)
 STAGED = (
     "sequence w\n  begin a where e.type == 'a' one or more\n"

@@ -33,31 +33,31 @@ class MeasureValues(Mapping[str, object]):
     ({'entry': 10.5, 'at': 7}, 'time')
     """
 
-    __slots__ = ("kinds", "values")
+    __slots__ = ("data", "kinds")
 
     def __init__(self, values: Mapping[str, object], kinds: Mapping[str, str]) -> None:
-        self.values = dict(values)
+        self.data = dict(values)
         self.kinds = kinds
 
     def __getitem__(self, name: str) -> object:
-        return self.values[name]
+        return self.data[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.values)
+        return iter(self.data)
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.data)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Mapping) and dict(self.values) == dict(other)
+        return isinstance(other, Mapping) and self.data == dict(other)
 
     __hash__ = None  # type: ignore[assignment]  # a mapping
 
     def __repr__(self) -> str:
-        return f"MeasureValues({self.values!r})"
+        return f"MeasureValues({self.data!r})"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (MeasureValues, (self.values, dict(self.kinds)))
+        return (MeasureValues, (self.data, dict(self.kinds)))
 
 
 @dataclass(frozen=True, slots=True)

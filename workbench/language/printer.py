@@ -223,7 +223,11 @@ def _measures(p: seq.SequencePattern) -> list[str]:
     stages = set(_stage_names(p.stages))
     texts = [f"{m.name} = {print_expr(_match_wide(m.expr, stages), stages='names')}" for m in p.measures]
     heads = [f"{_INDENT}measures "] + [_INDENT + " " * len("measures ")] * (len(texts) - 1)
-    return [f"{h}{t}," for h, t in zip(heads[:-1], texts, strict=False)] + [heads[-1] + texts[-1]] if texts else []
+    return (
+        [f"{h}{t}," for h, t in zip(heads[:-1], texts, strict=False)] + [heads[-1] + texts[-1]]
+        if texts
+        else []
+    )
 
 
 def _stage_names(stages: Iterable[seq.Stage | seq.GroupStage]) -> Iterable[str]:

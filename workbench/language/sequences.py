@@ -80,7 +80,9 @@ class SequenceCompiler:
                 msg = f"measure {name!r} is defined twice (first on line {spans[name].line})"
                 raise self.ctx.fail(msg, decl.name.span)
             scope = Scope(stages=frozenset({*self.stage_names, UNIVERSAL}), functions=self.ctx.functions)
-            tree = check_condition(decl.value, scope, self.ctx.source, what="measure", rewrite=self._match_wide)
+            tree = check_condition(
+                decl.value, scope, self.ctx.source, what="measure", rewrite=self._match_wide
+            )
             if "e" in ir.free_names(tree):
                 where = next(n for n in ir.walk(tree) if n == ir.Name("e"))
                 msg = "a measure has no current event 'e': read a stage, e.g. last(a).price or count(b)"
@@ -118,7 +120,7 @@ class SequenceCompiler:
         return visit(tree), frozenset()
 
     def _field_of_match(self, name: ir.Name, condition: bool) -> ir.Node:
-        """``price`` in ``avg(price)``: the field of every event; checked when ``event`` declarations exist."""
+        """``price`` in ``avg(price)``: that field of every event (checked against ``event`` declarations)."""
         fields = {f for declared in self.ctx.schema.values() for f in declared}
         span = name.span
         if self.ctx.schema and name.name not in fields | EVENT_ATTRIBUTES:

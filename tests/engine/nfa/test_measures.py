@@ -47,7 +47,10 @@ def _events(prices: list[tuple[str, int]]) -> list[dict[str, object]]:
         ("max(matched('a').t)", "time"),
         ("last(matched('b')).time - first(matched('a')).time", "duration"),
         ("first(matched('a')).time + 5", "time"),
-        ("(last(matched('b')).time - first(matched('a')).time) + (last(matched('b')).t - last(matched('a')).t)", "duration"),
+        (
+            "(last(matched('b')).t - first(matched('a')).t) + (max(matched('b').t) - last(matched('a')).t)",
+            "duration",
+        ),
         ("last(matched('a')).time if count(matched('a')) else first(matched('b')).time", "time"),
         ("last(matched('a')).time + last(matched('b')).time", "value"),
         ("count(matched('a'))", "value"),
@@ -109,7 +112,9 @@ def test_no_measures_no_wrapping_and_no_values() -> None:
 
 
 def test_a_failing_measure_is_null_and_recorded() -> None:
-    engine = Engine([_pattern(measures={"bad": "first(matched('a')).price + 'x'", "ok": "count(matched('b'))"})])
+    engine = Engine(
+        [_pattern(measures={"bad": "first(matched('a')).price + 'x'", "ok": "count(matched('b'))"})]
+    )
     (d,) = engine.process_many(_events([("a", 1), ("b", 2), ("c", 3)]))
     assert dict(d.measures) == {"bad": None, "ok": 1}
     assert [f.where for f in engine.errors] == ["measure 'bad'"]
@@ -119,10 +124,12 @@ def test_measures_survive_pickling_and_sharding() -> None:
     events = _events([("a", 1), ("b", 2), ("b", 4), ("c", 3)] * 2)
     direct = Engine([_pattern()])
     want = direct.process_many(events) + direct.finish()
-    assert want and all(d.measures for d in want)
+    assert want
+    assert all(d.measures for d in want)
     back = pickle.loads(pickle.dumps(want))
     assert back == want
-    assert isinstance(back[0].measures, MeasureValues) and back[0].measures.kinds["took"] == "duration"
+    assert isinstance(back[0].measures, MeasureValues)
+    assert back[0].measures.kinds["took"] == "duration"
     sharded = ShardedEngine([_pattern()], 2)
     got = sharded.process_many(events) + sharded.finish()
     key = lambda d: (d.kind, d.seqs)  # noqa: E731

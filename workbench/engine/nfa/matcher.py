@@ -88,7 +88,9 @@ class NFAMatcher:
             wrap.inner = ctx
             on_timer(state, time, token, wrap)  # type: ignore[arg-type]
 
-        self.process, self.advance, self.on_timer = measured_process, measured_advance, measured_timer  # type: ignore[method-assign]
+        self.process = measured_process
+        self.advance = measured_advance
+        self.on_timer = measured_timer
 
     def event_types(self) -> frozenset[str] | None:
         """The types that can start or change a partial match, when the conditions tell (else all).

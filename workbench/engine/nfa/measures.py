@@ -25,7 +25,14 @@ from workbench.engine.expr import Run, as_tree, compile_tree, ir, stages_of
 from workbench.engine.faults import FaultSink
 from workbench.errors import PatternError
 
-__all__ = ["RESERVED_MEASURE_NAMES", "UNIVERSAL", "Measure", "MeasureEvaluator", "MeasureKind", "measure_kind"]
+__all__ = [
+    "RESERVED_MEASURE_NAMES",
+    "UNIVERSAL",
+    "Measure",
+    "MeasureEvaluator",
+    "MeasureKind",
+    "measure_kind",
+]
 
 #: the stage name that reads every event of the match (SQL's universal pattern variable).
 UNIVERSAL = "*"
@@ -94,7 +101,7 @@ class Measure:
     expr: ir.Node
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.isidentifier():
+        if not self.name.isidentifier():
             msg = f"a measure's name must be an identifier, got {self.name!r}"
             raise PatternError(msg)
         if self.name in RESERVED_MEASURE_NAMES:
@@ -162,7 +169,7 @@ class MeasureEvaluator:
                 continue
             try:
                 values[name] = run(None, frame, None)
-            except Exception as err:  # noqa: BLE001 - recorded like a condition's error, value NULL
+            except Exception as err:  # why: recorded like a condition's error; the value is NULL
                 last = detection.events[-1] if detection.events else None
                 self.sink.report(f"measure {name!r}", err, last)
                 values[name] = None
@@ -183,4 +190,3 @@ class MeasuringContext:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
-

@@ -52,7 +52,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from workbench.engine.detection import Detection, Reaction, TraceRecord
+from workbench.engine.detection import DETECTION_COLUMNS, Detection, Reaction, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 
@@ -72,23 +72,6 @@ __all__ = [
     "trace_to_frame",
 ]
 
-DETECTION_COLUMNS: tuple[str, ...] = (
-    "pattern",
-    "key",
-    "instance",
-    "kind",
-    "emit_time",
-    "n_events",
-    "events",
-    "types",
-    "channels",
-    "negated",
-    "initiator",
-    "first_time",
-    "last_time",
-    "extra",
-)
-"""Columns of :func:`detections_to_frame`, in order."""
 
 DETECTION_EVENT_COLUMNS: tuple[str, ...] = (
     "detection",

@@ -16,7 +16,25 @@ from typing import Any
 
 from workbench.engine.events import Event
 
-__all__ = ["Detection", "MeasureValues", "Reaction", "TraceKind", "TraceRecord"]
+__all__ = ["DETECTION_COLUMNS", "Detection", "MeasureValues", "Reaction", "TraceKind", "TraceRecord"]
+
+DETECTION_COLUMNS: tuple[str, ...] = (
+    "pattern",
+    "key",
+    "instance",
+    "kind",
+    "emit_time",
+    "n_events",
+    "events",
+    "types",
+    "channels",
+    "negated",
+    "initiator",
+    "first_time",
+    "last_time",
+    "extra",
+)
+"""Columns of :func:`workbench.results.detections_to_frame`, in order (a measure cannot take one)."""
 
 MATCH = "match"
 TIMEOUT = "timeout"

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from workbench.engine.detection import Detection, MeasureValues
+from workbench.engine.detection import DETECTION_COLUMNS, Detection, MeasureValues
 from workbench.engine.expr import Run, as_tree, compile_tree, ir, stages_of
 from workbench.engine.faults import FaultSink
 from workbench.errors import PatternError
@@ -38,24 +38,7 @@ __all__ = [
 UNIVERSAL = "*"
 
 #: names a measure cannot have: the fixed columns of the detections DataFrame.
-RESERVED_MEASURE_NAMES = frozenset(
-    {
-        "pattern",
-        "key",
-        "instance",
-        "kind",
-        "emit_time",
-        "n_events",
-        "events",
-        "types",
-        "channels",
-        "negated",
-        "initiator",
-        "first_time",
-        "last_time",
-        "extra",
-    }
-)
+RESERVED_MEASURE_NAMES = frozenset(DETECTION_COLUMNS)
 
 MeasureKind = Literal["time", "duration", "value"]
 

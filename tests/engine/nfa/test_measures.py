@@ -12,10 +12,12 @@ from workbench.engine import Engine
 from workbench.engine.detection import MeasureValues
 from workbench.engine.expr import parse_expr
 from workbench.engine.nfa.builder import begin
+from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.measures import Measure, measure_kind
 from workbench.engine.nfa.pattern import Quantifier, SequencePattern, Stage
 from workbench.engine.sharding import ShardedEngine
 from workbench.errors import ExpressionError, PatternError
+from workbench.language import compile_pattern
 
 MEASURES = {
     "entry": "first(matched('a')).price",
@@ -148,3 +150,35 @@ def test_measures_survive_a_snapshot() -> None:
     second.restore(first.snapshot())
     got += second.process_many(events[2:]) + second.finish()
     assert [(d.seqs, dict(d.measures)) for d in got] == [(d.seqs, dict(d.measures)) for d in want]
+
+
+SHAPES = [
+    "sequence s begin a where e.type == 'a' next b where e.type == 'b'",
+    "sequence s begin a where e.type == 'a' one or more next b where e.type == 'b'",
+    "sequence s within 10ms begin a where e.type == 'a' followed by any b where e.type == 'b'"
+    " not followed by c",
+    "sequence s skip past last event begin a where e.type == 'a' followed by b where e.type != 'a' times 2",
+    "sequence s within 8ms begin a: a followed by b: b one or more followed by c: c",
+]
+
+
+def test_the_shapes_cover_every_plan() -> None:
+    assert {NFAMatcher(compile_pattern(t)).fast_path for t in SHAPES} == {"linear", "loop", None}
+
+
+@pytest.mark.parametrize("text", SHAPES)
+@pytest.mark.parametrize("trace", [False, True])
+def test_measures_change_no_detection_whatever_plan_runs_the_pattern(text: str, trace: bool) -> None:
+    plain = compile_pattern(text)
+    measured = compile_pattern(
+        text.replace("sequence s", "sequence s measures n = count(a), k = count(price)")
+    )
+    feed = _events([(t, i) for i, t in enumerate("abacbbaxbcab")])
+    want = Engine([plain], trace=trace)
+    got = Engine([measured], trace=trace)
+    expected = want.process_many(feed) + want.finish()
+    detections = got.process_many(feed) + got.finish()
+    assert [(d.kind, d.seqs) for d in detections] == [(d.kind, d.seqs) for d in expected]
+    assert detections
+    for d in detections:
+        assert dict(d.measures) == {"n": len(d.by_stage().get("a", [])), "k": len(d.events)}

@@ -52,9 +52,21 @@ def test_one_row_per_detection_with_documented_columns() -> None:
     assert pd.isna(rows[1]["initiator"])
     assert rows[1]["emit_time"] == 100.5
     assert rows[2]["n_events"] == 0
-    assert math.isnan(rows[2]["first_time"])
+    assert pd.isna(rows[2]["first_time"])
+    assert str(df["first_time"].dtype) == "Int64"  # integral times, one missing: nullable integers
     assert str(df["instance"].dtype) == "int64"
     assert str(df["initiator"].dtype) == "Int64"
+
+
+def test_event_times_keep_the_input_numbers() -> None:
+    """first_time/last_time are integers for integer input (no 1.269630e+12), floats for floats."""
+    ints = detections_to_frame([D1])
+    assert str(ints["first_time"].dtype) == str(ints["last_time"].dtype) == "int64"
+    assert ints["first_time"].tolist() == [10]
+    half = Event("a", 2.5, "k1", {}, seq=9)
+    floats = detections_to_frame([D1, Detection("p", "k1", 2, "match", 3, (half,), ("ca",))])
+    assert str(floats["first_time"].dtype) == "float64"
+    assert floats["first_time"].tolist() == [10.0, 2.5]
 
 
 def test_integral_emit_times_stay_integers() -> None:

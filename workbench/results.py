@@ -17,8 +17,8 @@ fixed, documented set of columns, in a fixed order, also when the input is empty
 ``channels``     tuple of the channel or stage of each event, parallel to ``events``
 ``negated``      tuple of the ``@not`` channels satisfied by absence
 ``initiator``    ``seq`` of the event that started the instance (``<NA>`` when there is none)
-``first_time``   time of the earliest contributing event (``NaN`` when there are no events)
-``last_time``    time of the latest contributing event (``NaN`` when there are no events)
+``first_time``   time of the earliest contributing event (``<NA>`` when there are none; integer input: int64)
+``last_time``    time of the latest contributing event (likewise)
 ``extra``        the family-specific ``extra`` mapping (a dict; empty for most detections)
 ===============  =================================================================================
 
@@ -121,11 +121,13 @@ EVENT_COLUMNS: tuple[str, ...] = ("seq", "type", "time", "key")
 _INT: Final = "Int64"  # nullable integer: stays integral when a value is missing
 
 
-def _times(values: Sequence[int | float]) -> pd.Series:
-    """Times as int64 when all are integral numbers, else float64."""
-    if all(isinstance(v, int) for v in values):
-        return pd.Series(values, dtype="int64")
-    return pd.Series(values, dtype="float64")
+def _times(values: Sequence[int | float | None]) -> pd.Series:
+    """Times as the input gave them: int64 when all are integers (nullable ``Int64`` when some are
+    missing, ``None``), else float64 (missing: NaN)."""
+    present = [v for v in values if v is not None]
+    if all(isinstance(v, int) for v in present):
+        return pd.Series(values, dtype="int64" if len(present) == len(values) else _INT)
+    return pd.Series([math.nan if v is None else v for v in values], dtype="float64")
 
 
 def _objects(values: Sequence[object]) -> pd.Series:
@@ -153,20 +155,20 @@ def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
     >>> from workbench.engine import Detection, Event
     >>> d = Detection("p", "k", 1, "match", 9, (Event("a", 3, "k", seq=0),), ("a",))
     >>> detections_to_frame([d])[["pattern", "instance", "events", "first_time"]].to_dict("records")
-    [{'pattern': 'p', 'instance': 1, 'events': (0,), 'first_time': 3.0}]
+    [{'pattern': 'p', 'instance': 1, 'events': (0,), 'first_time': 3}]
     """
     ds = list(detections)
     seqs: list[tuple[int, ...]] = []
     types: list[tuple[str, ...]] = []
-    firsts: list[float] = []
-    lasts: list[float] = []
+    firsts: list[int | float | None] = []
+    lasts: list[int | float | None] = []
     for d in ds:  # why one pass: every event-derived column at once
         evs = d.events
         seqs.append(tuple([e.seq for e in evs]))
         types.append(tuple([e.type for e in evs]))
         times = [e.time for e in evs]
-        firsts.append(min(times) if times else math.nan)
-        lasts.append(max(times) if times else math.nan)
+        firsts.append(min(times) if times else None)
+        lasts.append(max(times) if times else None)
     data: dict[str, pd.Series] = {
         **_identity(ds),
         "kind": _strings([d.kind for d in ds]),
@@ -179,8 +181,8 @@ def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
         "initiator": pd.Series(
             [d.initiator.seq if d.initiator is not None else None for d in ds], dtype=_INT
         ),
-        "first_time": pd.Series(firsts, dtype="float64"),
-        "last_time": pd.Series(lasts, dtype="float64"),
+        "first_time": _times(firsts),
+        "last_time": _times(lasts),
         "extra": _objects([dict(d.extra) for d in ds]),
     }
     frame = pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
@@ -323,7 +325,7 @@ def errors_to_frame(errors: Iterable[ConditionFault]) -> pd.DataFrame:
         "message": _strings([f.message for f in fs]),
         "count": pd.Series([f.count for f in fs], dtype="int64"),
         "first_seq": pd.Series([f.first_seq for f in fs], dtype="int64"),
-        "first_time": _times([math.nan if f.first_time is None else f.first_time for f in fs]),
+        "first_time": _times([f.first_time for f in fs]),
         "first_key": _objects([f.first_key for f in fs]),
     }
     return pd.DataFrame(data, columns=list(ERROR_COLUMNS))

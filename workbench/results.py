@@ -212,10 +212,8 @@ def _measure_series(values: Sequence[object]) -> pd.Series:
     missing = len(present) < len(values)
     if present and all(v.__class__ is bool for v in present):
         return pd.Series(values, dtype="boolean" if missing else "bool")
-    if present and all(v.__class__ is int for v in present):
-        return pd.Series(values, dtype=_INT if missing else "int64")
     if present and all(v.__class__ in (int, float) for v in present):
-        return pd.Series([math.nan if v is None else v for v in values], dtype="float64")
+        return _times(values)  # type: ignore[arg-type]  # numbers, as times are: int64, Int64 or float64
     return _objects(values)
 
 

@@ -69,13 +69,20 @@ class MeasureValues(Mapping[str, object]):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Mapping) and self.data == dict(other)
 
-    __hash__ = None  # type: ignore[assignment]  # a mapping
+    def __hash__(self) -> int:
+        # why: immutable, so one shared empty instance can be every detection's default (no
+        # allocation per detection); equal mappings have equal lengths
+        return len(self.data)
 
     def __repr__(self) -> str:
         return f"MeasureValues({self.data!r})"
 
     def __reduce__(self) -> tuple[object, ...]:
         return (MeasureValues, (self.data, dict(self.kinds)))
+
+
+#: the measures of a detection whose pattern has none (shared: nothing is allocated per detection)
+NO_MEASURES = MeasureValues({}, {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +114,7 @@ class Detection:
     negated: tuple[str, ...] = ()
     initiator: Event | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
-    measures: Mapping[str, object] = field(default_factory=dict)
+    measures: Mapping[str, object] = NO_MEASURES
 
     def by_stage(self) -> dict[str, list[Event]]:
         """Flink's view: stage (or channel) name -> its events, in order of first appearance."""

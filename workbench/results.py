@@ -22,6 +22,13 @@ fixed, documented set of columns, in a fixed order, also when the input is empty
 ``extra``        the family-specific ``extra`` mapping (a dict; empty for most detections)
 ===============  =================================================================================
 
+Then one column per **measure** (a sequence's ``measures``), in declared order, patterns in order
+of first appearance; a detection of a pattern without that measure, or a timed-out one that could
+not compute it, has a missing value. Integers stay integers (``Int64`` when some are missing),
+numbers are ``float64``, truth values ``bool``/``boolean``, anything else Python objects. The frame's
+``attrs["time_columns"]`` and ``attrs["duration_columns"]`` name the measures that are event times
+and differences of times (a session shows them as Timestamps and Timedeltas for datetime input).
+
 **One row per (detection, event)** (:func:`detection_events_to_frame`): ``detection`` (the row
 number of the detection in :func:`detections_to_frame`), ``pattern``, ``key``, ``instance``,
 ``kind``, ``emit_time``, ``position`` (0-based index of the event in the detection), ``channel``,
@@ -45,7 +52,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from workbench.engine.detection import Detection, Reaction, TraceRecord
+from workbench.engine.detection import DETECTION_COLUMNS, Detection, Reaction, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 
@@ -65,23 +72,6 @@ __all__ = [
     "trace_to_frame",
 ]
 
-DETECTION_COLUMNS: tuple[str, ...] = (
-    "pattern",
-    "key",
-    "instance",
-    "kind",
-    "emit_time",
-    "n_events",
-    "events",
-    "types",
-    "channels",
-    "negated",
-    "initiator",
-    "first_time",
-    "last_time",
-    "extra",
-)
-"""Columns of :func:`detections_to_frame`, in order."""
 
 DETECTION_EVENT_COLUMNS: tuple[str, ...] = (
     "detection",
@@ -195,7 +185,36 @@ def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
         "last_time": _times(lasts),
         "extra": _objects([dict(d.extra) for d in ds]),
     }
-    return pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
+    frame = pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
+    return _add_measures(frame, ds)
+
+
+def _add_measures(frame: pd.DataFrame, detections: Sequence[Detection]) -> pd.DataFrame:
+    """The measure columns (see the module docstring), and the names of the time-valued ones."""
+    kinds: dict[str, str] = {}
+    for d in detections:  # why a pass: the columns are the union, in order of first appearance
+        if d.measures:
+            declared = getattr(d.measures, "kinds", {})
+            for name in d.measures:
+                kinds.setdefault(name, declared.get(name, "value"))
+    if not kinds:
+        return frame
+    columns = {name: _measure_series([d.measures.get(name) for d in detections]) for name in kinds}
+    out = pd.concat([frame, pd.DataFrame(columns, index=frame.index)], axis=1)
+    out.attrs["time_columns"] = tuple(n for n, k in kinds.items() if k == "time")
+    out.attrs["duration_columns"] = tuple(n for n, k in kinds.items() if k == "duration")
+    return out
+
+
+def _measure_series(values: Sequence[object]) -> pd.Series:
+    """One measure's column: integral, numeric or boolean dtypes when every value fits, else objects."""
+    present = [v for v in values if v is not None]
+    missing = len(present) < len(values)
+    if present and all(v.__class__ is bool for v in present):
+        return pd.Series(values, dtype="boolean" if missing else "bool")
+    if present and all(v.__class__ in (int, float) for v in present):
+        return _times(values)  # type: ignore[arg-type]  # numbers, as times are: int64, Int64 or float64
+    return _objects(values)
 
 
 def _field_columns(fixed: Sequence[str], events: Iterable[Event]) -> dict[str, str]:

@@ -216,7 +216,22 @@ def sequences(draw: st.DrawFn) -> SequencePattern:
         aggregates=tuple(aggregates),
         max_partial_matches=draw(st.sampled_from([100_000, None, 50])),
         emit_timeouts=draw(st.booleans()),
+        measures=draw(_measures(names)),
     )
+
+
+def _measures(stages: list[str]) -> st.SearchStrategy[dict[str, str]]:
+    """Measures over the stages and the whole match (``matched('*')``), named m0, m1, ..."""
+    s = st.sampled_from(stages)
+    one = st.one_of(
+        st.builds(lambda a, f: f"first(matched({a!r})).{f}", s, FIELDS),
+        st.builds(lambda a: f"count(matched({a!r}))", s),
+        st.builds(lambda a, b: f"last(matched({a!r})).time - first(matched({b!r})).time", s, s),
+        st.builds(lambda f: f"avg(matched('*').{f})", FIELDS),
+        st.builds(lambda a, f: f"max(matched({a!r}).{f}) if count(matched({a!r})) > 1 else None", s, FIELDS),
+        st.builds(lambda n: f"sum(matched('*').price) * {n}", st.integers(1, 9)),
+    )
+    return st.lists(one, max_size=3).map(lambda xs: {f"m{i}": x for i, x in enumerate(xs)})
 
 
 @st.composite

@@ -2,8 +2,8 @@
 
 A ```` ```cep ```` block must compile. When it is followed by an ```` ```events ```` block (one JSON
 event per line) and a ```` ```detections ```` block (one JSON detection per line: ``pattern``,
-``kind``, ``events`` = arrival positions, and optionally ``key`` and ``negated``), the events are
-replayed through the block's patterns and the detections must be exactly those. A
+``kind``, ``events`` = arrival positions, and optionally ``key``, ``negated`` and ``measures``), the
+events are replayed through the block's patterns and the detections must be exactly those. A
 ```` ```cep-error ```` block must fail; the ```` ```text ```` block after it holds the message.
 """
 
@@ -81,6 +81,8 @@ def test_example(kind: str, body: str, events: str | None, expected: str | None,
             item["key"] = d.key
         if "negated" in w:
             item["negated"] = list(d.negated)
+        if "measures" in w:
+            item["measures"] = dict(d.measures)
         got.append(item)
     extra = result.detections[len(want) :]
     got += [{"pattern": d.pattern, "kind": d.kind, "events": list(d.seqs)} for d in extra]

@@ -9,17 +9,80 @@ match or a group that timed out without success).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from workbench.engine.events import Event
 
-__all__ = ["Detection", "Reaction", "TraceKind", "TraceRecord"]
+__all__ = ["DETECTION_COLUMNS", "Detection", "MeasureValues", "Reaction", "TraceKind", "TraceRecord"]
+
+DETECTION_COLUMNS: tuple[str, ...] = (
+    "pattern",
+    "key",
+    "instance",
+    "kind",
+    "emit_time",
+    "n_events",
+    "events",
+    "types",
+    "channels",
+    "negated",
+    "initiator",
+    "first_time",
+    "last_time",
+    "extra",
+)
+"""Columns of :func:`workbench.results.detections_to_frame`, in order (a measure cannot take one)."""
 
 MATCH = "match"
 TIMEOUT = "timeout"
+
+
+class MeasureValues(Mapping[str, object]):
+    """A detection's measures: name -> value, in declared order.
+
+    ``kinds`` (shared by every detection of one pattern) says which are event times (``"time"``)
+    and differences of times (``"duration"``), so results can show them as dates.
+
+    >>> m = MeasureValues({"entry": 10.5, "at": 7}, {"entry": "value", "at": "time"})
+    >>> dict(m), m.kinds["at"]
+    ({'entry': 10.5, 'at': 7}, 'time')
+    """
+
+    __slots__ = ("data", "kinds")
+
+    def __init__(self, values: Mapping[str, object], kinds: Mapping[str, str]) -> None:
+        self.data = dict(values)
+        self.kinds = kinds
+
+    def __getitem__(self, name: str) -> object:
+        return self.data[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and self.data == dict(other)
+
+    def __hash__(self) -> int:
+        # why: immutable, so one shared empty instance can be every detection's default (no
+        # allocation per detection); equal mappings have equal lengths
+        return len(self.data)
+
+    def __repr__(self) -> str:
+        return f"MeasureValues({self.data!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (MeasureValues, (self.data, dict(self.kinds)))
+
+
+#: the measures of a detection whose pattern has none (shared: nothing is allocated per detection)
+NO_MEASURES = MeasureValues({}, {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +101,7 @@ class Detection:
         initiator: the event that started the instance (reaction groups), if any.
         extra: family-specific data: ``"tree"`` for nested groups, ``"aggregate"`` for window
             accumulators, ``"exit"`` (``"and"``/``"or"``), ...
+        measures: the pattern's measures, name -> value in declared order (empty without any).
     """
 
     pattern: str
@@ -50,6 +114,7 @@ class Detection:
     negated: tuple[str, ...] = ()
     initiator: Event | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    measures: Mapping[str, object] = NO_MEASURES
 
     def by_stage(self) -> dict[str, list[Event]]:
         """Flink's view: stage (or channel) name -> its events, in order of first appearance."""

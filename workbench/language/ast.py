@@ -29,6 +29,7 @@ __all__ = [
     "Initiator",
     "InstanceDecl",
     "MatchItem",
+    "MeasureDecl",
     "Name",
     "Quantifier",
     "ReceiveDef",
@@ -246,6 +247,15 @@ class AggregateDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class MeasureDecl:
+    """``NAME = expr`` in a ``measures`` clause."""
+
+    name: Name
+    value: Expr
+    span: SourceSpan
+
+
+@dataclass(frozen=True, slots=True)
 class SequenceDef:
     """``sequence NAME [within D] [skip ...] begin ... next ...``: a Flink-CEP-style pattern."""
 
@@ -258,6 +268,7 @@ class SequenceDef:
     max_partial: int | str | None
     stages: tuple[Stage, ...]
     span: SourceSpan
+    measures: tuple[MeasureDecl, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

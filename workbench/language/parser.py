@@ -104,6 +104,7 @@ class _Builder:
         partition: ast.Name | None = None
         stages: list[ast.Stage] = []
         aggregates: list[ast.AggregateDecl] = []
+        measures: list[ast.MeasureDecl] = []
         emit_timeouts = True
         max_partial: int | str | None = "default"
         for child in rest:
@@ -123,6 +124,8 @@ class _Builder:
                 aggregates.append(
                     ast.AggregateDecl(self.name(aname), self.expr(value), incl is not None, self.span(child))
                 )
+            elif child.data == "measures_clause":
+                measures.extend(self.measure(m) for m in _kids(child) if isinstance(m, Tree))
             elif child.data == "no_timeouts":
                 emit_timeouts = False
             elif child.data == "max_partial":
@@ -142,7 +145,14 @@ class _Builder:
             max_partial,
             tuple(stages),
             self.span(tree),
+            tuple(measures),
         )
+
+    def measure(self, tree: Tree[Token]) -> ast.MeasureDecl:
+        name, value = _kids(tree)
+        assert name is not None
+        assert value is not None
+        return ast.MeasureDecl(self.name(name), self.expr(value), self.span(tree))
 
     def skip(self, tree: Tree[Token]) -> ast.Skip:
         kind = {"skip_none": "no_skip", "skip_next": "skip_to_next", "skip_past_last": "skip_past_last_event"}

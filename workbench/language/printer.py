@@ -16,14 +16,17 @@ from __future__ import annotations
 import keyword
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from workbench.engine.expr import ir, print_expr
 from workbench.engine.nfa import pattern as seq
+from workbench.engine.nfa.measures import UNIVERSAL
 from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
 from workbench.errors import PatternError
 from workbench.language.grammar import DURATION_UNITS, keywords
+from workbench.language.sequences import MATCH_WIDE
 
 __all__ = ["condition_text", "follow_words", "format_duration", "format_name", "format_pattern"]
 
@@ -215,6 +218,45 @@ def _aggregate(a: seq.AggregateSpec) -> str:
     return f"aggregate {a.name} = {a.function}({target}{params}){tail}"
 
 
+def _measures(p: seq.SequencePattern) -> list[str]:
+    """The ``measures`` clause, one measure a line."""
+    stages = set(_stage_names(p.stages))
+    texts = [f"{m.name} = {print_expr(_match_wide(m.expr, stages), stages='names')}" for m in p.measures]
+    heads = [f"{_INDENT}measures "] + [_INDENT + " " * len("measures ")] * (len(texts) - 1)
+    return (
+        [f"{h}{t}," for h, t in zip(heads[:-1], texts, strict=False)] + [heads[-1] + texts[-1]]
+        if texts
+        else []
+    )
+
+
+def _stage_names(stages: Iterable[seq.Stage | seq.GroupStage]) -> Iterable[str]:
+    for s in stages:
+        if isinstance(s, seq.GroupStage):
+            yield from _stage_names(s.stages)
+        else:
+            yield s.name
+
+
+def _match_wide(node: ir.Node, stages: set[str]) -> ir.Node:
+    """``avg(matched('*').price)`` written as the language does: ``avg(price)``."""
+    if isinstance(node, ir.Let | ir.Comprehension):
+        return node
+    if isinstance(node, ir.Call) and node.func in MATCH_WIDE:
+        args = tuple(
+            ir.Name(a.name)
+            if isinstance(a, ir.Attr)
+            and a.obj == ir.Stage(UNIVERSAL)
+            and _expr_name(a.name)
+            and a.name not in stages
+            and a.name not in ("e", "True", "False", "None")
+            else _match_wide(a, stages)
+            for a in node.args
+        )
+        return replace(node, args=args)
+    return ir.map_children(node, lambda child: _match_wide(child, stages))
+
+
 def _format_sequence(p: seq.SequencePattern) -> str:
     lines = [f"sequence {format_name(p.name)}"]
     if p.within_ms is not None:
@@ -234,6 +276,7 @@ def _format_sequence(p: seq.SequencePattern) -> str:
                 words += " or fail"
         lines.append(f"{_INDENT}{words}")
     lines.extend(f"{_INDENT}{_aggregate(a)}" for a in p.aggregates)
+    lines.extend(_measures(p))
     if not p.emit_timeouts:
         lines.append(f"{_INDENT}no timeouts")
     if p.max_partial_matches != _DEFAULT_MAX_PARTIAL:

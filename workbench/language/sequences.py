@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import ast as pyast
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from workbench.engine.aggregates import aggregate_names
 from workbench.engine.expr import ir
 from workbench.engine.nfa import pattern as seq
-from workbench.errors import SourceSpan
+from workbench.engine.nfa.measures import UNIVERSAL
+from workbench.errors import PatternError, SourceSpan
 from workbench.language import ast
 from workbench.language.arguments import MAX_COUNT
-from workbench.language.conditions import Scope, check_condition, nearest
+from workbench.language.conditions import EVENT_ATTRIBUTES, Scope, check_condition, nearest
 from workbench.language.context import Context
 
-__all__ = ["SEQUENCE_AGGREGATES", "SequenceCompiler"]
+__all__ = ["MATCH_WIDE", "SEQUENCE_AGGREGATES", "SequenceCompiler"]
 
 #: aggregate shorthands in sequence conditions (``avg(A.price)``, ``count(A)``): incremental aggregates.
 SEQUENCE_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "var", "std"})
+
+#: functions whose bare-field argument reads every event of the match (``avg(price)``: SQL's
+#: universal pattern variable) in a measure.
+MATCH_WIDE = SEQUENCE_AGGREGATES | {"first", "last"}
 
 
 # ---- sequences -------------------------------------------------------------------------------------
@@ -29,6 +35,7 @@ class SequenceCompiler:
         self.ctx = ctx
         self.aggregates: list[seq.AggregateSpec] = []
         self.stage_names: set[str] = set()
+        self.stage_order: tuple[str, ...] = ()
         self.spans: dict[str, SourceSpan] = {}
 
     def build(self, node: ast.SequenceDef, name: str) -> seq.SequencePattern:
@@ -36,6 +43,7 @@ class SequenceCompiler:
         seen: dict[str, SourceSpan] = {}
         self._collect_names(node.stages, seen)
         self.stage_names = set(seen)
+        self.stage_order = tuple(seen)
         self.spans = seen
         for decl in node.aggregates:
             self.aggregates.append(self._aggregate_decl(decl))
@@ -60,7 +68,79 @@ class SequenceCompiler:
             aggregates=tuple(self.aggregates),
             max_partial_matches=max_partial,  # type: ignore[arg-type]
             emit_timeouts=node.emit_timeouts,
+            measures=self._measures(node.measures),
         )
+
+    def _measures(self, decls: Sequence[ast.MeasureDecl]) -> tuple[seq.Measure, ...]:
+        out: dict[str, seq.Measure] = {}
+        spans: dict[str, SourceSpan] = {}
+        for decl in decls:
+            name = decl.name.text
+            if name in out:
+                msg = f"measure {name!r} is defined twice (first on line {spans[name].line})"
+                raise self.ctx.fail(msg, decl.name.span)
+            scope = Scope(stages=frozenset({*self.stage_names, UNIVERSAL}), functions=self.ctx.functions)
+            tree = check_condition(
+                decl.value, scope, self.ctx.source, what="measure", rewrite=self._match_wide
+            )
+            if "e" in ir.free_names(tree):
+                where = next(n for n in ir.walk(tree) if n == ir.Name("e"))
+                msg = "a measure has no current event 'e': read a stage, e.g. last(a).price or count(b)"
+                raise self.ctx.fail(msg, where.span or decl.value.span)
+            try:
+                out[name] = seq.Measure(name, tree)
+            except PatternError as err:
+                raise self.ctx.fail(str(err), decl.name.span) from None
+            spans[name] = decl.name.span
+        return tuple(out.values())
+
+    def _match_wide(self, tree: ir.Node, *, condition: bool = False) -> tuple[ir.Node, frozenset[str]]:
+        """``avg(price)``: a bare name given to an aggregate reads that field of every event of the match.
+
+        In a measure that is the finished match (``matched('*')``); in a condition, the events the
+        partial match took, stage after stage, and the event being tested (SQL's running
+        semantics), for the aggregates whose value does not depend on order.
+        """
+        known = self.stage_names | {"e"}
+        functions = SEQUENCE_AGGREGATES if condition else MATCH_WIDE
+
+        def visit(node: ir.Node) -> ir.Node:
+            if isinstance(node, ir.Let | ir.Comprehension):
+                return node  # names bound there are not fields
+            if isinstance(node, ir.Call) and node.func in functions and node.func not in self.ctx.functions:
+                args = tuple(
+                    self._field_of_match(a, condition)
+                    if isinstance(a, ir.Name) and a.name not in known
+                    else visit(a)
+                    for a in node.args
+                )
+                return replace(node, args=args)
+            return ir.map_children(node, visit)
+
+        return visit(tree), frozenset()
+
+    def _field_of_match(self, name: ir.Name, condition: bool) -> ir.Node:
+        """``price`` in ``avg(price)``: that field of every event (checked against ``event`` declarations)."""
+        fields = {f for declared in self.ctx.schema.values() for f in declared}
+        span = name.span
+        if self.ctx.schema and name.name not in fields | EVENT_ATTRIBUTES:
+            pool = fields | self.stage_names
+            msg = f"unknown stage or field {name.name!r}{nearest(name.name, pool)}"
+            raise self.ctx.fail(msg, span or SourceSpan(1, 1, 1, 2))
+        if not condition:
+            return ir.Attr(ir.Stage(UNIVERSAL, span=span), name.name, span=span)
+        events: ir.Node | None = None
+        for stage in self.stage_order:  # a + b + [e]: left to right, as the text reads
+            read = ir.Stage(stage, span=span)
+            events = read if events is None else ir.Binary("+", events, read, span=span)
+        current = ir.ListOf((ir.Name("e", span=span),), span=span)
+        both = current if events is None else ir.Binary("+", events, current, span=span)
+        return ir.Attr(both, name.name, span=span)
+
+    def _condition_rewrite(self, tree: ir.Node) -> tuple[ir.Node, frozenset[str]]:
+        """The incremental-aggregate sugar, then match-wide aggregates."""
+        tree, used = self._aggregate_sugar(tree)
+        return self._match_wide(tree, condition=True)[0], used
 
     def _collect_names(
         self, stages: Sequence[ast.Stage], seen: dict[str, SourceSpan], depth: int = 0
@@ -73,7 +153,7 @@ class SequenceCompiler:
             if s.name.text in seen:
                 msg = f"stage {s.name.text!r} is defined twice (first on line {seen[s.name.text].line})"
                 raise self.ctx.fail(msg, s.name.span)
-            if s.name.text in ("e", "matched"):
+            if s.name.text in ("e", "matched", UNIVERSAL):
                 msg = f"a stage cannot be called {s.name.text!r} (conditions use that name)"
                 raise self.ctx.fail(msg, s.name.span)
             seen[s.name.text] = s.name.span
@@ -133,7 +213,7 @@ class SequenceCompiler:
             functions=self.ctx.functions,
             current=current,
         )
-        return check_condition(expr, scope, self.ctx.source, what=what, rewrite=self._aggregate_sugar)
+        return check_condition(expr, scope, self.ctx.source, what=what, rewrite=self._condition_rewrite)
 
     def _aggregate_sugar(self, tree: ir.Node) -> tuple[ir.Node, frozenset[str]]:
         """Replace ``avg(A.price)``-style calls by the name of an incremental aggregate declared for them.

@@ -93,12 +93,16 @@ class TimeFormat:
 
     def frame(self, frame: pd.DataFrame, columns: Iterable[str] = TIME_COLUMNS) -> pd.DataFrame:
         """``frame`` with its time ``columns`` as Timestamps (a copy), or ``frame`` itself for numbers."""
+        import pandas as pd
+
         if not self.dates:
             return frame
         out = frame.copy()
-        for c in columns:
+        for c in (*columns, *frame.attrs.get("time_columns", ())):
             if c in out.columns:
                 out[c] = self.series(out[c])
+        for c in frame.attrs.get("duration_columns", ()):  # measures that are differences of times
+            out[c] = pd.to_timedelta(out[c], unit="ms")
         return out
 
 

@@ -46,6 +46,7 @@ export const KEYWORDS: readonly string[] = [
   'aggregate',
   'including',
   'current',
+  'measures',
   'on',
   'once',
   'const',

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from workbench.engine.expr import ir
 from workbench.engine.nfa.pattern import (
     AggregateSpec,
     AllOf,
@@ -25,6 +26,7 @@ from workbench.engine.nfa.pattern import (
     Condition,
     Contiguity,
     GroupStage,
+    Measure,
     Quantifier,
     SequencePattern,
     SkipStrategy,
@@ -45,6 +47,7 @@ class PatternBuilder:
     skip_strategy: SkipStrategy = field(default_factory=SkipStrategy)
     aggregates: tuple[AggregateSpec, ...] = ()
     window_ms: int | float | None = None
+    measures: tuple[Measure, ...] = ()
 
     # ------------------------------------------------------------------ helpers
     def _edit(self, **changes: object) -> PatternBuilder:
@@ -172,6 +175,10 @@ class PatternBuilder:
         """Declare a named aggregate."""
         return replace(self, aggregates=(*self.aggregates, spec))
 
+    def measure(self, name: str, expr: str | ir.Node) -> PatternBuilder:
+        """Add a measure (SQL ``MEASURES``): ``expr`` evaluated once per detection, column ``name``."""
+        return replace(self, measures=(*self.measures, Measure(name, expr)))  # type: ignore[arg-type]
+
     def build(self, name: str, **options: object) -> SequencePattern:
         """The :class:`SequencePattern` (``options``: other SequencePattern fields)."""
         return SequencePattern(
@@ -180,6 +187,7 @@ class PatternBuilder:
             within_ms=self.window_ms,
             skip=self.skip_strategy,
             aggregates=self.aggregates,
+            measures=options.pop("measures", self.measures),  # type: ignore[arg-type]
             **options,  # type: ignore[arg-type]
         )
 

@@ -17,6 +17,7 @@ from workbench.engine.nfa.buffer import Time
 from workbench.engine.nfa.compiler import CompiledNFA, compile_nfa
 from workbench.engine.nfa.linear import LinearPlan
 from workbench.engine.nfa.loop import LoopPlan
+from workbench.engine.nfa.measures import MeasureEvaluator, MeasuringContext
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.plans import AnyPlan, PlanState, choose_plan
 from workbench.engine.nfa.runaggs import RunAggregates
@@ -63,6 +64,33 @@ class NFAMatcher:
         self.advance = self.plan.advance  # type: ignore[assignment]
         self.is_idle = self.plan.is_idle  # type: ignore[assignment]
         self.on_timer = self.plan.on_timer  # type: ignore[assignment]
+        #: adds the pattern's measures to its detections (``None``: the pattern has none)
+        self.measures: MeasureEvaluator | None = None
+        if pattern.measures:
+            self._measure(MeasureEvaluator(pattern.measures, self.faults))
+
+    def _measure(self, evaluator: MeasureEvaluator) -> None:
+        """Route the plan's outputs through ``evaluator`` (only patterns with measures pay for it)."""
+        evaluator.check_stages(self.nfa.stage_names)
+        self.measures = evaluator
+        wrap = MeasuringContext(evaluator)
+        process, advance, on_timer = self.process, self.advance, self.on_timer
+
+        def measured_process(state: PlanState, event: Event, ctx: Context) -> None:
+            wrap.inner = ctx
+            process(state, event, wrap)  # type: ignore[arg-type]
+
+        def measured_advance(state: PlanState, t: Time, ctx: Context) -> None:
+            wrap.inner = ctx
+            advance(state, t, wrap)  # type: ignore[arg-type]
+
+        def measured_timer(state: PlanState, time: Time, token: Hashable, ctx: Context) -> None:
+            wrap.inner = ctx
+            on_timer(state, time, token, wrap)  # type: ignore[arg-type]
+
+        self.process = measured_process
+        self.advance = measured_advance
+        self.on_timer = measured_timer
 
     def event_types(self) -> frozenset[str] | None:
         """The types that can start or change a partial match, when the conditions tell (else all).
@@ -82,7 +110,7 @@ class NFAMatcher:
 
     def kernel(self, pindex: int) -> Kernel | None:
         """The plan's step as source for the engine's fused loop, if it offers one (and compiled)."""
-        make = getattr(self.plan, "kernel", None) if self.compiled else None
+        make = getattr(self.plan, "kernel", None) if self.compiled and self.measures is None else None
         return None if make is None else make(f"_p{pindex}_")
 
     def new_state(self, key: Hashable) -> PlanState:

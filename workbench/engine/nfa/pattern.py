@@ -36,6 +36,7 @@ from enum import StrEnum
 from typing import Any, Literal, Union
 
 from workbench.engine.expr import as_tree, ir
+from workbench.engine.nfa.measures import Measure
 from workbench.errors import PatternError
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "Condition",
     "Contiguity",
     "GroupStage",
+    "Measure",
     "Quantifier",
     "SequencePattern",
     "SkipKind",
@@ -313,6 +315,9 @@ class SequencePattern:
             order and, under a skip strategy, *which* of several equal-start matches survives.
             Costs O(live partial matches) per event; the default (``False``) orders ties by
             creation and visits only the partial matches an event can change.
+        measures: named expressions evaluated once per detection (:class:`Measure`, SQL
+            ``MEASURES``); a mapping ``name -> expression`` is accepted too. They become the
+            detection's ``measures`` and columns of the detections DataFrame, in this order.
     """
 
     name: str
@@ -323,6 +328,7 @@ class SequencePattern:
     max_partial_matches: int | None = 100_000
     emit_timeouts: bool = True
     flink_order: bool = False
+    measures: tuple[Measure, ...] = ()
 
     def __post_init__(self) -> None:
         # Accept lists for convenience; store tuples so equal patterns compare (and hash) equal.
@@ -332,6 +338,19 @@ class SequencePattern:
         aggregates: object = self.aggregates
         if not isinstance(aggregates, tuple):
             object.__setattr__(self, "aggregates", tuple(self.aggregates))
+        object.__setattr__(self, "measures", _measures(self.measures, self.name))
         if self.max_partial_matches is not None and self.max_partial_matches < 1:
             msg = f"max_partial_matches must be >= 1 or None, got {self.max_partial_matches!r}"
             raise PatternError(msg, pattern=self.name)
+
+
+def _measures(value: object, pattern: str) -> tuple[Measure, ...]:
+    """``measures`` as a tuple of :class:`Measure` (from a mapping or pairs); names unique."""
+    items: list[object] = list(value.items()) if isinstance(value, Mapping) else list(value)  # type: ignore[call-overload]
+    out = tuple(m if isinstance(m, Measure) else Measure(*m) for m in items)  # type: ignore[misc]
+    names = [m.name for m in out]
+    for name in names:
+        if names.count(name) > 1:
+            msg = f"measure {name!r} is defined twice"
+            raise PatternError(msg, pattern=pattern)
+    return out

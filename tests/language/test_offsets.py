@@ -10,6 +10,7 @@ import pytest
 
 from workbench.engine import run
 from workbench.engine.expr.ir import Attr, Index, Literal, Name, Offset, Stage, Window
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.pattern import Stage as SeqStage
 from workbench.errors import CepError
@@ -83,7 +84,8 @@ def test_errors_point_into_the_text(text: str, message: str, line: int, column: 
     with pytest.raises(CepError, match=message) as info:
         compile_pattern(text)
     span = getattr(info.value, "span", None)
-    assert span is not None and span.line == line
+    assert span is not None
+    assert span.line == line
     if column:
         assert span.column == column
 
@@ -107,7 +109,6 @@ group g
         c: logout(user = User) where prev(e, 1) is not None
     }
 """
+    pattern = compile_pattern(text, validate=False)
     with pytest.raises(CepError, match="sequence patterns"):
-        from workbench.engine.families import compile_matcher
-
-        compile_matcher(compile_pattern(text, validate=False))
+        compile_matcher(pattern)

@@ -13,8 +13,8 @@ a ``compile()`` method that returns its matcher.
 from __future__ import annotations
 
 from workbench.engine.matcher import Matcher
-from workbench.engine.nfa.streamed import compile_sequence, reject_stream
 from workbench.engine.nfa.pattern import SequencePattern
+from workbench.engine.nfa.streamed import compile_sequence, reject_stream
 from workbench.engine.reactions.matcher import GroupMatcher
 from workbench.engine.reactions.patterns import ReactionGroup, Receive
 from workbench.engine.reactions.receive import ReceiveMatcher

@@ -82,7 +82,8 @@ def test_printing_is_a_fixed_point(text: str) -> None:
 def test_malformed_uses_are_reported_where_they_are(text: str, message: str, column: int) -> None:
     with pytest.raises(ExpressionError, match=message) as info:
         parse_expr(text)
-    assert info.value.span is not None and info.value.span.column == column
+    assert info.value.span is not None
+    assert info.value.span.column == column
 
 
 def test_only_the_exact_window_shape_is_rewritten() -> None:
@@ -91,7 +92,8 @@ def test_only_the_exact_window_shape_is_rewritten() -> None:
     assert window_marks("avg(e.x over last 5 lightyears)")[1] == {}
     with pytest.raises(ExpressionError):
         parse_expr("avg(e.x over last 5 lightyears)")
-    assert format_size(86_400_000, "ms") == "1d" and format_size(1.5, "ms") == "1.5ms"
+    assert format_size(86_400_000, "ms") == "1d"
+    assert format_size(1.5, "ms") == "1.5ms"
 
 
 # ---------------------------------------------------------------------------- evaluation
@@ -103,12 +105,16 @@ def test_offsets_read_the_stream_and_are_null_without_one() -> None:
     stream.history.extend([older, newer])
     one, two, price = (compile_expr(t) for t in ("prev(e, 1)", "prev(e, 2)", "prev(e, 2).price"))
     now = Event("a", 3, "k", {"price": 3})
-    assert one.evaluate(now) is None and price.evaluate(now) is None  # no stream: NULL
+    assert one.evaluate(now) is None
+    assert price.evaluate(now) is None
     with reading(stream):
-        assert one.evaluate(now) is newer and two.evaluate(now) is older and price.evaluate(now) == 1
+        assert one.evaluate(now) is newer
+        assert two.evaluate(now) is older
+        assert price.evaluate(now) == 1
     stream.history.popleft()
     with reading(stream):
-        assert two.evaluate(now) is None and price.evaluate(now) is None  # NULL, no IndexError
+        assert two.evaluate(now) is None
+        assert price.evaluate(now) is None
 
 
 @pytest.mark.parametrize(
@@ -156,9 +162,7 @@ def _matched(pattern: SequencePattern, events: list[dict[str, Any]]) -> list[int
     return sorted(d.events[0].seq for d in run([pattern], events).detections)
 
 
-def _oracle_window(
-    events: list[dict[str, Any]], i: int, size: int, by_time: bool
-) -> list[dict[str, Any]]:
+def _oracle_window(events: list[dict[str, Any]], i: int, size: int, by_time: bool) -> list[dict[str, Any]]:
     """The events of window ``size`` for event ``i``: same key and type, up to and including it."""
     me = events[i]
     same = [e for e in events[: i + 1] if e["key"] == me["key"] and e["type"] == me["type"]]
@@ -201,7 +205,9 @@ def test_windows_agree_with_a_brute_force_oracle(
 
 @settings(max_examples=60, deadline=None)
 @given(events=streams(), n=st.integers(1, 4), data=st.data())
-def test_prev_agrees_with_a_brute_force_oracle(events: list[dict[str, Any]], n: int, data: st.DataObject) -> None:
+def test_prev_agrees_with_a_brute_force_oracle(
+    events: list[dict[str, Any]], n: int, data: st.DataObject
+) -> None:
     expected = []
     for i, e in enumerate(events):
         before = [x for x in events[:i] if x["key"] == e["key"]]
@@ -236,7 +242,9 @@ def test_a_pattern_without_the_stream_keeps_the_plain_matcher() -> None:
 
 
 def test_the_stream_survives_a_snapshot() -> None:
-    pattern = SequencePattern("p", (Stage("s", where="e.price > prev(e, 2).price + count(e over last 2 events)"),))
+    pattern = SequencePattern(
+        "p", (Stage("s", where="e.price > prev(e, 2).price + count(e over last 2 events)"),)
+    )
     events = [{"type": "t", "time": i, "key": "k", "price": p} for i, p in enumerate([1, 9, 4, 2, 8, 0, 7])]
     straight = _matched(pattern, events)
     first = Engine([pattern])
@@ -254,7 +262,10 @@ def test_the_stream_survives_a_snapshot() -> None:
 
 def test_a_window_value_that_fails_is_a_recorded_fault() -> None:
     pattern = SequencePattern("p", (Stage("s", where="sum((e.price + 1) over last 3 events) > 0"),))
-    events = [{"type": "t", "time": 0, "key": "k", "price": "x"}, {"type": "t", "time": 1, "key": "k", "price": 1}]
+    events = [
+        {"type": "t", "time": 0, "key": "k", "price": "x"},
+        {"type": "t", "time": 1, "key": "k", "price": 1},
+    ]
     result = run([pattern], events)
     assert [d.events[0].seq for d in result.detections] == [1]
     assert any("window" in f.where for f in result.errors)

@@ -350,7 +350,7 @@ class _Compiler:
             stream = cursor.stream
             if stream is None or e.__class__ is not Event:  # Why: no key stream (or event), NULL
                 return None
-            return clean(stream.window(text, e.type))  # type: ignore[attr-defined]
+            return clean(stream.window(text, e.type))
 
         return window
 

@@ -21,6 +21,7 @@ from workbench.engine.expr.stream import (
     MAX_WINDOW_EVENTS,
     WINDOW_FUNCTIONS,
     Marks,
+    Unit,
     window_marks,
 )
 from workbench.errors import ExpressionError, SourceSpan
@@ -347,7 +348,7 @@ class _Reader:
             raise self.fail(msg, where)
         return value
 
-    def _window_mark(self, node: ast.Call) -> tuple[int | float, str] | None:
+    def _window_mark(self, node: ast.Call) -> tuple[int | float, Unit] | None:
         """The window clause written after the call's last argument, if any (and consume it)."""
         if not self.marks or not node.args:
             return None
@@ -362,7 +363,7 @@ class _Reader:
         return None
 
     def _window(
-        self, node: ast.Call, func: str, args: tuple[ir.Node, ...], size: tuple[int | float, str]
+        self, node: ast.Call, func: str, args: tuple[ir.Node, ...], size: tuple[int | float, Unit]
     ) -> ir.Node:
         if func not in WINDOW_FUNCTIONS or len(args) != 1:
             msg = (
@@ -378,8 +379,7 @@ class _Reader:
         if wrong or any(isinstance(n, ir.Stage | ir.Offset | ir.Window) for n in ir.walk(args[0])):
             msg = "a window aggregates a value of the current event only (e.price, e)"
             raise self.fail(msg, node.args[0])
-        kind = "events" if unit == "events" else "ms"
-        return ir.Window(func, args[0], value, kind, span=self.span(node))
+        return ir.Window(func, args[0], value, unit, span=self.span(node))
 
     def _let(self, node: ast.Call, fn: ast.Lambda, depth: int, bound: frozenset[str]) -> ir.Node:
         a = fn.args

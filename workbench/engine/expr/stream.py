@@ -33,6 +33,8 @@ __all__ = [
     "MAX_WINDOW_EVENTS",
     "WINDOW_FUNCTIONS",
     "KeyStream",
+    "Marks",
+    "Unit",
     "WindowAggregate",
     "format_size",
     "reading",
@@ -100,7 +102,7 @@ class _Cursor(threading.local):
 CURSOR = _Cursor()
 
 
-class reading:  # noqa: N801 - a context manager, used as ``with reading(stream):``
+class reading:
     """Point :data:`CURSOR` at ``stream`` for the body (restores the previous one after)."""
 
     __slots__ = ("previous", "stream")

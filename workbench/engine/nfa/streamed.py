@@ -22,12 +22,13 @@ from dataclasses import dataclass
 
 from workbench.engine.aggregates import make_aggregate
 from workbench.engine.events import Event
-from workbench.engine.faults import FaultSink
 from workbench.engine.expr import EMPTY_FRAME, Run, compile_tree, ir, print_expr
 from workbench.engine.expr.stream import CURSOR, KeyStream
+from workbench.engine.faults import FaultSink
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.pattern import SequencePattern
+from workbench.engine.nfa.plans import PlanState
 from workbench.engine.shape import elements
 from workbench.errors import PatternError
 
@@ -67,7 +68,7 @@ def compile_sequence(pattern: SequencePattern) -> NFAMatcher | StreamMatcher:
 class StreamState:
     """One key's state: the plan's own, and the key's stream."""
 
-    inner: object
+    inner: PlanState
     stream: KeyStream
 
 
@@ -128,8 +129,10 @@ class StreamMatcher:
             by_type = stream.windows[spec.text] = {}
         agg = by_type.get(event.type)
         if agg is None:
-            params = {"period": spec.size} if spec.by_time else {"window": int(spec.size)}
-            agg = by_type[event.type] = make_aggregate(spec.function, **params)  # type: ignore[arg-type]
+            if spec.by_time:
+                agg = by_type[event.type] = make_aggregate(spec.function, period=spec.size)
+            else:
+                agg = by_type[event.type] = make_aggregate(spec.function, window=int(spec.size))
         value = spec.value(event)
         if spec.by_time:
             agg.update(value, t=event.time)  # type: ignore[attr-defined]
@@ -138,19 +141,19 @@ class StreamMatcher:
 
     def advance(self, state: StreamState, t: Time, ctx: Context) -> None:
         """Advance the plan's time."""
-        self.inner.advance(state.inner, t, ctx)  # type: ignore[arg-type]
+        self.inner.advance(state.inner, t, ctx)
 
     def on_timer(self, state: StreamState, time: Time, token: Hashable, ctx: Context) -> None:
         """A timer of the plan (conditions run with the key's stream)."""
         previous, CURSOR.stream = CURSOR.stream, state.stream
         try:
-            self.inner.on_timer(state.inner, time, token, ctx)  # type: ignore[arg-type]
+            self.inner.on_timer(state.inner, time, token, ctx)
         finally:
             CURSOR.stream = previous
 
     def is_idle(self, state: StreamState) -> bool:
         """Idle when the plan is and the stream holds nothing."""
-        return self.inner.is_idle(state.inner) and not state.stream.holds()  # type: ignore[arg-type]
+        return self.inner.is_idle(state.inner) and not state.stream.holds()
 
 
 def _reader(run: Run, faults: FaultSink, where: str) -> Callable[[Event], object]:

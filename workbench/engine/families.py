@@ -13,8 +13,8 @@ a ``compile()`` method that returns its matcher.
 from __future__ import annotations
 
 from workbench.engine.matcher import Matcher
-from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.pattern import SequencePattern
+from workbench.engine.nfa.streamed import compile_sequence, reject_stream
 from workbench.engine.reactions.matcher import GroupMatcher
 from workbench.engine.reactions.patterns import ReactionGroup, Receive
 from workbench.engine.reactions.receive import ReceiveMatcher
@@ -26,10 +26,12 @@ __all__ = ["compile_matcher"]
 def compile_matcher(pattern: object) -> Matcher:
     """Validate and compile ``pattern`` (raises :class:`~workbench.errors.PatternError` if malformed)."""
     if isinstance(pattern, SequencePattern):
-        return NFAMatcher(pattern)
+        return compile_sequence(pattern)
     if isinstance(pattern, ReactionGroup):
+        reject_stream(pattern, "reaction group")
         return GroupMatcher(pattern)
     if isinstance(pattern, Receive):
+        reject_stream(pattern, "receive")
         return ReceiveMatcher(pattern)
     if isinstance(pattern, Matcher):
         return pattern

@@ -35,6 +35,7 @@ import json
 import math
 import pkgutil
 import sys
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import NoReturn
@@ -151,6 +152,8 @@ class _Writer:
             return {tag: [w(v, depth) for v in obj]}
         if isinstance(obj, dict) and type(obj) is dict:
             return {"$d": [[w(k, depth), w(v, depth)] for k, v in obj.items()]}
+        if type(obj) is deque:  # windows and the key's recent events
+            return {"$q": [w(v, depth) for v in obj], "m": obj.maxlen}
         if isinstance(obj, enum.Enum):
             return {"$e": _name(type(obj)), "v": w(obj.value, depth)}
         plain = _plain(obj)
@@ -166,7 +169,7 @@ def _children(obj: object) -> Iterator[object]:
         for k, v in obj.items():
             yield k
             yield v
-    elif isinstance(obj, list | tuple | set | frozenset):
+    elif isinstance(obj, list | tuple | set | frozenset | deque):
         yield from obj
     elif (
         not isinstance(obj, enum.Enum)
@@ -291,6 +294,12 @@ class _Reader:
         return obj
 
 
+def _maxlen(value: Json) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    _fail(f"snapshot: a deque's maxlen is {value!r}")
+
+
 _Node = dict[str, Json]
 #: how each tag is read back (built once, not per node)
 _BUILDERS: dict[str, Callable[[_Reader, _Node, int], object]] = {
@@ -298,6 +307,7 @@ _BUILDERS: dict[str, Callable[[_Reader, _Node, int], object]] = {
     "$t": lambda r, n, d: tuple(r._items(n, "$t", d)),
     "$s": lambda r, n, d: set(r._items(n, "$s", d)),
     "$z": lambda r, n, d: frozenset(r._items(n, "$z", d)),
+    "$q": lambda r, n, d: deque(r._items(n, "$q", d), maxlen=_maxlen(n.get("m"))),
     "$d": lambda r, n, d: r._dict(n, d),
     "$f": lambda r, n, d: _float(n["$f"]),
     "$e": lambda r, n, d: r._enum(n, d),

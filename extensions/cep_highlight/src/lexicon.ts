@@ -55,6 +55,9 @@ export const KEYWORDS: readonly string[] = [
   'at',
   'with',
   'as',
+  // sliding windows in conditions: avg(e.price over last 5min), count(e over last 100 events)
+  'over',
+  'events',
   // field types in `event login(user: str, n: int)` declarations
   'str',
   'int',

@@ -29,6 +29,8 @@ from workbench.engine.expr import ir
 from workbench.engine.expr.functions import BUILTINS
 from workbench.engine.expr.limits import MAX_ITERATIONS, MAX_SIZE
 from workbench.engine.expr.parse import STRING_METHODS
+from workbench.engine.expr.printer import print_expr
+from workbench.engine.expr.stream import CURSOR
 from workbench.engine.expr.values import (
     ARITH,
     COMPARE,
@@ -330,6 +332,27 @@ class _Compiler:
         obj, name = self.build(node.obj, bound), node.name
         args = [self.build(a, bound) for a in node.args]
         return lambda e, f, loc: call_method(obj(e, f, loc), name, [a(e, f, loc) for a in args])
+
+    def _Offset(self, node: ir.Offset, bound: frozenset[str]) -> Run:
+        n, cursor = node.n, CURSOR
+
+        def offset(e: object, f: Frame, loc: Locals) -> object:
+            stream = cursor.stream
+            return None if stream is None else stream.back(n)  # Why None: no key stream here, NULL
+
+        return offset
+
+    def _Window(self, node: ir.Window, bound: frozenset[str]) -> Run:
+        self.build(node.value, frozenset())  # checks the value (its functions) now
+        text, cursor = print_expr(node), CURSOR
+
+        def window(e: object, f: Frame, loc: Locals) -> object:
+            stream = cursor.stream
+            if stream is None or e.__class__ is not Event:  # Why: no key stream (or event), NULL
+                return None
+            return clean(stream.window(text, e.type))
+
+        return window
 
     def _Let(self, node: ir.Let, bound: frozenset[str]) -> Run:
         args = [self.build(a, bound) for a in node.args]

@@ -92,15 +92,26 @@ def _extreme(pick: Callable[..., object]) -> Callable[..., object]:
     return run
 
 
-def _first(arg: object) -> object:
+def _nth(arg: object, n: object, from_end: bool) -> object:
+    """The ``n``-th element (1: the first or last one); NULL when there are fewer."""
     # Why no NULL skipping: first/last are navigation (the first event's value, NULL or not)
-    vals = list(arg) if isinstance(arg, list | tuple) else _values(arg)
-    return vals[0] if vals else None
+    if n is None:
+        return None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        msg = f"the position n of first(a, n) / last(a, n) is a whole number from 1, got {n!r}"
+        raise ValueError(msg)
+    vals = arg if isinstance(arg, list | tuple) else _values(arg)
+    if n > len(vals):
+        return None
+    return vals[-n] if from_end else vals[n - 1]
 
 
-def _last(arg: object) -> object:
-    vals = list(arg) if isinstance(arg, list | tuple) else _values(arg)
-    return vals[-1] if vals else None
+def _first(arg: object, n: object = 1) -> object:
+    return _nth(arg, n, from_end=False)
+
+
+def _last(arg: object, n: object = 1) -> object:
+    return _nth(arg, n, from_end=True)
 
 
 def _var(arg: object) -> object:

@@ -37,10 +37,12 @@ __all__ = [
     "Method",
     "Name",
     "Node",
+    "Offset",
     "Scalar",
     "Stage",
     "Target",
     "Unary",
+    "Window",
     "children",
     "free_names",
     "map_children",
@@ -223,6 +225,28 @@ class Let(Node):
     params: tuple[str, ...]
     args: tuple[Node, ...]
     body: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Offset(Node):
+    """``prev(e, n)``: the key's ``n``-th event before the current one, whatever stage took it
+    (SQL's ``PREV``); NULL when the key has had fewer events."""
+
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class Window(Node):
+    """``avg(e.price over last 5min)``: an aggregate over a sliding window of the key's events of the
+    current event's type, the current event included.
+
+    ``size`` is milliseconds of event time (``unit="ms"``) or a number of events (``"events"``).
+    """
+
+    func: str
+    value: Node
+    size: int | float
+    unit: L["ms", "events"] = "ms"
 
 
 def children(node: Node) -> Iterator[Node]:

@@ -16,6 +16,14 @@ import ast
 
 from workbench.engine.expr import ir
 from workbench.engine.expr.limits import MAX_DEPTH, MAX_LITERAL, MAX_TEXT
+from workbench.engine.expr.stream import (
+    MAX_OFFSET,
+    MAX_WINDOW_EVENTS,
+    WINDOW_FUNCTIONS,
+    Marks,
+    Unit,
+    window_marks,
+)
 from workbench.errors import ExpressionError, SourceSpan
 
 __all__ = ["STRING_METHODS", "parse_expr"]
@@ -71,6 +79,7 @@ def parse_expr(text: str, *, origin: SourceSpan | None = None) -> ir.Node:
         raise ExpressionError(msg, source=text, span=SourceSpan(1, 1, 1, 2))
     body = stripped if "\n" not in stripped else "(" + stripped + ")"
     shift = 0 if body is stripped else -1
+    body, marks = window_marks(body)  # ``over last 5min`` is not Python: blanked, and remembered
     try:
         tree = ast.parse(body, mode="eval")
     except SyntaxError as err:
@@ -85,7 +94,14 @@ def parse_expr(text: str, *, origin: SourceSpan | None = None) -> ir.Node:
         span = _place(SourceSpan(1, 1, 1, 2), lead, text, origin)
         raise ExpressionError(msg, source=stripped[:200] if origin is None else None, span=span) from None
     reader = _Reader(body, stripped, lead, shift, text, origin)
-    return reader.read(tree.body, 0, frozenset())
+    reader.marks = marks
+    out = reader.read(tree.body, 0, frozenset())
+    if reader.marks:  # a window clause that is not the one argument of an aggregate call
+        line, col = min(reader.marks)
+        span = _place(SourceSpan(line, col + 1 + shift, line, col + 10 + shift), lead, text, origin)
+        msg = "'over last ...' follows the only argument of an aggregate: avg(e.price over last 5min)"
+        raise ExpressionError(msg, source=text if origin is None else None, span=span)
+    return out
 
 
 def _place(span: SourceSpan, lead: int, text: str, origin: SourceSpan | None) -> SourceSpan:
@@ -123,6 +139,7 @@ class _Reader:
         self.shift = shift
         self.text = text
         self.origin = origin
+        self.marks: Marks = {}
 
     # ------------------------------------------------------------------ positions and errors
     def _col(self, line: int, byte_offset: int) -> int:
@@ -315,7 +332,54 @@ class _Reader:
                 msg = "matched() takes one stage name as a string, e.g. matched('a')"
                 raise self.fail(msg, node)
             return ir.Stage(args[0].value, span=self.span(node.args[0]))  # errors point at the name
+        window = self._window_mark(node)
+        if window is not None:
+            return self._window(node, fn.id, args, window)
+        if fn.id == "prev" and len(args) == 2 and args[0] == ir.Name("e") and "e" not in bound:
+            return ir.Offset(self._offset(node.args[1], args[1]), span=self.span(node))
         return ir.Call(fn.id, args, span=self.span(node))
+
+    # ------------------------------------------------------------------ the key's stream
+    def _offset(self, where: ast.AST, n: ir.Node) -> int:
+        """The constant ``n`` of ``prev(e, n)`` (the key keeps that many events)."""
+        value = n.value if isinstance(n, ir.Literal) else None
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_OFFSET:
+            msg = f"prev(e, n) takes a constant whole number n from 1 to {MAX_OFFSET}"
+            raise self.fail(msg, where)
+        return value
+
+    def _window_mark(self, node: ast.Call) -> tuple[int | float, Unit] | None:
+        """The window clause written after the call's last argument, if any (and consume it)."""
+        if not self.marks or not node.args:
+            return None
+        last = node.args[-1]
+        end_line = last.end_lineno or last.lineno
+        after = (end_line, self._col(end_line, last.end_col_offset or 0) - 1)
+        close_line = node.end_lineno or node.lineno
+        close = (close_line, self._col(close_line, node.end_col_offset or 0) - 1)
+        for place in sorted(self.marks):
+            if after <= place < close:
+                return self.marks.pop(place)
+        return None
+
+    def _window(
+        self, node: ast.Call, func: str, args: tuple[ir.Node, ...], size: tuple[int | float, Unit]
+    ) -> ir.Node:
+        if func not in WINDOW_FUNCTIONS or len(args) != 1:
+            msg = (
+                f"a window ('over last ...') applies to one argument of {', '.join(sorted(WINDOW_FUNCTIONS))}"
+                f", not to {func}() with {len(args)} argument(s)"
+            )
+            raise self.fail(msg, node)
+        value, unit = size
+        if value <= 0 or (unit == "events" and value > MAX_WINDOW_EVENTS):
+            msg = f"a window's size is positive (at most {MAX_WINDOW_EVENTS} events), got {value}"
+            raise self.fail(msg, node)
+        wrong = [n for n in ir.walk(args[0]) if isinstance(n, ir.Name) and n.name != "e"]
+        if wrong or any(isinstance(n, ir.Stage | ir.Offset | ir.Window) for n in ir.walk(args[0])):
+            msg = "a window aggregates a value of the current event only (e.price, e)"
+            raise self.fail(msg, node.args[0])
+        return ir.Window(func, args[0], value, unit, span=self.span(node))
 
     def _let(self, node: ast.Call, fn: ast.Lambda, depth: int, bound: frozenset[str]) -> ir.Node:
         a = fn.args

@@ -15,6 +15,7 @@ import keyword
 from typing import Literal as L
 
 from workbench.engine.expr import ir
+from workbench.engine.expr.stream import format_size
 
 __all__ = ["print_expr"]
 
@@ -75,6 +76,11 @@ class _Printer:
             return f"{self._primary(node.obj)}.{node.name}({self._args(node.args)})", _PRIMARY
         if isinstance(node, ir.Call):
             return f"{node.func}({self._args(node.args)})", _PRIMARY
+        if isinstance(node, ir.Offset):
+            return f"prev(e, {node.n})", _PRIMARY
+        if isinstance(node, ir.Window):
+            size = format_size(node.size, node.unit)
+            return f"{node.func}({self.text(node.value, _OR)} over last {size})", _PRIMARY
         if isinstance(node, ir.Unary):
             if node.op == "not":
                 return f"not {self.text(node.operand, _NOT)}", _NOT

@@ -116,12 +116,12 @@ def test_loop_patterns_with_aggregates(pattern: Pattern, frame: pd.DataFrame) ->
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(untimed(st.one_of(linear_patterns(), rich_patterns())), min_size=2, max_size=3), frames())
 def test_several_patterns_in_one_engine(patterns: list[Pattern], frame: pd.DataFrame) -> None:
+    # distinct names, given before compiling: a compiled plan emits the name it was compiled with
+    named = [dataclasses.replace(p, name=f"p{i}") for i, p in enumerate(patterns)]  # type: ignore[type-var]
     try:
-        matchers = [compile_matcher(p) for p in patterns]
+        matchers = [compile_matcher(p) for p in named]
     except PatternError:
         return
-    for i, m in enumerate(matchers):
-        m.name = f"p{i}"  # type: ignore[misc]
     for trace in (True, False):
         assert outcome(matchers, frame, True, trace) == outcome(matchers, frame, False, trace)
 

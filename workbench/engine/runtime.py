@@ -80,6 +80,7 @@ class EngineSnapshot:
     late: list[Event]
     late_count: int
     counters: dict[str, int] = field(default_factory=dict)
+    released: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -91,6 +92,8 @@ class RunResult:
     late: list[Event]
     trace: list[TraceRecord]
     errors: list[ConditionFault] = field(default_factory=list)
+    #: partial matches dropped by caps (``Engine.stats["dropped"]``)
+    dropped: int = 0
 
     @property
     def counters(self) -> dict[str, int]:
@@ -181,6 +184,17 @@ class Engine(Outputs):
     def keys(self) -> Mapping[Hashable, KeyState]:
         """The keys that hold matcher states (a read-only view for inspection)."""
         return {key: ks for key, ks in self._keys.items() if ks.states}
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Run totals: ``dropped`` partial matches (caps), ``late`` events, ``keys`` holding state."""
+        budget = self.host.context.budget
+        return {"dropped": budget.dropped, "late": self.late_count, "keys": len(self._keys)}
+
+    def horizon(self) -> Time:
+        """How far timers fire before the next event: the watermark, or an earlier buffered event."""
+        wm, buf = self.event_clock.watermark[0], self._buffer
+        return min(wm, buf[0][0]) if buf else wm
 
     def state_of(self, pattern: str, key: Hashable) -> Any:
         """The per-key state of one pattern (``None`` if the key holds none)."""
@@ -315,6 +329,7 @@ class Engine(Outputs):
             self.late,
             self.late_count,
             dict(self.counters),
+            dict(self.host.context.released),
         )
         self._timer_seq = itertools.count(snap.next_timer)  # reading the counter must not move it
         return snap
@@ -333,6 +348,7 @@ class Engine(Outputs):
         self.late = snap.late
         self.late_count = snap.late_count
         self.counters = dict(snap.counters)
+        self.host.context.released = dict(snap.released)
 
     def _fingerprints(self) -> list[tuple[str, str]]:
         return fingerprints(self.matchers)
@@ -476,4 +492,7 @@ def run(
     engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace, strict=strict)
     engine.process_many(events)
     engine.finish(until)
-    return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors)
+    return RunResult(
+        engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors,
+        engine.stats["dropped"],
+    )  # fmt: skip

@@ -25,7 +25,10 @@ def windows(delay: float = 10, period: float | None = 10) -> ReactionGroup:
 
 
 def _grid(delay: float, period: float, events: list[float], until: float) -> list[tuple[float, int]]:
-    """Brute force: every window boundary up to ``until`` and how many events it closes over (an event at a boundary is in the closing window)."""
+    """Brute force: every window boundary up to ``until`` and how many events it closes over.
+
+    An event at a boundary is in the window that closes there (events come before timers).
+    """
     out, start, b = [], -math.inf, delay
     while b <= until:
         out.append((b, sum(1 for t in events if start < t <= b)))

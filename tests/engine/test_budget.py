@@ -102,7 +102,7 @@ def _plain() -> SequencePattern:
 @pytest.mark.parametrize("trace", [False, True])
 def test_keys_whose_instances_ended_leave_no_bookkeeping(trace: bool) -> None:
     n = 3_000
-    engine = Engine([_sequence(), _group()], trace=trace)
+    engine = Engine([_sequence(), _group()], trace=trace, forget_idle_keys=True)
     # each key: an `a` (starts a partial match and a group instance), half of them a `b`
     for i in range(n):
         engine.process(ev(2 * i, "a", key=i))
@@ -116,7 +116,7 @@ def test_keys_whose_instances_ended_leave_no_bookkeeping(trace: bool) -> None:
 
 
 def test_instance_ids_stay_unique_per_key_and_pattern_after_release() -> None:
-    engine = Engine([_plain()])
+    engine = Engine([_plain()], forget_idle_keys=True)
     for t in range(0, 60, 3):  # the same key goes idle after every match
         engine.process(ev(t, "a"))
         engine.process(ev(t + 1, "b"))
@@ -126,11 +126,20 @@ def test_instance_ids_stay_unique_per_key_and_pattern_after_release() -> None:
     assert len(set(ids)) == 20
 
 
-def test_released_counters_survive_a_snapshot() -> None:
+def test_by_default_ids_count_per_key_and_the_counters_stay() -> None:
     engine = Engine([_plain()])
+    engine.process_many([ev(0, "a", "x"), ev(1, "b", "x"), ev(2, "a", "y"), ev(3, "b", "y"), ev(4, "a", "x")])
+    engine.process(ev(5, "b", "x"))
+    assert [(d.key, d.instance) for d in engine.detections] == [("x", 1), ("y", 1), ("x", 2)]
+    assert set(engine._keys) == {"x", "y"}  # only the counters: no state
+    assert not engine.keys
+
+
+def test_released_counters_survive_a_snapshot() -> None:
+    engine = Engine([_plain()], forget_idle_keys=True)
     engine.process_many([ev(0, "a"), ev(1, "b")])
     blob = engine.snapshot()
-    other = Engine([_plain()])
+    other = Engine([_plain()], forget_idle_keys=True)
     other.restore(blob)
     other.process_many([ev(5, "a"), ev(6, "b")])
     assert [d.instance for d in other.detections] == [2]

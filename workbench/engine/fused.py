@@ -74,7 +74,7 @@ def loop(engine, it, out):
                     tks = keys_get(tkey)
                     if tks is None:
                         tks = keys[tkey] = _KeyState()
-{fire}                    if not (tks.states or tks.timer_counts):
+{fire}                    if not (tks.states or tks.instances or tks.timer_counts):
                         del keys[tkey]
                     if pending:  # why: the timer's transitions are complete: the engine delivers
                         engine._after(tt, out)
@@ -134,7 +134,7 @@ class _Writer:
         route.add("states = ks.states")
         for pindex, w in enumerate(wants):
             self.block(route, pindex, w if not self.single else None)
-        route.add("if not states and not ks.timer_counts:", "    del keys[key]")
+        route.add("if not states and not ks.instances and not ks.timer_counts:", "    del keys[key]")
         return _HEAD.format(setup=setup, fire=self.fire(), route=route.text())
 
     def fire(self) -> str:
@@ -154,7 +154,8 @@ class _Writer:
             out.add(f"{c(m.on_timer)}(st, tt, token, ctx)")
             # why: as the host: an idle state is dropped unless a timer of it is still pending
             out.add(f"if {c(m.is_idle)}(st) and not counts.get({pindex}):")
-            out.add(f"    ctx.release(tks, {pindex})")
+            out.add(f"    counts.pop({pindex}, None)", f"    del tks.states[{pindex}]")
+            out.add("    if ctx.forget:", f"        ctx.forget_instances(tks, {pindex})")
             out.depth -= 1
             branch = "elif"
         if branch == "if":
@@ -198,7 +199,8 @@ class _Writer:
             idle = f"{c(m.is_idle)}(st)"
         # why: an idle state is dropped at once, unless a timer of it is still pending
         out.add(f"if {idle} and not ks.timer_counts.get({pindex}):")
-        out.add(f"    ctx.release(ks, {pindex})")
+        out.add(f"    ks.timer_counts.pop({pindex}, None)", f"    del states[{pindex}]")
+        out.add("    if ctx.forget:", f"        ctx.forget_instances(ks, {pindex})")
         out.depth -= 1
         if wants is not None:
             out.depth -= 1

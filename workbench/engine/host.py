@@ -39,8 +39,8 @@ class KeyState:
 
     Attributes:
         states: per pattern index, the matcher's own per-key state.
-        instances: per pattern index, the last instance id handed out while the pattern's state
-            lives (released with it; see :attr:`HostContext.released`).
+        instances: per pattern index, the last instance id handed out (ids are 1, 2, 3, ... per key
+            and pattern); with ``forget`` (:class:`KeyHost`) released with the pattern's idle state.
         timer_counts: per pattern index, how many of its timers are pending (a state is released
             only when idle and none is).
     """
@@ -51,7 +51,7 @@ class KeyState:
 
     def is_empty(self) -> bool:
         """True when nothing is left worth keeping (the driver may drop the key)."""
-        return not (self.states or self.timer_counts)
+        return not (self.states or self.instances or self.timer_counts)
 
 
 class Sink(Protocol):
@@ -78,10 +78,11 @@ class HostContext:
     """The :class:`~workbench.engine.matcher.Context` of every driver (one per host, reused)."""
 
     __slots__ = (
-        "budget", "final", "key", "keystate", "now", "pattern", "pindex", "released", "sink", "tracing",
+        "budget", "final", "forget", "key", "keystate", "now", "pattern", "pindex", "released", "sink",
+        "tracing",
     )  # fmt: skip
 
-    def __init__(self, sink: Sink, tracing: bool, budget: Budget | None = None) -> None:
+    def __init__(self, sink: Sink, tracing: bool, budget: Budget | None = None, forget: bool = False) -> None:
         self.sink = sink
         self.tracing = tracing
         self.final = False
@@ -92,9 +93,12 @@ class HostContext:
         self.keystate = KeyState()
         #: the run's memory budget: engine-wide caps, ``dropped`` totals, once-per-run warnings
         self.budget = budget if budget is not None else Budget()
-        #: per pattern index, the highest instance id of any key whose state was released: a key
-        #: whose counter is gone (new, or idle and released) counts on from here, so ids stay
-        #: unique per key and pattern without keeping a counter for every key ever seen
+        #: ``forget``: an idle state's instance counter goes with it, so a key whose instances all
+        #: ended leaves nothing behind. Ids then stay unique per key and pattern but are no longer
+        #: 1, 2, 3 per key: a key with no counter counts on from ``released``, the highest id of
+        #: any released key (per pattern index). Off by default: the columnar replay renumbers
+        #: instances by their rank among a key's start rows.
+        self.forget = forget
         self.released: dict[int, int] = {}
 
     def emit(self, detection: Detection) -> None:
@@ -121,6 +125,11 @@ class HostContext:
         """``pindex``'s state of ``ks`` went idle with no timer pending: drop it and its bookkeeping."""
         ks.timer_counts.pop(pindex, None)
         del ks.states[pindex]
+        if self.forget:
+            self.forget_instances(ks, pindex)
+
+    def forget_instances(self, ks: KeyState, pindex: int) -> None:
+        """``forget``: drop the instance counter of a released state (ids count on past it)."""
         n = ks.instances.pop(pindex, None)
         if n is not None and n > self.released.get(pindex, 0):
             self.released[pindex] = n
@@ -162,12 +171,13 @@ class KeyHost:
     """
 
     def __init__(
-        self, matchers: Sequence[Matcher], sink: Sink, *, tracing: bool = False, budget: Budget | None = None
-    ) -> None:
+        self, matchers: Sequence[Matcher], sink: Sink, *, tracing: bool = False, budget: Budget | None = None,
+        forget: bool = False,
+    ) -> None:  # fmt: skip
         self.matchers: list[Matcher] = []
         self.by_type: dict[str, list[int]] = {}
         self.any_type: list[int] = []
-        self.context = HostContext(sink, tracing, budget)
+        self.context = HostContext(sink, tracing, budget, forget)
         for matcher in matchers:
             self.add(matcher)
 

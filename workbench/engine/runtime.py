@@ -110,6 +110,7 @@ class Engine(Outputs):
             sorted into place instead of being late.
         time_mode: ``"event"`` (default) or ``"processing"`` (events stamped with ``clock()``).
         clock: the processing-time clock in ms (default: wall clock).
+        forget_idle_keys: drop a key's instance counters with its idle states (see ``HostContext``).
         trace: record state changes (see :class:`~workbench.engine.detection.TraceRecord`).
         on_detection / on_reaction / on_late / on_trace: callbacks, called synchronously.
         collect: keep detections, reactions and trace records in lists on the engine (default).
@@ -129,6 +130,7 @@ class Engine(Outputs):
         time_mode: Literal["event", "processing"] = "event",
         clock: Clock | None = None,
         trace: bool = False,
+        forget_idle_keys: bool = False,
         **outputs: Unpack[OutputOptions],
     ) -> None:
         if time_mode not in ("event", "processing"):
@@ -141,7 +143,7 @@ class Engine(Outputs):
         self.clock: Clock = clock or wall_clock_ms
         self.tracing = trace
         super().__init__(**outputs)
-        self.host = KeyHost((), self, tracing=trace)
+        self.host = KeyHost((), self, tracing=trace, forget=forget_idle_keys)
         self.matchers: list[Matcher] = self.host.matchers
         self._keys: dict[Hashable, KeyState] = {}
         self._timers: list[Timer] = []

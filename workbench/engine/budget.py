@@ -20,11 +20,13 @@ __all__ = ["Budget"]
 
 
 class Budget:
-    """Per run: partial matches dropped by caps (total and per pattern), and the warnings given."""
+    """Per run (kept in snapshots): partial matches dropped by caps, the warnings given, released ids."""
 
-    __slots__ = ("dropped", "dropped_by_pattern", "warned")
+    __slots__ = ("dropped", "dropped_by_pattern", "released", "warned")
 
     def __init__(self) -> None:
+        #: per pattern index, the highest instance id of a released key (``forget_idle_keys``)
+        self.released: dict[int, int] = {}
         self.dropped = 0
         self.dropped_by_pattern: dict[str, int] = {}
         self.warned: set[tuple[str, str]] = set()

@@ -78,8 +78,7 @@ class HostContext:
     """The :class:`~workbench.engine.matcher.Context` of every driver (one per host, reused)."""
 
     __slots__ = (
-        "budget", "final", "forget", "key", "keystate", "now", "pattern", "pindex", "released", "sink",
-        "tracing",
+        "budget", "final", "forget", "key", "keystate", "now", "pattern", "pindex", "sink", "tracing",
     )  # fmt: skip
 
     def __init__(self, sink: Sink, tracing: bool, budget: Budget | None = None, forget: bool = False) -> None:
@@ -95,11 +94,10 @@ class HostContext:
         self.budget = budget if budget is not None else Budget()
         #: ``forget``: an idle state's instance counter goes with it, so a key whose instances all
         #: ended leaves nothing behind. Ids then stay unique per key and pattern but are no longer
-        #: 1, 2, 3 per key: a key with no counter counts on from ``released``, the highest id of
-        #: any released key (per pattern index). Off by default: the columnar replay renumbers
-        #: instances by their rank among a key's start rows.
+        #: 1, 2, 3 per key: a key with no counter counts on from ``budget.released``, the highest
+        #: id of any released key (per pattern index). Off by default: the columnar replay
+        #: renumbers instances by their rank among a key's start rows.
         self.forget = forget
-        self.released: dict[int, int] = {}
 
     def emit(self, detection: Detection) -> None:
         self.sink.emit(detection)
@@ -116,7 +114,7 @@ class HostContext:
         instances, pindex = self.keystate.instances, self.pindex
         n = instances.get(pindex)
         if n is None:  # why: no live counter: count on past every released key's ids
-            n = self.released.get(pindex, 0)
+            n = self.budget.released.get(pindex, 0)
         n += 1
         instances[pindex] = n
         return n
@@ -131,8 +129,9 @@ class HostContext:
     def forget_instances(self, ks: KeyState, pindex: int) -> None:
         """``forget``: drop the instance counter of a released state (ids count on past it)."""
         n = ks.instances.pop(pindex, None)
-        if n is not None and n > self.released.get(pindex, 0):
-            self.released[pindex] = n
+        released = self.budget.released
+        if n is not None and n > released.get(pindex, 0):
+            released[pindex] = n
 
     def horizon(self) -> Time:
         """How far time will move before the next event (timers up to here fire first); see ``Sink``."""

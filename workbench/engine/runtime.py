@@ -39,6 +39,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Unpack
 
+from workbench.engine.budget import Budget
 from workbench.engine.clock import EventClock, Watermark, is_late, releases, stamp
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event, EventLike
@@ -80,7 +81,7 @@ class EngineSnapshot:
     late: list[Event]
     late_count: int
     counters: dict[str, int] = field(default_factory=dict)
-    released: dict[int, int] = field(default_factory=dict)
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass(slots=True)
@@ -92,8 +93,7 @@ class RunResult:
     late: list[Event]
     trace: list[TraceRecord]
     errors: list[ConditionFault] = field(default_factory=list)
-    #: partial matches dropped by caps (``Engine.stats["dropped"]``)
-    dropped: int = 0
+    dropped: int = 0  # partial matches dropped by caps (``Engine.stats["dropped"]``)
 
     @property
     def counters(self) -> dict[str, int]:
@@ -331,7 +331,7 @@ class Engine(Outputs):
             self.late,
             self.late_count,
             dict(self.counters),
-            dict(self.host.context.released),
+            self.host.context.budget,
         )
         self._timer_seq = itertools.count(snap.next_timer)  # reading the counter must not move it
         return snap
@@ -350,7 +350,7 @@ class Engine(Outputs):
         self.late = snap.late
         self.late_count = snap.late_count
         self.counters = dict(snap.counters)
-        self.host.context.released = dict(snap.released)
+        self.host.context.budget = snap.budget
 
     def _fingerprints(self) -> list[tuple[str, str]]:
         return fingerprints(self.matchers)

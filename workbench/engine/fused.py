@@ -155,6 +155,7 @@ class _Writer:
             # why: as the host: an idle state is dropped unless a timer of it is still pending
             out.add(f"if {c(m.is_idle)}(st) and not counts.get({pindex}):")
             out.add(f"    counts.pop({pindex}, None)", f"    del tks.states[{pindex}]")
+            out.add("    if ctx.forget:", f"        ctx.forget_instances(tks, {pindex})")
             out.depth -= 1
             branch = "elif"
         if branch == "if":
@@ -199,6 +200,7 @@ class _Writer:
         # why: an idle state is dropped at once, unless a timer of it is still pending
         out.add(f"if {idle} and not ks.timer_counts.get({pindex}):")
         out.add(f"    ks.timer_counts.pop({pindex}, None)", f"    del states[{pindex}]")
+        out.add("    if ctx.forget:", f"        ctx.forget_instances(ks, {pindex})")
         out.depth -= 1
         if wants is not None:
             out.depth -= 1

@@ -23,6 +23,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from workbench.engine.budget import Budget
 from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.matcher import Matcher
@@ -38,8 +39,8 @@ class KeyState:
 
     Attributes:
         states: per pattern index, the matcher's own per-key state.
-        instances: per pattern index, the last instance id handed out (ids stay unique per key and
-            pattern after an idle state is released).
+        instances: per pattern index, the last instance id handed out (ids are 1, 2, 3, ... per key
+            and pattern); with ``forget`` (:class:`KeyHost`) released with the pattern's idle state.
         timer_counts: per pattern index, how many of its timers are pending (a state is released
             only when idle and none is).
     """
@@ -76,9 +77,11 @@ class Sink(Protocol):
 class HostContext:
     """The :class:`~workbench.engine.matcher.Context` of every driver (one per host, reused)."""
 
-    __slots__ = ("final", "key", "keystate", "now", "pattern", "pindex", "sink", "tracing")
+    __slots__ = (
+        "budget", "final", "forget", "key", "keystate", "now", "pattern", "pindex", "sink", "tracing",
+    )  # fmt: skip
 
-    def __init__(self, sink: Sink, tracing: bool) -> None:
+    def __init__(self, sink: Sink, tracing: bool, budget: Budget | None = None, forget: bool = False) -> None:
         self.sink = sink
         self.tracing = tracing
         self.final = False
@@ -87,6 +90,14 @@ class HostContext:
         self.pindex = 0
         self.pattern = ""
         self.keystate = KeyState()
+        #: the run's memory budget: engine-wide caps, ``dropped`` totals, once-per-run warnings
+        self.budget = budget if budget is not None else Budget()
+        #: ``forget``: an idle state's instance counter goes with it, so a key whose instances all
+        #: ended leaves nothing behind. Ids then stay unique per key and pattern but are no longer
+        #: 1, 2, 3 per key: a key with no counter counts on from ``budget.released``, the highest
+        #: id of any released key (per pattern index). Off by default: the columnar replay
+        #: renumbers instances by their rank among a key's start rows.
+        self.forget = forget
 
     def emit(self, detection: Detection) -> None:
         self.sink.emit(detection)
@@ -101,9 +112,38 @@ class HostContext:
 
     def new_instance(self) -> int:
         instances, pindex = self.keystate.instances, self.pindex
-        n = instances.get(pindex, 0) + 1
+        n = instances.get(pindex)
+        if n is None:  # why: no live counter: count on past every released key's ids
+            n = self.budget.released.get(pindex, 0)
+        n += 1
         instances[pindex] = n
         return n
+
+    def release(self, ks: KeyState, pindex: int) -> None:
+        """``pindex``'s state of ``ks`` went idle with no timer pending: drop it and its bookkeeping."""
+        ks.timer_counts.pop(pindex, None)
+        del ks.states[pindex]
+        if self.forget:
+            self.forget_instances(ks, pindex)
+
+    def forget_instances(self, ks: KeyState, pindex: int) -> None:
+        """``forget``: drop the instance counter of a released state (ids count on past it)."""
+        n = ks.instances.pop(pindex, None)
+        released = self.budget.released
+        if n is not None and n > released.get(pindex, 0):
+            released[pindex] = n
+
+    def horizon(self) -> Time:
+        """How far time will move before the next event (timers up to here fire first); see ``Sink``."""
+        reach = getattr(self.sink, "horizon", None)
+        return self.now if reach is None else max(self.now, reach())
+
+    def drop(self, count: int) -> None:
+        self.budget.drop(self.pattern, count)
+
+    def warn_once(self, topic: str, message: str) -> None:
+        """A ``RuntimeWarning`` about the current pattern, given once per run and ``topic``."""
+        self.budget.warn_once(self.pattern, topic, message)
 
     def trace(
         self,
@@ -129,11 +169,14 @@ class KeyHost:
         tracing: whether matchers should produce trace records.
     """
 
-    def __init__(self, matchers: Sequence[Matcher], sink: Sink, *, tracing: bool = False) -> None:
+    def __init__(
+        self, matchers: Sequence[Matcher], sink: Sink, *, tracing: bool = False, budget: Budget | None = None,
+        forget: bool = False,
+    ) -> None:  # fmt: skip
         self.matchers: list[Matcher] = []
         self.by_type: dict[str, list[int]] = {}
         self.any_type: list[int] = []
-        self.context = HostContext(sink, tracing)
+        self.context = HostContext(sink, tracing, budget, forget)
         for matcher in matchers:
             self.add(matcher)
 
@@ -190,8 +233,7 @@ class KeyHost:
             matcher.process(state, event, ctx)
             # Why: an idle state is dropped at once, unless a timer of it is still pending
             if matcher.is_idle(state) and not ks.timer_counts.get(pindex):
-                ks.timer_counts.pop(pindex, None)
-                del states[pindex]
+                ctx.release(ks, pindex)
 
     def fire(self, ks: KeyState, key: Hashable, time: Time, pindex: int, token: Hashable) -> None:
         """Fire one timer that the driver queued through :meth:`Sink.schedule`."""
@@ -204,8 +246,7 @@ class KeyHost:
         ctx.key, ctx.now, ctx.keystate, ctx.pindex, ctx.pattern = key, time, ks, pindex, matcher.name
         matcher.on_timer(state, time, token, ctx)
         if matcher.is_idle(state) and not ks.timer_counts.get(pindex):
-            ks.timer_counts.pop(pindex, None)
-            del ks.states[pindex]
+            ctx.release(ks, pindex)
 
 
 def late_record(event: Event) -> TraceRecord:

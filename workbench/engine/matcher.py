@@ -62,6 +62,18 @@ class Context(Protocol):
         """A fresh instance id, unique within this key and pattern (deterministic per key)."""
         ...
 
+    def horizon(self) -> int | float:
+        """How far time will move before the next event (timers due up to here fire first)."""
+        ...
+
+    def drop(self, count: int) -> None:
+        """The matcher dropped ``count`` partial matches or instances to stay within a cap."""
+        ...
+
+    def warn_once(self, topic: str, message: str) -> None:
+        """A ``RuntimeWarning`` about this pattern, given once per run and ``topic``."""
+        ...
+
     def trace(
         self,
         kind: TraceKind,

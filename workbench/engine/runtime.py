@@ -39,6 +39,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Unpack
 
+from workbench.engine.budget import Budget
 from workbench.engine.clock import EventClock, Watermark, is_late, releases, stamp
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event, EventLike
@@ -80,6 +81,7 @@ class EngineSnapshot:
     late: list[Event]
     late_count: int
     counters: dict[str, int] = field(default_factory=dict)
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass(slots=True)
@@ -91,6 +93,7 @@ class RunResult:
     late: list[Event]
     trace: list[TraceRecord]
     errors: list[ConditionFault] = field(default_factory=list)
+    dropped: int = 0  # partial matches dropped by caps (``Engine.stats["dropped"]``)
 
     @property
     def counters(self) -> dict[str, int]:
@@ -107,6 +110,7 @@ class Engine(Outputs):
             sorted into place instead of being late.
         time_mode: ``"event"`` (default) or ``"processing"`` (events stamped with ``clock()``).
         clock: the processing-time clock in ms (default: wall clock).
+        forget_idle_keys: drop a key's instance counters with its idle states (see ``HostContext``).
         trace: record state changes (see :class:`~workbench.engine.detection.TraceRecord`).
         on_detection / on_reaction / on_late / on_trace: callbacks, called synchronously.
         collect: keep detections, reactions and trace records in lists on the engine (default).
@@ -126,6 +130,7 @@ class Engine(Outputs):
         time_mode: Literal["event", "processing"] = "event",
         clock: Clock | None = None,
         trace: bool = False,
+        forget_idle_keys: bool = False,
         **outputs: Unpack[OutputOptions],
     ) -> None:
         if time_mode not in ("event", "processing"):
@@ -138,7 +143,7 @@ class Engine(Outputs):
         self.clock: Clock = clock or wall_clock_ms
         self.tracing = trace
         super().__init__(**outputs)
-        self.host = KeyHost((), self, tracing=trace)
+        self.host = KeyHost((), self, tracing=trace, forget=forget_idle_keys)
         self.matchers: list[Matcher] = self.host.matchers
         self._keys: dict[Hashable, KeyState] = {}
         self._timers: list[Timer] = []
@@ -181,6 +186,17 @@ class Engine(Outputs):
     def keys(self) -> Mapping[Hashable, KeyState]:
         """The keys that hold matcher states (a read-only view for inspection)."""
         return {key: ks for key, ks in self._keys.items() if ks.states}
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Run totals: ``dropped`` partial matches (caps), ``late`` events, ``keys`` holding state."""
+        budget = self.host.context.budget
+        return {"dropped": budget.dropped, "late": self.late_count, "keys": len(self._keys)}
+
+    def horizon(self) -> Time:
+        """How far timers fire before the next event: the watermark, or an earlier buffered event."""
+        wm, buf = self.event_clock.watermark[0], self._buffer
+        return min(wm, buf[0][0]) if buf else wm
 
     def state_of(self, pattern: str, key: Hashable) -> Any:
         """The per-key state of one pattern (``None`` if the key holds none)."""
@@ -315,6 +331,7 @@ class Engine(Outputs):
             self.late,
             self.late_count,
             dict(self.counters),
+            self.host.context.budget,
         )
         self._timer_seq = itertools.count(snap.next_timer)  # reading the counter must not move it
         return snap
@@ -333,6 +350,7 @@ class Engine(Outputs):
         self.late = snap.late
         self.late_count = snap.late_count
         self.counters = dict(snap.counters)
+        self.host.context.budget = snap.budget
 
     def _fingerprints(self) -> list[tuple[str, str]]:
         return fingerprints(self.matchers)
@@ -476,4 +494,7 @@ def run(
     engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace, strict=strict)
     engine.process_many(events)
     engine.finish(until)
-    return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors)
+    return RunResult(
+        engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors,
+        engine.stats["dropped"],
+    )  # fmt: skip

@@ -8,6 +8,7 @@ import tokenize
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workbench.engine.reactions.patterns import MIN_TIMER_PERIOD_MS
 from workbench.errors import CepError
 from workbench.language import ast
 from workbench.language.conditions import nearest
@@ -29,6 +30,7 @@ __all__ = [
     "ms_arg",
     "opt_int",
     "opt_ms",
+    "timer_args",
 ]
 
 #: annotation -> (min args, max args) for channels, group blocks (the exit) and initiators.
@@ -136,6 +138,23 @@ def opt_int(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | None
 
 def opt_ms(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | float | None:
     return None if is_none(arg) else ms_arg(ctx, arg, what)
+
+
+def timer_args(ctx: Context, args: Sequence[ast.Expr | ast.Duration]) -> tuple[float, float | None]:
+    """``@timer(delay[, period, ...])``'s delay and period; a period (or a lone delay) under 1 ms fails."""
+    delay = ms_arg(ctx, args[0], "@timer's delay")
+    period = opt_ms(ctx, args[1], "@timer's period") if len(args) > 1 else None
+    effective, arg = (delay, args[0]) if period is None else (period, args[1])
+    if effective < MIN_TIMER_PERIOD_MS or effective == float("inf"):
+        msg = (
+            f"@timer's period must be a finite duration of at least {MIN_TIMER_PERIOD_MS} ms, got "
+            f"{effective!r} ms (a window every fraction of a millisecond would flood the output)"
+        )
+        raise ctx.fail(msg, arg.span)
+    if delay == float("inf"):
+        msg = "@timer's delay must be a finite duration"
+        raise ctx.fail(msg, args[0].span)
+    return delay, period
 
 
 def ident_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> str:

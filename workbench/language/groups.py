@@ -26,7 +26,7 @@ from workbench.language.arguments import (
     literal,
     ms_arg,
     opt_int,
-    opt_ms,
+    timer_args,
 )
 from workbench.language.conditions import Scope, accepts, check_condition, nearest
 from workbench.language.context import Context
@@ -323,8 +323,7 @@ class GroupCompiler:
                 acc = self._accumulator(args[2], types) if len(args) > 2 else None
                 opts["size"] = grp.Size(n, r, acc)
             elif name == "timer":
-                d = ms_arg(ctx, args[0], "@timer's delay")
-                p = opt_ms(ctx, args[1], "@timer's period") if len(args) > 1 else None
+                d, p = timer_args(ctx, args)
                 acc = self._accumulator(args[2], types) if len(args) > 2 else None
                 opts["timer"] = grp.Timer(d, p, acc)
             elif name == "timeout":

@@ -129,4 +129,4 @@ class ChainPlan(Generic[S]):
             for run in dropped:
                 ctx.trace(TraceKind.PRUNED, run.inst, None, None, cap_detail(cap))
         state.dropped += len(dropped)
-        warn_cap(self.name, ctx.key, cap, len(dropped), state.dropped, stacklevel=stacklevel + 1)
+        warn_cap(ctx, self.name, cap, len(dropped))

@@ -426,7 +426,7 @@ class GeneralPlan:
                 ctx.trace(TraceKind.PRUNED, run.inst, None, None, cap_detail(cap))
         self._after_cap(state)
         state.dropped += excess
-        warn_cap(self.name, ctx.key, cap, excess, state.dropped, stacklevel=3)
+        warn_cap(ctx, self.name, cap, excess)
 
     def _after_cap(self, state: NFAState) -> None:
         """Hook: forget the dropped runs in the plan's own orderings."""

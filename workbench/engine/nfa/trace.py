@@ -8,13 +8,13 @@ machine-readable fields.
 from __future__ import annotations
 
 import functools
-import warnings
 
 from workbench.engine.events import Event
 from workbench.engine.expr import ir
 from workbench.engine.expr.evaluate import compile_tree
 from workbench.engine.expr.printer import print_expr
 from workbench.engine.expr.values import EVENT_ATTRIBUTES, Frame, MappingFrame, Run
+from workbench.engine.matcher import Context
 
 __all__ = [
     "MappingFrame",
@@ -64,13 +64,17 @@ def cap_detail(cap: int) -> dict[str, object]:
     return {"reason": f"cap: more than {cap} partial matches", "max_partial_matches": cap}
 
 
-def warn_cap(pattern: str, key: object, cap: int, excess: int, dropped: int, stacklevel: int) -> None:
-    """The ``RuntimeWarning`` of ``max_partial_matches`` (every plan warns alike)."""
-    warnings.warn(
-        f"pattern {pattern!r}, key {key!r}: more than {cap} partial matches; dropped the "
-        f"{excess} oldest (max_partial_matches; {dropped} dropped so far for this key)",
-        RuntimeWarning,
-        stacklevel=stacklevel + 1,
+def warn_cap(ctx: Context, pattern: str, cap: int, excess: int) -> None:
+    """``max_partial_matches`` dropped ``excess`` partial matches: count them, warn once per pattern and run.
+
+    The text is the same for every key and event (Python keeps one registry entry per distinct
+    warning text); the run's ``stats["dropped"]`` has the numbers.
+    """
+    ctx.drop(excess)
+    ctx.warn_once(
+        "max_partial_matches",
+        f"pattern {pattern!r}: a key had more than {cap} partial matches; the oldest were dropped "
+        "(max_partial_matches; given once per run, the run's stats count every dropped one)",
     )
 
 

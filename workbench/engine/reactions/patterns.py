@@ -34,6 +34,7 @@ same ``%%cep`` text compare equal; :meth:`ReactionGroup.compile` validates and c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -45,6 +46,7 @@ from workbench.engine.reactions.accumulators import Accumulator, MapCounter, Sor
 __all__ = [
     "AND",
     "DEFAULT_COUNTER",
+    "MIN_TIMER_PERIOD_MS",
     "OR",
     "Channel",
     "Condition",
@@ -184,6 +186,26 @@ class Timer:
     delay_ms: float
     period_ms: float | None = None
     accumulator: Accumulator | None = None
+
+    def __post_init__(self) -> None:
+        period = self.delay_ms if self.period_ms is None else self.period_ms
+        problem = None
+        if not _finite(self.delay_ms) or self.delay_ms < 0:
+            problem = f"@timer's delay must be a finite number of ms >= 0, got {self.delay_ms!r}"
+        elif not _finite(period) or period < MIN_TIMER_PERIOD_MS:
+            problem = f"@timer's period must be at least {MIN_TIMER_PERIOD_MS} ms, got {period!r}"
+        if problem is not None:
+            from workbench.errors import PatternError
+
+            raise PatternError(problem)
+
+
+#: the shortest ``@timer`` period (ms): windows of a finer grain would only flood the output
+MIN_TIMER_PERIOD_MS = 1
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,7 +58,8 @@ class ChannelState:
 
     ``member`` indexes the compiled group's members; ``env`` holds the variables bound by the
     channels that led to this one (group extension); ``seen`` counts accepted events (``@count``,
-    ``@size``); ``target`` is the ``@size`` still needed; ``acc`` the window accumulator's value.
+    ``@size``); ``target`` is the ``@size`` still needed; ``acc`` the window accumulator's value;
+    ``empty_windows`` counts the ``@timer`` windows in a row that closed empty.
     """
 
     cid: int
@@ -67,6 +68,7 @@ class ChannelState:
     seen: int = 0
     target: int = 0
     acc: Aggregate | None = None
+    empty_windows: int = 0
 
 
 @dataclass(slots=True)

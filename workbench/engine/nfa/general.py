@@ -22,23 +22,24 @@ import heapq
 from collections.abc import Mapping
 
 from workbench.engine.aggregates import Aggregate
-from workbench.engine.detection import Detection, TraceKind
+from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time, Version, add_stage, increase
+from workbench.engine.nfa.chain import WINDOW_TIMER
 from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef, Transition
 from workbench.engine.nfa.conditions import ConditionContext, Predicate, compile_predicate, needs_context
+from workbench.engine.nfa.emission import MatchEmission
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.runaggs import RunAggregates
-from workbench.engine.nfa.skip import CompletionKey, SkipRule, completion_key, held_back
+from workbench.engine.nfa.skip import SkipRule
 from workbench.engine.nfa.state import NFAState, Node, Run
-from workbench.engine.nfa.store import Step, Store
-from workbench.engine.nfa.trace import cap_detail, negation_detail, skip_detail, strict_detail, warn_cap
+from workbench.engine.nfa.store import Store
+from workbench.engine.nfa.trace import cap_detail, negation_detail, strict_detail, warn_cap
 
 __all__ = ["GeneralPlan"]
 
-_TIMER = "nfa-window"
 _TAKE = int(Action.TAKE)
 _PROCEED = int(Action.PROCEED)
 _IGNORE = int(Action.IGNORE)
@@ -46,7 +47,7 @@ _IGNORE = int(Action.IGNORE)
 Edge = tuple[int, str, Predicate, Transition]
 
 
-class GeneralPlan:
+class GeneralPlan(MatchEmission):
     """A compiled NFA of any shape, interpreted; steps one key's :class:`~.state.NFAState`."""
 
     #: a key with no partial match may ignore events that cannot start one (the indexed order)
@@ -400,14 +401,14 @@ class GeneralPlan:
             heapq.heappush(state.first_deadlines, (deadline, run.rid))
             if run.start_id is not None and run.prev_ts == run.start_ts and state.scheduled != deadline:
                 state.scheduled = deadline
-                ctx.schedule(deadline, _TIMER)
+                ctx.schedule(deadline, WINDOW_TIMER)
         if not self._window_times:  # why: no stage has a previous-event window (the usual case)
             return
         w = self._window_times.get(run.state)
         if w is not None and run.prev_ts is not None:
             deadline = run.prev_ts + w
             heapq.heappush(state.prev_deadlines, (deadline, run.rid))
-            ctx.schedule(deadline, _TIMER)
+            ctx.schedule(deadline, WINDOW_TIMER)
 
     def _cap(self, state: NFAState, ctx: Context) -> None:
         cap = self.pattern.max_partial_matches
@@ -430,91 +431,6 @@ class GeneralPlan:
 
     def _after_cap(self, state: NFAState) -> None:
         """Hook: forget the dropped runs in the plan's own orderings."""
-
-    # ------------------------------------------------------------------ matches
-    def _emit_matches(self, state: NFAState, potential: list[Run], t: Time, ctx: Context) -> None:
-        """Emit completed matches now (``no_skip``) or once no earlier partial match is alive."""
-        if not self.skip.holds:
-            for run in potential:
-                self._emit(state, run, "match", t, ctx)
-                self.store.release(state, run.node, run.version)
-            return
-        self._hold(state, potential)
-        completed = state.completed
-        while completed:
-            match = completed[0]
-            assert match.start_id is not None
-            earliest = self._earliest(state)
-            if held_back(ctx, state, potential, match, earliest, self.skip.kind):
-                break  # why: an earlier partial match may still complete first
-            self._pop_held(state)
-            paths = self.store.extract(state, match.node, match.version)
-            pruning = self.skip.pruning_id(paths)
-            if pruning is not None:
-                self._prune(state, pruning, ctx)
-            self._emit(state, match, "match", t, ctx, paths[0] if paths else [])
-            self.store.release(state, match.node, match.version)
-
-    def _hold(self, state: NFAState, potential: list[Run]) -> None:
-        """Add completed matches to the held ones, in emission order (see ``completion_key``)."""
-        completed = state.completed
-        completed.extend(potential)
-        keys = {id(r): self._completion_key(state, r) for r in completed}
-        completed.sort(key=lambda r: keys[id(r)])
-
-    def _earliest(self, state: NFAState) -> EventId | None:
-        """The start of the earliest live partial match."""
-        return state.earliest_start()
-
-    def _pop_held(self, state: NFAState) -> Run:
-        return state.completed.pop(0)
-
-    def _completion_key(self, state: NFAState, run: Run) -> CompletionKey:
-        paths = self.store.extract(state, run.node, run.version)
-        path = paths[0] if paths else ()
-        return completion_key(run.start_id, self.store.last_id(run.node), path, self._stage_index)
-
-    def _prune(self, state: NFAState, pruning: EventId, ctx: Context) -> None:
-        """Discard the partial matches and held matches the skip rule prunes from ``pruning``."""
-        skip, runs, heap = self.skip, state.runs, state.starts
-        while heap and (heap[0][1] not in runs or skip.prunes(heap[0][0], pruning)):
-            _, rid = heapq.heappop(heap)
-            victim = runs.get(rid)
-            if victim is not None:
-                state.remove(victim)
-                self._discard(state, victim, ctx)
-        kept = []
-        for run in state.completed:
-            if skip.prunes(run.start_id, pruning):
-                self._discard(state, run, ctx)
-            else:
-                kept.append(run)
-        state.completed[:] = kept
-
-    def _discard(self, state: NFAState, run: Run, ctx: Context) -> None:
-        """Release a run the skip strategy pruned."""
-        self.store.release(state, run.node, run.version)
-        if ctx.tracing:
-            ctx.trace(TraceKind.PRUNED, run.inst, None, None, skip_detail(self.skip.kind))
-
-    def _emit(
-        self, state: NFAState, run: Run, kind: str, t: Time, ctx: Context, path: list[Step] | None = None
-    ) -> None:
-        if path is None:
-            paths = self.store.extract(state, run.node, run.version)
-            path = paths[0] if paths else []
-        grouped: dict[str, list[Event]] = {}
-        event_of = self.store.event_of(state, run.node)
-        for stage, eid in path:
-            grouped.setdefault(stage, []).append(event_of(eid))
-        events: list[Event] = []
-        channels: list[str] = []
-        for stage, evs in grouped.items():
-            events.extend(evs)
-            channels.extend([stage] * len(evs))
-        ctx.emit(Detection(self.name, ctx.key, run.inst, kind, t, tuple(events), tuple(channels)))
-        if ctx.tracing:
-            ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, run.inst)
 
 
 def _order(run: Run) -> tuple[EventId | None, int]:

@@ -20,8 +20,10 @@ __all__ = [
     "INITIATOR_ANNOTATIONS",
     "MAX_COUNT",
     "RECEIVE_ANNOTATIONS",
+    "after_cycle",
     "call_arguments",
     "check_annotations",
+    "count_arg",
     "ident_arg",
     "int_arg",
     "is_none",
@@ -29,6 +31,7 @@ __all__ = [
     "ms_arg",
     "opt_int",
     "opt_ms",
+    "window_ms",
 ]
 
 #: annotation -> (min args, max args) for channels, group blocks (the exit) and initiators.
@@ -82,6 +85,56 @@ def int_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int:
             return value
     msg = f"{what} must be a whole number"
     raise ctx.fail(msg, arg.span)
+
+
+def count_arg(
+    ctx: Context, arg: ast.Expr | ast.Duration, what: str, *, least: int, unlimited: bool = False
+) -> int:
+    """A whole number ``>= least`` (or ``-1``, Prova's "any number", when ``unlimited``)."""
+    value = int_arg(ctx, arg, what)
+    if value >= least or (unlimited and value == -1):
+        return value
+    allowed = f"a whole number >= {least}" + (" or -1 (any number)" if unlimited else "")
+    msg = f"{what} must be {allowed}, got {value}"
+    raise ctx.fail(msg, arg.span)
+
+
+def window_ms(ctx: Context, window: ast.Duration | None) -> int | float | None:
+    """The milliseconds of a ``within`` window (``None``: none); an empty window can hold no match."""
+    if window is None:
+        return None
+    if window.ms <= 0:
+        msg = f"a 'within' window must be longer than 0 ms, got {window.ms} ms (no match fits in it)"
+        raise ctx.fail(msg, window.span)
+    return window.ms
+
+
+def after_cycle(after: Mapping[str, Sequence[str]]) -> list[str]:
+    """A cycle of ``@after`` links (each channel waits for the next one), or ``[]``: such channels
+    can never open. ``after`` maps a channel to the channels it waits for."""
+    done: set[str] = set()
+    for start in after:
+        path: list[str] = []
+        on_path: set[str] = set()
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:  # why iterative: a long chain of links must not hit the recursion limit
+            node, i = stack.pop()
+            if i == 0:
+                if node in on_path:
+                    return [*path[path.index(node) :], node]
+                if node in done:
+                    continue
+                path.append(node)
+                on_path.add(node)
+            targets = after.get(node, ())
+            if i < len(targets):
+                stack.append((node, i + 1))
+                stack.append((targets[i], 0))
+            else:
+                done.add(node)
+                on_path.discard(node)
+                path.pop()
+    return []
 
 
 def ms_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | float:

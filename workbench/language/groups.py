@@ -19,13 +19,14 @@ from workbench.language.arguments import (
     EXIT_ANNOTATIONS,
     INITIATOR_ANNOTATIONS,
     RECEIVE_ANNOTATIONS,
+    after_cycle,
     call_arguments,
     check_annotations,
+    count_arg,
     ident_arg,
-    int_arg,
+    is_none,
     literal,
     ms_arg,
-    opt_int,
     opt_ms,
 )
 from workbench.language.conditions import Scope, accepts, check_condition, nearest
@@ -59,7 +60,7 @@ def compile_receive(ctx: Context, node: ast.ReceiveDef, name: str) -> grp.Receiv
         where = check_condition(node.where, scope, ctx.source)
     count = None
     if "count" in annots and annots["count"].args:
-        count = int_arg(ctx, annots["count"].args[0], "@count")
+        count = count_arg(ctx, annots["count"].args[0], "@count", least=1, unlimited=True)
     return grp.Receive(name, type_, match, where, count, constants)
 
 
@@ -99,6 +100,7 @@ class GroupCompiler:
         self.ctx = ctx
         self.scope = GroupScope()
         self.nested = 0
+        self.after: dict[str, tuple[tuple[str, ...], ast.Annotation]] = {}  # channel -> its @after
 
     def build(self, node: ast.GroupDef, name: str) -> grp.ReactionGroup:
         ctx = self.ctx
@@ -120,6 +122,10 @@ class GroupCompiler:
             if ref not in self.scope.channel_ids:
                 msg = f"unknown channel {ref!r}{nearest(ref, self.scope.channel_ids)}"
                 raise ctx.fail(msg, span)
+        cycle = after_cycle({c: ids for c, (ids, _) in self.after.items()})
+        if cycle:
+            msg = f"@after links make a cycle ({' -> '.join(cycle)}): these channels can never open"
+            raise ctx.fail(msg, self.after[cycle[0]][1].span)
         return group
 
     def _instance(self, decl: ast.InstanceDecl) -> grp.Instance:
@@ -230,10 +236,13 @@ class GroupCompiler:
             return ch.label.text, ch.label.span
         return ch.head.type.text, ch.head.type.span  # unnamed: the channel is called after its type
 
-    def _ids(self, a: ast.Annotation) -> tuple[str, ...]:
+    def _ids(self, a: ast.Annotation, own: str | None = None) -> tuple[str, ...]:
         out = []
         for arg in a.args or ():
             ident = ident_arg(self.ctx, arg, f"an argument of @{a.name.text}")
+            if ident == own:  # why: @stop(x) on x itself can only mean the bare @stop
+                msg = f"channel {own!r} names itself in @{a.name.text}; a bare @stop ends the group on its event"
+                raise self.ctx.fail(msg, arg.span)
             self.scope.references.append((ident, arg.span))
             out.append(ident)
         return tuple(out)
@@ -302,7 +311,7 @@ class GroupCompiler:
             elif name == "stop":
                 for each in ch.annotations:  # bare @stop and @stop(ids) may both be given
                     if each.name.text == "stop" and each.args:
-                        opts["stop_ids"] = self._ids(each)
+                        opts["stop_ids"] = self._ids(each, ident)
                     elif each.name.text == "stop":
                         opts["stop"] = True
             elif name == "pause":
@@ -311,6 +320,7 @@ class GroupCompiler:
                 opts["resume_ids"] = self._ids(a)
             elif name == "after":
                 opts["after"] = self._ids(a)
+                self.after[ident] = (opts["after"], a)
             elif name == "paused":
                 opts["paused"] = True
             elif name == "optional":
@@ -318,8 +328,12 @@ class GroupCompiler:
             elif name == "count":
                 opts["count"] = self._count(args)
             elif name == "size":
-                n = int_arg(ctx, args[0], "@size's first argument")
-                r = opt_int(ctx, args[1], "@size's second argument") if len(args) > 1 else None
+                n = count_arg(ctx, args[0], "@size's first argument", least=0)
+                r = (
+                    None
+                    if len(args) < 2 or is_none(args[1])
+                    else count_arg(ctx, args[1], "@size's second argument", least=1)
+                )
                 acc = self._accumulator(args[2], types) if len(args) > 2 else None
                 opts["size"] = grp.Size(n, r, acc)
             elif name == "timer":
@@ -350,8 +364,12 @@ class GroupCompiler:
 
     def _count(self, args: tuple[ast.Expr | ast.Duration, ...]) -> grp.Count:
         ctx = self.ctx
-        n = int_arg(ctx, args[0], "@count's first argument")
-        m = int_arg(ctx, args[1], "@count's second argument") if len(args) > 1 else None
+        n = count_arg(ctx, args[0], "@count's first argument", least=0, unlimited=True)
+        m = (
+            count_arg(ctx, args[1], "@count's second argument", least=0, unlimited=True)
+            if len(args) > 1
+            else None
+        )
         mode = ident_arg(ctx, args[2], "@count's mode") if len(args) > 2 else None
         if mode is not None and mode not in ("ignore", "record", "strict"):
             hint = nearest(mode, ["ignore", "record", "strict"])
@@ -472,12 +490,12 @@ class GroupCompiler:
             else None
         )
         exit_count = (
-            int_arg(ctx, annots["count"].args[0], "@count")
+            count_arg(ctx, annots["count"].args[0], "@count", least=1)
             if "count" in annots and annots["count"].args
             else None
         )
         exit_size = (
-            int_arg(ctx, annots["size"].args[0], "@size")
+            count_arg(ctx, annots["size"].args[0], "@size", least=1)
             if "size" in annots and annots["size"].args
             else None
         )

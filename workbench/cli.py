@@ -116,7 +116,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
             continue
         path = Path(out)
         if path.suffix.lower() not in _OUTPUT_SUFFIXES:
-            msg = f"{option} {out}: cannot write a {path.suffix or 'suffix-less'} file; use {', '.join(_OUTPUT_SUFFIXES)}"
+            kind = path.suffix or "suffix-less"
+            msg = f"{option} {out}: cannot write a {kind} file; use {', '.join(_OUTPUT_SUFFIXES)}"
             raise CepError(msg)
         folder = path.parent
         if not folder.is_dir():

@@ -241,7 +241,10 @@ class GroupCompiler:
         for arg in a.args or ():
             ident = ident_arg(self.ctx, arg, f"an argument of @{a.name.text}")
             if ident == own:  # why: @stop(x) on x itself can only mean the bare @stop
-                msg = f"channel {own!r} names itself in @{a.name.text}; a bare @stop ends the group on its event"
+                msg = (
+                    f"channel {own!r} names itself in @{a.name.text}; a bare @stop ends the group on "
+                    "its event"
+                )
                 raise self.ctx.fail(msg, arg.span)
             self.scope.references.append((ident, arg.span))
             out.append(ident)

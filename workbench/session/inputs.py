@@ -180,7 +180,8 @@ def load_events(
                 raw["key"] = raw[key]  # the field stays readable in conditions, as for DataFrames
                 keyed = True
             elif key is not None and not allow_missing_key:
-                msg = f"event {i} has no value for the partition key field {key!r}; give one, {MISSING_KEY_HINT}"
+                msg = f"event {i} has no value for the partition key field {key!r}; give one, "
+                msg += MISSING_KEY_HINT
                 raise EventError(msg, position=i, field=key)
             if type is not None and type in raw:
                 raw["type"] = raw.pop(type)

@@ -95,10 +95,11 @@ def _read(path: str) -> str:
         msg = f"cannot read {path}: {err.strerror or err}"
         raise CepError(msg) from None
     except UnicodeDecodeError as err:
-        line = err.object[: err.start].count(b"\n") + 1
+        before = err.object[: err.start]
+        line, column = before.count(b"\n") + 1, err.start - before.rfind(b"\n")
         msg = (
-            f"cannot read {path}: byte {err.start} (line {line}) is not UTF-8 "
-            f"({err.object[err.start : err.start + 1]!r}); save the file as UTF-8"
+            f"cannot read {path}: line {line}, column {column}: byte 0x{err.object[err.start]:02x} is not "
+            "UTF-8; save the file as UTF-8"
         )
         raise CepError(msg) from None
 

@@ -279,9 +279,15 @@ class GroupCompiler:
             top: int | None = None
             extra = list(node.args[2:]) + [k.value for k in node.keywords if k.arg == "top"]
             if extra:
-                value = pyast.literal_eval(extra[0])
-                if not isinstance(value, int):
-                    raise ctx.fail(bad, arg.span)
+                try:
+                    value = pyast.literal_eval(extra[0])
+                except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                    value = None  # why: top=N.x, top=f(x): not a constant
+                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                    msg = (
+                        f"SortedAccumulator's top must be a whole number >= 1, got {pyast.unparse(extra[0])}"
+                    )
+                    raise ctx.fail(msg, arg.span)
                 top = value
             return grp.SortedAccumulator(sub(0), sub(1), top)
         msg = bad + nearest(kind, ["MapCounter", "SortedAccumulator"])

@@ -177,8 +177,10 @@ def _dates_as_text(data: pd.DataFrame, time: str | None) -> pd.DataFrame:
     bad = (coerced.isna() & column.notna()).to_numpy()
     if bad.any():
         pos = int(bad.argmax())
+        row = column.index[pos]
+        row = row.item() if hasattr(row, "item") else row  # why: show 11, not np.int64(11)
         msg = (
-            f"column {name!r}, row {column.index[pos]!r}: {column.iloc[pos]!r} is neither a number nor an "
+            f"column {name!r}, row {row!r}: {column.iloc[pos]!r} is neither a number nor an "
             "ISO 8601 date; give times as numbers (milliseconds), ISO dates such as "
             "2024-01-01T09:30:00Z, or say how with --time-unit s|ms|us|ns|date"
         )

@@ -27,7 +27,12 @@ def test_a_deeply_nested_condition_still_matches() -> None:
     assert [d.events[0].fields["x"] for d in found] == [3]
 
 
-AGG = "sequence s\n    aggregate total = sum(a.v)\n    begin a: a one or more\n    followed by b: b where total > 1\n"
+AGG = """
+sequence s
+    aggregate total = sum(a.v)
+    begin a: a one or more
+    followed by b: b where total > 1
+"""
 
 
 @pytest.mark.parametrize("bad", ["text", [1], {"x": 1}])
@@ -50,7 +55,7 @@ def test_an_aggregate_skips_blank_values() -> None:
 
 def test_an_accumulator_over_an_unhashable_value_names_the_event() -> None:
     e = engine(
-        "group g\n    on tick(k as K)\n    @or {\n        @size(2, 1, MapCounter(e.name)) c: tick(k = K)\n    }\n"
+        "group g\n    on tick(k as K)\n    @or {\n        @size(2, 1, MapCounter(e.name)) c: tick(k = K)\n    }"
     )
     with pytest.raises(EventError, match=r"channel 'c': MapCounter cannot take \[1\]") as err:
         e.process_many(

@@ -55,7 +55,7 @@ def test_an_aggregate_skips_blank_values() -> None:
 
 def test_an_accumulator_over_an_unhashable_value_names_the_event() -> None:
     e = engine(
-        "group g\n    on tick(k as K)\n    @or {\n        @size(2, 1, MapCounter(e.name)) c: tick(k = K)\n    }"
+        "group g\n    on tick(k as K)\n    @or {\n        @size(2, 1, MapCounter(e.name)) c: tick(k = K)\n}"
     )
     with pytest.raises(EventError, match=r"channel 'c': MapCounter cannot take \[1\]") as err:
         e.process_many(

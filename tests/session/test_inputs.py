@@ -55,7 +55,7 @@ def test_built_events_with_nan_or_infinite_times_are_refused(bad: float) -> None
 
 def test_a_missing_partition_value_names_the_row_of_a_frame() -> None:
     frame = pd.DataFrame({"type": ["a", "b", "b"], "time": [1, 2, 3], "k": ["x", "x", None]})
-    with pytest.raises(EventError, match="row 2 .* no value in the partition key column 'k'") as err:
+    with pytest.raises(EventError, match=r"row 2 .* no value in the partition key column 'k'") as err:
         replay(frame)
     assert err.value.field == "k"
     assert err.value.position == 2
@@ -87,7 +87,7 @@ def test_allowed_missing_partition_values_share_one_null_key() -> None:
 
 def test_an_explicit_key_option_is_checked_the_same_way() -> None:
     frame = pd.DataFrame({"type": ["a", "b"], "time": [1, 2], "user": ["u", None]})
-    with pytest.raises(EventError, match="row 1 .*partition key column 'user'"):
+    with pytest.raises(EventError, match=r"row 1 .*partition key column 'user'"):
         replay(frame, key="user")
     # an unkeyed pattern on a frame without the column is not affected
     assert load_events(pd.DataFrame({"type": ["a"], "time": [1]}))[0].key is None

@@ -113,8 +113,13 @@ def only_cep_errors() -> Iterator[None]:
     assert not CANARY.exists(), "fuzzed input ran code"
 
 
+_COMPILED = [d.pattern for d in compile_text(PATTERNS)]
+_SESSION = CepSession()
+_NAMES = [d.pattern.name for d in _SESSION.define(PATTERNS)]
+
+
 def _engine() -> Engine:
-    return Engine([d.pattern for d in compile_text(PATTERNS)])
+    return Engine(_COMPILED)
 
 
 def feed_engine(events: list[object]) -> None:
@@ -131,14 +136,9 @@ def feed_engine(events: list[object]) -> None:
 def replay_frame(events: list[object]) -> None:
     rows = [e for e in events if isinstance(e, dict)]
     with only_cep_errors():
-        frame = pd.DataFrame(rows)
-        session = CepSession()
-        names = [d.pattern.name for d in session.define(PATTERNS)]
-        session.replay(names, frame, trace=False)
+        _SESSION.replay(_NAMES, pd.DataFrame(rows), trace=False)
     with only_cep_errors():
-        session = CepSession()
-        names = [d.pattern.name for d in session.define(PATTERNS)]
-        session.replay(names, events, trace=False, allow_missing_key=True)
+        _SESSION.replay(_NAMES, events, trace=False, allow_missing_key=True)
 
 
 @QUICK

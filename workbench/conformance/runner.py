@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from workbench.conformance.case import Case
 from workbench.engine.detection import Detection
@@ -131,12 +131,13 @@ def load_case(path: Path) -> Case | str:
         return f"not JSON: {err}"
     if not isinstance(case, dict) or not isinstance(case.get("pattern"), dict):
         return f"a case is a JSON object with a 'pattern' object, got {type(case).__name__}"
-    return case
+    return cast("Case", case)
 
 
 def run_case(case: Case, options: RunOptions = RunOptions(), path: str = "") -> CaseResult:
     """Run one parsed case and return its result (never raises for a failing case)."""
-    if not isinstance(case, Mapping) or not isinstance(case.get("pattern"), Mapping):
+    raw: object = case  # why object: a caller may hand over any parsed JSON
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("pattern"), Mapping):
         return CaseResult(path, path, ("a case is a JSON object with a 'pattern' object",))
     case_id = str(case.get("id", path))
     kind = str(case["pattern"].get("kind"))

@@ -61,7 +61,7 @@ def read_frame(path: str | Path) -> pd.DataFrame:
     raise CepError(msg)
 
 
-def check_out_of_orderness(value: float) -> None:
+def check_out_of_orderness(value: object) -> None:
     """Refuse a bounded out-of-orderness that is not a number of milliseconds >= 0 (NaN, inf, -1)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         msg = f"out-of-orderness must be a number of milliseconds >= 0, got {value!r}"
@@ -73,7 +73,8 @@ MISSING_KEY_HINT = "or allow them under a NULL key with --allow-missing-key (all
 
 def check_columns(frame: pd.DataFrame) -> None:
     """Raise a :class:`CepError` for column names an event cannot have: repeated or not text."""
-    for i, name in enumerate(frame.columns):
+    names: list[object] = list(frame.columns)  # why object: pandas allows any hashable as a name
+    for i, name in enumerate(names):
         if not isinstance(name, str):
             msg = f"column {i} is named {name!r}, a {type_name(name)}: name every column with text"
             raise EventError(msg, field=str(name))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.language import compile_text
-from workbench.language.arguments import after_cycle
+from workbench.language.arguments import never_open
 from workbench.language.errors import CepCompileError
 
 
@@ -62,13 +62,13 @@ CASES = [
         group("        @after(b) a: login(user = U)\n        @after(a) b: logout"),
         4,
         9,
-        "@after links make a cycle (a -> b -> a)",
+        "@after: 'a', 'b' only wait for each other, so they can never open",
     ),
     (
         group("        @after(a) a: login(user = U)\n        b: logout"),
         4,
         9,
-        "@after links make a cycle (a -> a)",
+        "@after: 'a' only wait for each other",
     ),
     (
         group("        @stop(a) a: login(user = U)\n        b: logout", "@or"),
@@ -129,10 +129,13 @@ def test_sensible_arguments_still_compile(text: str) -> None:
     assert compile_text(text)
 
 
-def test_after_cycle_finds_cycles_and_only_cycles() -> None:
-    assert after_cycle({"a": ["b"], "b": ["c"], "c": []}) == []
-    assert after_cycle({"a": ["b", "c"], "c": ["d"], "d": ["b", "a"]}) == ["a", "c", "d", "a"]
-    chain = {f"n{i}": [f"n{i + 1}"] for i in range(5000)}
-    assert after_cycle(chain) == []  # no recursion limit on a long chain
-    chain["n5000"] = ["n0"]
-    assert len(after_cycle(chain)) == 5002
+def test_never_open_finds_channels_that_only_wait_for_each_other() -> None:
+    assert never_open({"b": ["a"], "c": ["b"]}) == []
+    assert never_open({"a": ["b"], "b": ["a"]}) == ["a", "b"]
+    # a restart loop (Prova): low waits for high or for not_high, which waits for low: fine
+    assert never_open({"low": ["high", "not_high"], "not_high": ["low"]}) == []
+    assert never_open({"x": ["y"], "y": ["x"], "z": ["x", "w"]}) == ["x", "y"]
+    chain = {f"n{i}": [f"n{i + 1}"] for i in range(300)}
+    assert never_open(chain) == []
+    chain["n300"] = ["n0"]
+    assert len(never_open(chain)) == 301

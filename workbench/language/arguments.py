@@ -20,7 +20,6 @@ __all__ = [
     "INITIATOR_ANNOTATIONS",
     "MAX_COUNT",
     "RECEIVE_ANNOTATIONS",
-    "after_cycle",
     "call_arguments",
     "check_annotations",
     "count_arg",
@@ -29,6 +28,7 @@ __all__ = [
     "is_none",
     "literal",
     "ms_arg",
+    "never_open",
     "opt_int",
     "opt_ms",
     "window_ms",
@@ -109,32 +109,23 @@ def window_ms(ctx: Context, window: ast.Duration | None) -> int | float | None:
     return window.ms
 
 
-def after_cycle(after: Mapping[str, Sequence[str]]) -> list[str]:
-    """A cycle of ``@after`` links (each channel waits for the next one), or ``[]``: such channels
-    can never open. ``after`` maps a channel to the channels it waits for."""
-    done: set[str] = set()
-    for start in after:
-        path: list[str] = []
-        on_path: set[str] = set()
-        stack: list[tuple[str, int]] = [(start, 0)]
-        while stack:  # why iterative: a long chain of links must not hit the recursion limit
-            node, i = stack.pop()
-            if i == 0:
-                if node in on_path:
-                    return [*path[path.index(node) :], node]
-                if node in done:
-                    continue
-                path.append(node)
-                on_path.add(node)
-            targets = after.get(node, ())
-            if i < len(targets):
-                stack.append((node, i + 1))
-                stack.append((targets[i], 0))
-            else:
-                done.add(node)
-                on_path.discard(node)
-                path.pop()
-    return []
+def never_open(after: Mapping[str, Sequence[str]]) -> list[str]:
+    """The channels whose ``@after`` links can never be satisfied, in the order of ``after``.
+
+    ``after`` maps a channel to the channels whose firing opens it (any one of them). A channel
+    without ``@after`` is open from the start; a channel opens when any channel it names can open.
+    A cycle is fine when one of its channels is opened from outside it (a Prova restart loop);
+    channels that only wait for each other never open.
+    """
+    can = {t for targets in after.values() for t in targets if t not in after}
+    grew = True
+    while grew:  # why a fixpoint: each pass opens the channels one link further from an open one
+        grew = False
+        for channel, targets in after.items():
+            if channel not in can and any(t in can for t in targets):
+                can.add(channel)
+                grew = True
+    return [c for c in after if c not in can]
 
 
 def ms_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | float:

@@ -19,7 +19,6 @@ from workbench.language.arguments import (
     EXIT_ANNOTATIONS,
     INITIATOR_ANNOTATIONS,
     RECEIVE_ANNOTATIONS,
-    after_cycle,
     call_arguments,
     check_annotations,
     count_arg,
@@ -27,6 +26,7 @@ from workbench.language.arguments import (
     is_none,
     literal,
     ms_arg,
+    never_open,
     opt_ms,
 )
 from workbench.language.conditions import Scope, accepts, check_condition, nearest
@@ -122,10 +122,13 @@ class GroupCompiler:
             if ref not in self.scope.channel_ids:
                 msg = f"unknown channel {ref!r}{nearest(ref, self.scope.channel_ids)}"
                 raise ctx.fail(msg, span)
-        cycle = after_cycle({c: ids for c, (ids, _) in self.after.items()})
-        if cycle:
-            msg = f"@after links make a cycle ({' -> '.join(cycle)}): these channels can never open"
-            raise ctx.fail(msg, self.after[cycle[0]][1].span)
+        closed = never_open({c: ids for c, (ids, _) in self.after.items()})
+        if closed:
+            msg = (
+                f"@after: {', '.join(map(repr, closed))} only wait for each other, so they can never open "
+                "(a channel of such a cycle needs a link from a channel outside it)"
+            )
+            raise ctx.fail(msg, self.after[closed[0]][1].span)
         return group
 
     def _instance(self, decl: ast.InstanceDecl) -> grp.Instance:

@@ -169,6 +169,7 @@ def load_events(
         raise CepError(msg)
     out: list[Event] = []
     keyed = mappings = False
+    first_missing: int | None = None
     for i, item in enumerate(source):
         if isinstance(item, Event):
             out.append(make_event(item, i))  # why: a built Event is checked too (a NaN time, ...)
@@ -180,10 +181,8 @@ def load_events(
             if key is not None and not _is_blank(raw.get(key)):
                 raw["key"] = raw[key]  # the field stays readable in conditions, as for DataFrames
                 keyed = True
-            elif key is not None and not allow_missing_key:
-                msg = f"event {i} has no value for the partition key field {key!r}; give one, "
-                msg += MISSING_KEY_HINT
-                raise EventError(msg, position=i, field=key)
+            elif key is not None and first_missing is None:
+                first_missing = i
             if type is not None and type in raw:
                 raw["type"] = raw.pop(type)
             out.append(make_event(raw, i))
@@ -196,6 +195,9 @@ def load_events(
             f"(it comes from --key or the pattern's 'partition by {key}')"
         )
         raise EventError(msg, field=key)
+    if first_missing is not None and not allow_missing_key:
+        msg = f"event {first_missing} has no value for the partition key field {key!r}; give one, "
+        raise EventError(msg + MISSING_KEY_HINT, position=first_missing, field=key)
     return out
 
 

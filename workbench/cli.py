@@ -9,7 +9,7 @@
                   [--time-unit s|ms|us|ns|date]
                   [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--late LATE.csv]
                   [--backend local|flink|flink-sql] [--out-of-orderness MS] [--quiet]
-                  [--strict] [--errors ERRORS.csv]
+                  [--strict] [--errors ERRORS.csv] [--allow-missing-key]
     workbench run PATTERNS.cep --on EVENTS ...     (the same; --on names the events explicitly)
 
 ``check`` compiles the file and prints one line per pattern (exit status 1 with the caret message on
@@ -21,6 +21,10 @@ Late events (too far out of order to match) are always reported on stderr, and w
 A condition that fails on an event (a runtime error) does not stop the run: the event does not
 match, every distinct error is printed on stderr with its first event and count (and written to
 ``--errors``), and the exit status is 3. ``--strict`` stops at the first one instead (status 1).
+Output files (``-o``, ``--late``, ``--errors``) are checked before the replay: a known suffix and an
+existing folder. Pattern files are UTF-8 (a byte-order mark is allowed). A time column of text is
+read as ISO 8601 dates. A row with no value in the partition key column is an error naming the row;
+``--allow-missing-key`` lets such rows share a NULL key (with a note).
 Exit status: 0 on success, 1 for a pattern or input error, 2 for bad usage, 3 when the run
 finished with condition errors.
 Times come out as the input gave them: dates when the time column held datetimes (Parquet), or when
@@ -84,6 +88,11 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--count", type=int, default=3, help="examples of each kind (default 3)")
     ex.add_argument("--max-events", type=int, default=6, help="longest input tried (default 6)")
     ex.add_argument("-o", "--out", help="write the examples' events here (.csv, .jsonl, .json, .parquet)")
+    run.add_argument(
+        "--allow-missing-key",
+        action="store_true",
+        help="events with no partition key value share a NULL key (default: an error naming the row)",
+    )
     return p
 
 
@@ -106,11 +115,45 @@ def _debug_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def _read(path: str) -> str:
+    """A pattern file's text: UTF-8, with or without a byte-order mark."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except OSError as err:
         msg = f"cannot read {path}: {err.strerror or err}"
         raise CepError(msg) from None
+    except UnicodeDecodeError as err:
+        before = err.object[: err.start]
+        line, column = before.count(b"\n") + 1, err.start - before.rfind(b"\n")
+        msg = (
+            f"cannot read {path}: line {line}, column {column}: byte 0x{err.object[err.start]:02x} is not "
+            "UTF-8; save the file as UTF-8"
+        )
+        raise CepError(msg) from None
+
+
+_OUTPUT_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output file that cannot be written (suffix, folder) before any event is replayed."""
+    from workbench.session.inputs import check_out_of_orderness
+
+    check_out_of_orderness(args.out_of_orderness)
+    for option, out in (("-o/--out", args.out), ("--late", args.late), ("--errors", args.errors)):
+        if out is None:
+            continue
+        path = Path(out)
+        if path.suffix.lower() not in _OUTPUT_SUFFIXES:
+            kind = path.suffix or "suffix-less"
+            msg = f"{option} {out}: cannot write a {kind} file; use {', '.join(_OUTPUT_SUFFIXES)}"
+            raise CepError(msg)
+        folder = path.parent
+        if not folder.is_dir():
+            msg = f"{option} {out}: no such folder {str(folder)!r}"
+            raise CepError(msg)
+        if path.is_dir():
+            msg = f"{option} {out}: is a folder, not a file"
+            raise CepError(msg)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -175,6 +218,7 @@ def _run(args: argparse.Namespace) -> int:
         raise CepError(msg)
     from workbench.backends import get_backend
 
+    _check_outputs(args)  # a bad output path fails now, not after the whole replay
     get_backend(args.backend)  # an unknown or uninstalled backend fails before the events are read
     session = CepSession()
     defs = session.define(_read(args.patterns))
@@ -198,6 +242,7 @@ def _run(args: argparse.Namespace) -> int:
         out_of_orderness=args.out_of_orderness,
         backend=args.backend,
         strict=args.strict,
+        allow_missing_key=args.allow_missing_key,
     )
     outcome = done.outcome
     frame = to_frame(outcome.detections, session.times)
@@ -216,6 +261,10 @@ def _run(args: argparse.Namespace) -> int:
 
         hint = "give --key COLUMN, or write 'partition by FIELD' in the pattern"
         print(f"note: {partition_note(hint)}", file=sys.stderr)
+    if done.missing_keys:
+        from workbench.session.notes import missing_key_note
+
+        print(f"note: {missing_key_note(done.missing_keys)}", file=sys.stderr)
     _report(args, outcome, done.rows)
     return 3 if outcome.errors else 0
 

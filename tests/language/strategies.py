@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from workbench.engine.nfa.pattern import (
@@ -34,6 +35,7 @@ from workbench.engine.reactions.patterns import (
     Timer,
     Var,
 )
+from workbench.language.arguments import never_open
 
 KEYWORDS = ["next", "not", "begin", "times", "where", "or", "and", "within", "one", "skip", "first"]
 PLAIN = st.builds(
@@ -52,6 +54,7 @@ DURATIONS = st.one_of(
     st.sampled_from([250, 1000, 60_000, 3_600_000, 86_400_000]),
     st.integers(0, 10_000).map(lambda n: n + 0.5),
 )
+WINDOWS = DURATIONS.filter(lambda ms: ms > 0)  # a 'within' window of 0 ms is refused (holds no match)
 LITERALS = st.one_of(
     st.integers(-1000, 1000),
     st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
@@ -183,8 +186,8 @@ def sequences(draw: st.DrawFn) -> SequencePattern:
                 quant,
                 until=draw(st.one_of(st.none(), conditions(names[:i]))) if quant.max is None else None,
                 types=tuple(draw(st.lists(PLAIN, max_size=2, unique=True))),
-                within_ms=draw(st.one_of(st.none(), DURATIONS)),
-                within_prev_ms=None if first else draw(st.one_of(st.none(), DURATIONS)),
+                within_ms=draw(st.one_of(st.none(), WINDOWS)),
+                within_prev_ms=None if first else draw(st.one_of(st.none(), WINDOWS)),
             )
         )
     grouped = draw(_grouped(stages))
@@ -211,7 +214,7 @@ def sequences(draw: st.DrawFn) -> SequencePattern:
     return SequencePattern(
         draw(NAMES),
         grouped,
-        within_ms=draw(st.one_of(st.none(), DURATIONS)),
+        within_ms=draw(st.one_of(st.none(), WINDOWS)),
         skip=SkipStrategy(skip_kind, target, target is not None and draw(st.booleans())),  # type: ignore[arg-type]
         aggregates=tuple(aggregates),
         max_partial_matches=draw(st.sampled_from([100_000, None, 50])),
@@ -258,7 +261,7 @@ def _grouped(draw: st.DrawFn, stages: list[Stage]) -> tuple[Stage | GroupStage, 
         Contiguity.RELAXED if i == 0 else head.contiguity,
         quant,
         until=draw(st.one_of(st.none(), conditions(names))) if quant.max is None else None,
-        within_ms=draw(st.one_of(st.none(), DURATIONS)),
+        within_ms=draw(st.one_of(st.none(), WINDOWS)),
     )
     return (*stages[:i], group, *stages[j:])
 
@@ -368,6 +371,10 @@ def groups(draw: st.DrawFn) -> ReactionGroup:
             timeout_ms=draw(st.one_of(st.none(), DURATIONS)),
         )
         channels.insert(draw(st.integers(0, len(channels))), inner)
+    members = [c for c in channels if isinstance(c, Channel)] + [
+        c for g in channels if isinstance(g, ReactionGroup) for c in g.channels if isinstance(c, Channel)
+    ]
+    assume(not never_open({c.id: c.after for c in members if c.after}))  # such groups are refused
     use_initiator = draw(st.booleans())
     initiator = None
     instances: tuple[Instance, ...] = ()

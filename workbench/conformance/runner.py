@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from workbench.conformance.case import Case
 from workbench.engine.detection import Detection
@@ -28,6 +28,7 @@ __all__ = [
     "compare_detections",
     "detection_to_expected",
     "iter_case_files",
+    "load_case",
     "main",
     "pair_up",
     "run_case",
@@ -118,10 +119,28 @@ def iter_case_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             raise CepError(msg)
 
 
+def load_case(path: Path) -> Case | str:
+    """The case in the file ``path`` (a JSON object with a ``pattern`` object), or why it is unreadable."""
+    try:
+        case = json.loads(path.read_text(encoding="utf-8-sig"))
+    except OSError as err:
+        return str(err.strerror or err)
+    except UnicodeDecodeError as err:
+        return f"byte {err.start} is not UTF-8"
+    except (ValueError, RecursionError) as err:  # why: JSONDecodeError is a ValueError; so is nesting
+        return f"not JSON: {err}"
+    if not isinstance(case, dict) or not isinstance(case.get("pattern"), dict):
+        return f"a case is a JSON object with a 'pattern' object, got {type(case).__name__}"
+    return cast("Case", case)
+
+
 def run_case(case: Case, options: RunOptions = RunOptions(), path: str = "") -> CaseResult:
     """Run one parsed case and return its result (never raises for a failing case)."""
+    raw: object = case  # why object: a caller may hand over any parsed JSON
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("pattern"), Mapping):
+        return CaseResult(path, path, ("a case is a JSON object with a 'pattern' object",))
     case_id = str(case.get("id", path))
-    kind = str(case.get("pattern", {}).get("kind"))
+    kind = str(case["pattern"].get("kind"))
     adapter = _load_adapter(kind)
     if isinstance(adapter, str):
         return CaseResult(case_id, path, (adapter,))
@@ -249,10 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for path in files:
-        try:
-            case = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
-            print(f"FAIL {path}: cannot read case: {err}")
+        case = load_case(path)
+        if isinstance(case, str):  # why: one unreadable case is one failure; the run goes on
+            print(f"FAIL {path}: cannot read case: {case}")
             failed += 1
             continue
         result = run_case(case, options, str(path))

@@ -64,6 +64,7 @@ def stamp(raw: EventLike, position: int) -> Event:
         t, key = raw.time, raw.key
         if (
             (t.__class__ is not int and t.__class__ is not float)
+            or (t.__class__ is float and t - t != 0)  # NaN or infinite: t - t is NaN
             or raw.type.__class__ is not str
             or (key.__class__ is not str and key.__class__ is not int and key is not None)
         ):

@@ -157,8 +157,8 @@ def check_built(event: Event, position: int | None) -> Event:
     """Validate an already-built :class:`Event` (:func:`~workbench.engine.clock.stamp` accepts the
     common case before calling this)."""
     time = event.time
-    if type(time) is not int and type(time) is not float:
-        _check_time(time, position, "time")
+    if (type(time) is not int and type(time) is not float) or (type(time) is float and time - time != 0):
+        _check_time(time, position, "time")  # why: a NaN or infinite time is as wrong as a text one
     if type(event.type) is not str:
         msg = f"event type must be a string, got {event.type!r}"
         raise EventError(msg, position=position, field="type")

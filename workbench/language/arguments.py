@@ -23,14 +23,17 @@ __all__ = [
     "RECEIVE_ANNOTATIONS",
     "call_arguments",
     "check_annotations",
+    "count_arg",
     "ident_arg",
     "int_arg",
     "is_none",
     "literal",
     "ms_arg",
+    "never_open",
     "opt_int",
     "opt_ms",
     "timer_args",
+    "window_ms",
 ]
 
 #: annotation -> (min args, max args) for channels, group blocks (the exit) and initiators.
@@ -84,6 +87,47 @@ def int_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int:
             return value
     msg = f"{what} must be a whole number"
     raise ctx.fail(msg, arg.span)
+
+
+def count_arg(
+    ctx: Context, arg: ast.Expr | ast.Duration, what: str, *, least: int, unlimited: bool = False
+) -> int:
+    """A whole number ``>= least`` (or ``-1``, Prova's "any number", when ``unlimited``)."""
+    value = int_arg(ctx, arg, what)
+    if value >= least or (unlimited and value == -1):
+        return value
+    allowed = f"a whole number >= {least}" + (" or -1 (any number)" if unlimited else "")
+    msg = f"{what} must be {allowed}, got {value}"
+    raise ctx.fail(msg, arg.span)
+
+
+def window_ms(ctx: Context, window: ast.Duration | None) -> int | float | None:
+    """The milliseconds of a ``within`` window (``None``: none); an empty window can hold no match."""
+    if window is None:
+        return None
+    if window.ms <= 0:
+        msg = f"a 'within' window must be longer than 0 ms, got {window.ms} ms (no match fits in it)"
+        raise ctx.fail(msg, window.span)
+    return window.ms
+
+
+def never_open(after: Mapping[str, Sequence[str]]) -> list[str]:
+    """The channels whose ``@after`` links can never be satisfied, in the order of ``after``.
+
+    ``after`` maps a channel to the channels whose firing opens it (any one of them). A channel
+    without ``@after`` is open from the start; a channel opens when any channel it names can open.
+    A cycle is fine when one of its channels is opened from outside it (a Prova restart loop);
+    channels that only wait for each other never open.
+    """
+    can = {t for targets in after.values() for t in targets if t not in after}
+    grew = True
+    while grew:  # why a fixpoint: each pass opens the channels one link further from an open one
+        grew = False
+        for channel, targets in after.items():
+            if channel not in can and any(t in can for t in targets):
+                can.add(channel)
+                grew = True
+    return [c for c in after if c not in can]
 
 
 def ms_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | float:

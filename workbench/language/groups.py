@@ -21,11 +21,12 @@ from workbench.language.arguments import (
     RECEIVE_ANNOTATIONS,
     call_arguments,
     check_annotations,
+    count_arg,
     ident_arg,
-    int_arg,
+    is_none,
     literal,
     ms_arg,
-    opt_int,
+    never_open,
     timer_args,
 )
 from workbench.language.conditions import Scope, accepts, check_condition, nearest
@@ -59,7 +60,7 @@ def compile_receive(ctx: Context, node: ast.ReceiveDef, name: str) -> grp.Receiv
         where = check_condition(node.where, scope, ctx.source)
     count = None
     if "count" in annots and annots["count"].args:
-        count = int_arg(ctx, annots["count"].args[0], "@count")
+        count = count_arg(ctx, annots["count"].args[0], "@count", least=1, unlimited=True)
     return grp.Receive(name, type_, match, where, count, constants)
 
 
@@ -99,6 +100,7 @@ class GroupCompiler:
         self.ctx = ctx
         self.scope = GroupScope()
         self.nested = 0
+        self.after: dict[str, tuple[tuple[str, ...], ast.Annotation]] = {}  # channel -> its @after
 
     def build(self, node: ast.GroupDef, name: str) -> grp.ReactionGroup:
         ctx = self.ctx
@@ -120,6 +122,13 @@ class GroupCompiler:
             if ref not in self.scope.channel_ids:
                 msg = f"unknown channel {ref!r}{nearest(ref, self.scope.channel_ids)}"
                 raise ctx.fail(msg, span)
+        closed = never_open({c: ids for c, (ids, _) in self.after.items()})
+        if closed:
+            msg = (
+                f"@after: {', '.join(map(repr, closed))} only wait for each other, so they can never open "
+                "(a channel of such a cycle needs a link from a channel outside it)"
+            )
+            raise ctx.fail(msg, self.after[closed[0]][1].span)
         return group
 
     def _instance(self, decl: ast.InstanceDecl) -> grp.Instance:
@@ -230,10 +239,16 @@ class GroupCompiler:
             return ch.label.text, ch.label.span
         return ch.head.type.text, ch.head.type.span  # unnamed: the channel is called after its type
 
-    def _ids(self, a: ast.Annotation) -> tuple[str, ...]:
+    def _ids(self, a: ast.Annotation, own: str | None = None) -> tuple[str, ...]:
         out = []
         for arg in a.args or ():
             ident = ident_arg(self.ctx, arg, f"an argument of @{a.name.text}")
+            if ident == own:  # why: @stop(x) on x itself can only mean the bare @stop
+                msg = (
+                    f"channel {own!r} names itself in @{a.name.text}; a bare @stop ends the group on "
+                    "its event"
+                )
+                raise self.ctx.fail(msg, arg.span)
             self.scope.references.append((ident, arg.span))
             out.append(ident)
         return tuple(out)
@@ -267,9 +282,15 @@ class GroupCompiler:
             top: int | None = None
             extra = list(node.args[2:]) + [k.value for k in node.keywords if k.arg == "top"]
             if extra:
-                value = pyast.literal_eval(extra[0])
-                if not isinstance(value, int):
-                    raise ctx.fail(bad, arg.span)
+                try:
+                    value = pyast.literal_eval(extra[0])
+                except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                    value = None  # why: top=N.x, top=f(x): not a constant
+                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                    msg = (
+                        f"SortedAccumulator's top must be a whole number >= 1, got {pyast.unparse(extra[0])}"
+                    )
+                    raise ctx.fail(msg, arg.span)
                 top = value
             return grp.SortedAccumulator(sub(0), sub(1), top)
         msg = bad + nearest(kind, ["MapCounter", "SortedAccumulator"])
@@ -302,7 +323,7 @@ class GroupCompiler:
             elif name == "stop":
                 for each in ch.annotations:  # bare @stop and @stop(ids) may both be given
                     if each.name.text == "stop" and each.args:
-                        opts["stop_ids"] = self._ids(each)
+                        opts["stop_ids"] = self._ids(each, ident)
                     elif each.name.text == "stop":
                         opts["stop"] = True
             elif name == "pause":
@@ -311,6 +332,7 @@ class GroupCompiler:
                 opts["resume_ids"] = self._ids(a)
             elif name == "after":
                 opts["after"] = self._ids(a)
+                self.after[ident] = (opts["after"], a)
             elif name == "paused":
                 opts["paused"] = True
             elif name == "optional":
@@ -318,8 +340,12 @@ class GroupCompiler:
             elif name == "count":
                 opts["count"] = self._count(args)
             elif name == "size":
-                n = int_arg(ctx, args[0], "@size's first argument")
-                r = opt_int(ctx, args[1], "@size's second argument") if len(args) > 1 else None
+                n = count_arg(ctx, args[0], "@size's first argument", least=0)
+                r = (
+                    None
+                    if len(args) < 2 or is_none(args[1])
+                    else count_arg(ctx, args[1], "@size's second argument", least=1)
+                )
                 acc = self._accumulator(args[2], types) if len(args) > 2 else None
                 opts["size"] = grp.Size(n, r, acc)
             elif name == "timer":
@@ -349,8 +375,12 @@ class GroupCompiler:
 
     def _count(self, args: tuple[ast.Expr | ast.Duration, ...]) -> grp.Count:
         ctx = self.ctx
-        n = int_arg(ctx, args[0], "@count's first argument")
-        m = int_arg(ctx, args[1], "@count's second argument") if len(args) > 1 else None
+        n = count_arg(ctx, args[0], "@count's first argument", least=0, unlimited=True)
+        m = (
+            count_arg(ctx, args[1], "@count's second argument", least=0, unlimited=True)
+            if len(args) > 1
+            else None
+        )
         mode = ident_arg(ctx, args[2], "@count's mode") if len(args) > 2 else None
         if mode is not None and mode not in ("ignore", "record", "strict"):
             hint = nearest(mode, ["ignore", "record", "strict"])
@@ -471,12 +501,12 @@ class GroupCompiler:
             else None
         )
         exit_count = (
-            int_arg(ctx, annots["count"].args[0], "@count")
+            count_arg(ctx, annots["count"].args[0], "@count", least=1)
             if "count" in annots and annots["count"].args
             else None
         )
         exit_size = (
-            int_arg(ctx, annots["size"].args[0], "@size")
+            count_arg(ctx, annots["size"].args[0], "@size", least=1)
             if "size" in annots and annots["size"].args
             else None
         )

@@ -13,7 +13,7 @@ from workbench.engine.nfa import pattern as seq
 from workbench.engine.nfa.measures import UNIVERSAL
 from workbench.errors import PatternError, SourceSpan
 from workbench.language import ast
-from workbench.language.arguments import MAX_COUNT
+from workbench.language.arguments import MAX_COUNT, window_ms
 from workbench.language.conditions import EVENT_ATTRIBUTES, Scope, check_condition, nearest
 from workbench.language.context import Context
 
@@ -63,7 +63,7 @@ class SequenceCompiler:
         return seq.SequencePattern(
             name,
             stages,
-            within_ms=node.within.ms if node.within else None,
+            within_ms=window_ms(ctx, node.within),
             skip=skip,
             aggregates=tuple(self.aggregates),
             max_partial_matches=max_partial,  # type: ignore[arg-type]
@@ -373,7 +373,7 @@ class SequenceCompiler:
                 contiguity,
                 quant,
                 until,
-                stage.within.ms if stage.within else None,
+                window_ms(self.ctx, stage.within),
             )
         assert stage.name is not None
         if stage.within_previous is not None and first:
@@ -390,8 +390,8 @@ class SequenceCompiler:
             quant,
             until,
             types,
-            stage.within.ms if stage.within else None,
-            stage.within_previous.ms if stage.within_previous else None,
+            window_ms(ctx, stage.within),
+            window_ms(ctx, stage.within_previous),
         )
 
 

@@ -9,6 +9,7 @@ Columns: ``type``, ``time`` (or ``t``), ``key`` and one column per field; other 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,15 @@ if TYPE_CHECKING:
 
     from workbench.backends.columnar.frame import EventColumns
 
-__all__ = ["SUFFIXES", "load_columns", "load_events", "read_frame"]
+__all__ = [
+    "SUFFIXES",
+    "check_columns",
+    "check_out_of_orderness",
+    "load_columns",
+    "load_events",
+    "missing_keys",
+    "read_frame",
+]
 
 SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
 
@@ -52,13 +61,58 @@ def read_frame(path: str | Path) -> pd.DataFrame:
     raise CepError(msg)
 
 
+def check_out_of_orderness(value: object) -> None:
+    """Refuse a bounded out-of-orderness that is not a number of milliseconds >= 0 (NaN, inf, -1)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        msg = f"out-of-orderness must be a number of milliseconds >= 0, got {value!r}"
+        raise CepError(msg)
+
+
+MISSING_KEY_HINT = "or allow them under a NULL key with --allow-missing-key (allow_missing_key=True)"
+
+
+def check_columns(frame: pd.DataFrame) -> None:
+    """Raise a :class:`CepError` for column names an event cannot have: repeated or not text."""
+    names: list[object] = list(frame.columns)  # why object: pandas allows any hashable as a name
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            msg = f"column {i} is named {name!r}, a {type_name(name)}: name every column with text"
+            raise EventError(msg, field=str(name))
+    repeated = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
+    if repeated:
+        msg = f"the events have more than one column named {', '.join(map(repr, repeated))}"
+        raise EventError(msg, field=repeated[0])
+
+
+def _check_keys(frame: pd.DataFrame, key: str, allow_missing: bool) -> int:
+    """The number of rows with no value in the partition ``key`` column; an :class:`EventError`
+    naming the first one unless ``allow_missing``."""
+    missing = frame[key].isna().to_numpy()
+    count = int(missing.sum())
+    if count and not allow_missing:
+        row = int(missing.argmax())
+        msg = (
+            f"row {row} (index {frame.index[row]!r}) has no value in the partition key column {key!r} "
+            f"({count} row(s) in all); fill it, {MISSING_KEY_HINT}"
+        )
+        raise EventError(msg, position=row, field=key)
+    return count
+
+
 def load_columns(
-    source: object, *, time: str | None = None, key: str | None = None, type: str | None = None
+    source: object,
+    *,
+    time: str | None = None,
+    key: str | None = None,
+    type: str | None = None,
+    allow_missing_key: bool = False,
 ) -> EventColumns | None:
     """A DataFrame's (or an event file's) events as columns; ``None`` for an iterable of events.
 
     ``key`` names the partition key column (checked; a column other than ``key`` is copied, so it
-    stays a field that conditions can read). Raises :class:`EventError` for a missing column.
+    stays a field that conditions can read). Raises :class:`EventError` for a missing column, and
+    for a row with no value in the ``key`` column unless ``allow_missing_key`` (then such rows share
+    the key ``None``).
     """
     import pandas as pd
 
@@ -68,6 +122,7 @@ def load_columns(
         source = read_frame(source)
     if not isinstance(source, pd.DataFrame):
         return None
+    check_columns(source)
     if key is not None and key not in source.columns:
         columns = [str(c) for c in source.columns]
         msg = (
@@ -76,6 +131,8 @@ def load_columns(
             f"columns: {', '.join(columns) or 'none'}"
         )
         raise EventError(msg, field=key)
+    if key is not None:
+        _check_keys(source, key, allow_missing_key)
     if key is not None and key != "key" and key in source.columns and "key" not in source.columns:
         # key by a copy, so the column stays a field conditions can read (partition by symbol)
         source = source.assign(key=source[key])
@@ -94,9 +151,14 @@ def load_events(
     time: str | None = None,
     key: str | None = None,
     type: str | None = None,
+    allow_missing_key: bool = False,
 ) -> list[Event]:
-    """Events from a DataFrame, a file path or an iterable of mappings/events (see module doc)."""
-    columns = load_columns(source, time=time, key=key, type=type)
+    """Events from a DataFrame, a file path or an iterable of mappings/events (see module doc).
+
+    With a partition ``key``, an event without a value for it is an :class:`EventError` unless
+    ``allow_missing_key`` (then it has the key ``None``, shared by every such event).
+    """
+    columns = load_columns(source, time=time, key=key, type=type, allow_missing_key=allow_missing_key)
     if columns is not None:
         return columns.events()
     if isinstance(source, Mapping) or not isinstance(source, Iterable):
@@ -107,17 +169,20 @@ def load_events(
         raise CepError(msg)
     out: list[Event] = []
     keyed = mappings = False
+    first_missing: int | None = None
     for i, item in enumerate(source):
         if isinstance(item, Event):
-            out.append(item)
+            out.append(make_event(item, i))  # why: a built Event is checked too (a NaN time, ...)
         elif isinstance(item, Mapping):
             raw = dict(item)
             mappings = True
             if time is not None and time in raw:
                 raw["time"] = raw.pop(time)
-            if key is not None and key in raw:
+            if key is not None and not _is_blank(raw.get(key)):
                 raw["key"] = raw[key]  # the field stays readable in conditions, as for DataFrames
                 keyed = True
+            elif key is not None and first_missing is None:
+                first_missing = i
             if type is not None and type in raw:
                 raw["type"] = raw.pop(type)
             out.append(make_event(raw, i))
@@ -130,7 +195,26 @@ def load_events(
             f"(it comes from --key or the pattern's 'partition by {key}')"
         )
         raise EventError(msg, field=key)
+    if first_missing is not None and not allow_missing_key:
+        msg = f"event {first_missing} has no value for the partition key field {key!r}; give one, "
+        raise EventError(msg + MISSING_KEY_HINT, position=first_missing, field=key)
     return out
+
+
+def missing_keys(data: object, key: str) -> int:
+    """How many events of ``data`` (a DataFrame or a list of events) have no value for ``key``."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return int(data[key].isna().sum()) if key in data.columns else 0
+    if isinstance(data, list):
+        return sum(1 for e in data if isinstance(e, Mapping) and _is_blank(e.get(key)))
+    return 0
+
+
+def _is_blank(value: object) -> bool:
+    """No value: missing, ``None`` or NaN (what pandas writes for an empty cell)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def type_name(value: object) -> str:

@@ -9,7 +9,7 @@ from workbench.engine.faults import ConditionFault
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.reactions.patterns import ReactionGroup, Receive
 
-__all__ = ["describe", "errors_note", "kind_of", "late_note", "partition_note"]
+__all__ = ["describe", "errors_note", "kind_of", "late_note", "missing_key_note", "partition_note"]
 
 
 def kind_of(pattern: object) -> str:
@@ -59,4 +59,12 @@ def partition_note(how_to_key: str) -> str:
     return (
         "no event has a key and no pattern says 'partition by', so all events form one partition "
         f"(every match may combine events of any source); {how_to_key}"
+    )
+
+
+def missing_key_note(count: int) -> str:
+    """One sentence for a replay that allowed events without a partition key value."""
+    return (
+        f"{count} event(s) had no value in the partition key column: they share the NULL key "
+        "(allowed by --allow-missing-key), so they may match each other"
     )

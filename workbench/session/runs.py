@@ -49,6 +49,7 @@ class Replay:
     fields: frozenset[str]  # the fields at least one event has
     rows: int  # the number of events
     keyed: bool = True  # False: no event had a key, so every event was in one partition
+    missing_keys: int = 0  # events without a value in their 'partition by' column (allowed: NULL key)
 
 
 @dataclass

@@ -163,6 +163,7 @@ class CepSession:
         out_of_orderness: int | float = 0,
         backend: str = "local",
         strict: bool = False,
+        allow_missing_key: bool = False,
     ) -> Replay:
         """Replay ``data`` (a DataFrame, an event file, or events) through the named patterns.
 
@@ -170,8 +171,18 @@ class CepSession:
         and their outcomes are merged. A DataFrame or file replayed locally goes column by column
         (:mod:`workbench.backends.columnar`): an event is built only for the rows a pattern can
         use, with the same results. ``progress(total)`` makes a progress callback (or ``None``).
+        An event with no value in its partition key column is an :class:`EventError` unless
+        ``allow_missing_key`` (then those events share the key ``None``; ``missing_keys`` counts them).
         """
-        from workbench.session.inputs import load_columns, load_events, read_frame
+        from workbench.session.inputs import (
+            check_out_of_orderness,
+            load_columns,
+            load_events,
+            missing_keys,
+            read_frame,
+        )
+
+        check_out_of_orderness(out_of_orderness)
 
         if isinstance(data, str | Path):
             data = read_frame(data)  # read once for every group
@@ -180,16 +191,23 @@ class CepSession:
         outcomes: list[RunOutcome] = []
         types: frozenset[str] = frozenset()
         fields: frozenset[str] = frozenset()
-        rows, keyed = 0, False
+        rows, keyed, missing = 0, False, 0
         for part_key, group in self.partition_groups(names, key):
-            cols = load_columns(data, time=time, key=part_key, type=type) if backend == "local" else None
+            allow = allow_missing_key
+            cols = (
+                load_columns(data, time=time, key=part_key, type=type, allow_missing_key=allow)
+                if backend == "local"
+                else None
+            )
+            if allow and part_key is not None:
+                missing = max(missing, missing_keys(data, part_key))
             if cols is not None:
                 report = progress(cols.rows) if progress is not None else None
                 outcomes.append(self._replay_columns(group, cols, report, trace, out_of_orderness, strict))
                 types, fields, rows = cols.types_present(), cols.fields_present(), cols.rows
                 keyed = keyed or cols.keyed()
                 continue
-            events = load_events(data, time=time, key=part_key, type=type)
+            events = load_events(data, time=time, key=part_key, type=type, allow_missing_key=allow)
             report = progress(len(events)) if progress is not None else None
             outcomes.append(
                 self.run(
@@ -206,7 +224,7 @@ class CepSession:
             fields = frozenset(f for e in events for f in e.fields)
             rows = len(events)
             keyed = keyed or any(e.key is not None for e in events)
-        return Replay(self.merge(outcomes), types, fields, rows, keyed or rows == 0)
+        return Replay(self.merge(outcomes), types, fields, rows, keyed or rows == 0, missing)
 
     def _replay_columns(
         self,

@@ -133,7 +133,8 @@ def with_time_unit(data: object, time: str | None, unit: str | None) -> object:
 
     ``unit`` is an epoch unit (``s``, ``ms``, ``us``, ``ns``) for numbers, or ``date`` for ISO 8601
     text (mixed UTC offsets become UTC). A value that is not one gets a :class:`CepError` naming its
-    row. Only a DataFrame (or a file read into one) has a column to convert.
+    row. Only a DataFrame (or a file read into one) has a column to convert. Without a ``unit``, a
+    column of text (a CSV or JSON file's dates) is read as ISO 8601 dates when it is one.
 
     >>> import pandas as pd
     >>> with_time_unit(pd.DataFrame({"time": [1704067200]}), None, "s")["time"].tolist()
@@ -142,7 +143,7 @@ def with_time_unit(data: object, time: str | None, unit: str | None) -> object:
     import pandas as pd
 
     if unit is None:
-        return data
+        return _dates_as_text(data, time) if isinstance(data, pd.DataFrame) else data
     if unit not in TIME_UNITS:
         msg = f"unknown time unit {unit!r}; use one of {', '.join(TIME_UNITS)}"
         raise CepError(msg)
@@ -157,6 +158,39 @@ def with_time_unit(data: object, time: str | None, unit: str | None) -> object:
         raise CepError(msg)
     out = data.copy()
     out[name] = _parse_times(data[name], name, unit)
+    return out
+
+
+def _dates_as_text(data: pd.DataFrame, time: str | None) -> pd.DataFrame:
+    """``data`` with a time column of text parsed as ISO 8601 dates (else ``data`` as it is).
+
+    A text column that is not all dates gets a :class:`CepError` naming the first value that is not
+    one and saying how to give times (numbers, ``--time-unit``), before any event is replayed.
+    """
+    import pandas as pd
+
+    name = time or ("time" if "time" in data.columns else "t")
+    if name not in data.columns or data.columns.duplicated().any():
+        return data  # why: the column checks of the replay name what is missing or repeated
+    column = data[name]
+    if not (pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype)):
+        return data
+    if not any(isinstance(v, str) for v in column.dropna().head(1000)):
+        return data  # why: numbers in an object column (a JSON list) are read as numbers
+    coerced = pd.to_datetime(column, format="ISO8601", utc=True, errors="coerce")
+    bad = (coerced.isna() & column.notna()).to_numpy()
+    if bad.any():
+        pos = int(bad.argmax())
+        row = column.index[pos]
+        row = row.item() if hasattr(row, "item") else row  # why: show 11, not np.int64(11)
+        msg = (
+            f"column {name!r}, row {row!r}: {column.iloc[pos]!r} is neither a number nor an "
+            "ISO 8601 date; give times as numbers (milliseconds), ISO dates such as "
+            "2024-01-01T09:30:00Z, or say how with --time-unit s|ms|us|ns|date"
+        )
+        raise CepError(msg)
+    out = data.copy()
+    out[name] = _parse_times(column, name, "date")
     return out
 
 

@@ -401,7 +401,16 @@ class Source:
         if isinstance(c, Not):
             return f"(not {self.gen(c.inner)})"
         if isinstance(c, Junction):
-            return f"({self.gen(c.left)} {c.word} {self.gen(c.right)})"
+            # why flat: 200 'where' clauses are a chain of 200 And nodes; nested parentheses that
+            # deep are a SyntaxError, while 'a and b and c' means the same (left to right)
+            parts = [c.right]
+            left = c.left
+            while type(left) is type(c):
+                assert isinstance(left, Junction)
+                parts.append(left.right)
+                left = left.left
+            parts.append(left)
+            return "(" + f" {c.word} ".join(self.gen(p) for p in reversed(parts)) + ")"
         return f"{self.const(c)}(e, ctx)"
 
 
@@ -421,17 +430,20 @@ def compile_predicate(cond: Cond) -> Predicate:
     if isinstance(cond, Const):
         return cond.__call__  # type: ignore[return-value]
     text = Source()
-    source = (
-        "def pred(e, ctx):\n"
-        "    try:\n"
-        f"        return {text.gen(cond)}\n"
-        "    except _CepRuntimeError:\n"
-        "        raise\n"
-        "    except _Exception:\n"
-        "        return _tree(e, ctx)\n"
-    )
-    namespace: dict[str, object] = {"_tree": cond, **text.consts}
-    return build_function(source, "pred", namespace, "<nfa predicate>")
+    try:
+        source = (
+            "def pred(e, ctx):\n"
+            "    try:\n"
+            f"        return {text.gen(cond)}\n"
+            "    except _CepRuntimeError:\n"
+            "        raise\n"
+            "    except _Exception:\n"
+            "        return _tree(e, ctx)\n"
+        )
+        namespace: dict[str, object] = {"_tree": cond, **text.consts}
+        return build_function(source, "pred", namespace, "<nfa predicate>")
+    except (SyntaxError, RecursionError, MemoryError):  # why: a tree nested past what Python compiles
+        return cond.__call__  # type: ignore[return-value]  # the interpreted tree: same truth value
 
 
 def build_function(source: str, name: str, namespace: dict[str, object], filename: str) -> Callable[..., Any]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection
 from workbench.engine.aggregates import Aggregate, input_of, make_aggregate, value_with
 from workbench.engine.events import Event
 from workbench.engine.nfa.pattern import AggregateSpec, SequencePattern
-from workbench.errors import PatternError
+from workbench.errors import EventError, PatternError
 
 __all__ = ["RunAggregates"]
 
@@ -68,7 +68,11 @@ class RunAggregates:
         out = list(aggs)
         for i in touched:
             agg = aggs[i].copy()
-            agg.update(input_of(event, specs[i].field))
+            value = input_of(event, specs[i].field)
+            try:
+                agg.update(value)
+            except (TypeError, ValueError, ArithmeticError) as err:  # why: a text price, a list, ...
+                raise _bad_input(self.name, specs[i], event, value, err) from None
             out[i] = agg
         return tuple(out)
 
@@ -91,3 +95,12 @@ class RunAggregates:
             return self.read(aggs, name, stage, event)
 
         return read
+
+
+def _bad_input(pattern: str, spec: AggregateSpec, event: Event, value: object, err: Exception) -> EventError:
+    """The error for an event whose value an aggregate cannot take, naming the event and field."""
+    msg = (
+        f"pattern {pattern!r}: aggregate {spec.name!r} ({spec.function} of {spec.field!r}) cannot take "
+        f"{type(value).__name__} {value!r} of this {event.type!r} event at time {event.time}: {err}"
+    )
+    return EventError(msg, position=event.seq, field=spec.field)

@@ -27,8 +27,9 @@ from workbench.engine.events import Event
 from workbench.engine.expr import as_tree, ir
 from workbench.engine.faults import FaultSink
 from workbench.engine.reactions.conditions import compile_condition
+from workbench.errors import EventError
 
-__all__ = ["Accumulator", "MapCounter", "SortedAccumulator", "Window", "compile_window"]
+__all__ = ["Accumulator", "MapCounter", "SortedAccumulator", "Window", "accumulate", "compile_window"]
 
 #: An accumulator expression: text, an IR tree or ``f(e, env)``.
 Expression: TypeAlias = str | ir.Node | Callable[[Event, Mapping[str, object]], object]
@@ -93,3 +94,15 @@ def compile_window(spec: Accumulator, faults: FaultSink | None = None) -> Window
     # Prova's SortedAccumulator keeps every value, NULLs included; highest(n) keeps the n largest.
     empty = GroupBy("collect", keep_nulls=True) if spec.top is None else GroupBy("top_n", n=spec.top)
     return Window(spec, item, empty.copy)
+
+
+def accumulate(acc: Aggregate, window: Window, event: Event, env: Mapping[str, object], channel: str) -> None:
+    """Add ``event`` to the window ``acc`` of ``channel``; an :class:`EventError` names the event
+    whose value the accumulator cannot take (a list as a ``MapCounter`` key, ...)."""
+    item = window.item(event, env)
+    try:
+        acc.update(item)
+    except (TypeError, ValueError, ArithmeticError) as err:  # why: unhashable or incomparable values
+        what = type(window.spec).__name__
+        msg = f"channel {channel!r}: {what} cannot take {item!r} of this {event.type!r} event: {err}"
+        raise EventError(msg, position=event.seq) from None

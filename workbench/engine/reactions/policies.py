@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import cast
 
 from workbench.engine.detection import TraceKind
+from workbench.engine.reactions.accumulators import accumulate
 from workbench.engine.reactions.compiled import CChannel, CGroup, Window
 from workbench.engine.reactions.delivery import Delivery
 from workbench.engine.reactions.joins import vars_event
@@ -155,7 +156,7 @@ class OrPolicy:
         elif spec.timer is not None:  # a window channel collects until its timer closes it
             window, acc, event = cc.window, ch.acc, d.event
             if window is not None and acc is not None and event is not None:
-                acc.update(window.item(event, env))
+                accumulate(acc, window, event, env, cc.id)
             d.react(cc, "accepted")
             if d.ctx.tracing:
                 d.trace(TraceKind.ACCEPTED, cc.id, event_seq(d))
@@ -173,7 +174,7 @@ class OrPolicy:
         ch.seen += 1
         window, acc, event = cc.window, ch.acc, d.event
         if window is not None and acc is not None and event is not None:
-            acc.update(window.item(event, env))
+            accumulate(acc, window, event, env, cc.id)
         if ch.seen < ch.target or size.n < 0:
             d.react(cc, "accepted")
             if d.ctx.tracing:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
-from workbench.jupyter.commands.run import TIME_UNIT_HELP, replay_args
+from workbench.jupyter.commands.run import MISSING_KEY_HELP, TIME_UNIT_HELP, replay_args
 from workbench.session.notes import describe
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ def _parser() -> ArgParser:
     p.add_argument("--type", help="event type column of --on")
     p.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness of --on (ms)")
     p.add_argument("--backend", default="local", help="run --on with this backend (local, flink, flink-sql)")
+    p.add_argument("--allow-missing-key", action="store_true", help=MISSING_KEY_HELP)
     return p
 
 

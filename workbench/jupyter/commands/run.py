@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
-from workbench.session.notes import errors_note, late_note, partition_note
+from workbench.session.notes import errors_note, late_note, missing_key_note, partition_note
 from workbench.session.session import to_frame
 from workbench.session.times import TimeFormat, with_time_unit
 from workbench.session.typecheck import field_mismatches, type_mismatches
@@ -17,9 +17,10 @@ from workbench.session.typecheck import field_mismatches, type_mismatches
 if TYPE_CHECKING:
     from workbench.jupyter.magics import CepMagics
 
-__all__ = ["TIME_UNIT_HELP", "replay", "replay_args", "run"]
+__all__ = ["MISSING_KEY_HELP", "TIME_UNIT_HELP", "replay", "replay_args", "run"]
 
 TIME_UNIT_HELP = "read the time column as epoch s, ms, us or ns, or ISO 8601 text (date): dates out"
+MISSING_KEY_HELP = "events with no partition key value share a NULL key (default: an error naming the row)"
 
 
 def _parser() -> ArgParser:
@@ -39,6 +40,7 @@ def _parser() -> ArgParser:
     p.add_argument(
         "--strict", action="store_true", help="stop at the first condition error (default: record, go on)"
     )
+    p.add_argument("--allow-missing-key", action="store_true", help=MISSING_KEY_HELP)
     return p
 
 
@@ -54,6 +56,7 @@ def replay(
     out_of_orderness: float = 0,
     backend: str = "local",
     strict: bool = False,
+    allow_missing_key: bool = False,
 ) -> object:
     """Load ``source``, run ``names`` over it, and return the detections DataFrame."""
     from workbench.backends import get_backend
@@ -80,6 +83,7 @@ def replay(
         out_of_orderness=out_of_orderness,
         backend=backend,
         strict=strict,
+        allow_missing_key=allow_missing_key,
     )
     outcome = done.outcome
     patterns = [session.get(n).pattern for n in names]
@@ -87,6 +91,8 @@ def replay(
         print(f"note: {note}")
     if not done.keyed:
         print("note: " + partition_note("give --key COLUMN, or write 'partition by FIELD' in the pattern"))
+    if done.missing_keys:
+        print("note: " + missing_key_note(done.missing_keys))
     if outcome.late:
         print("note: " + late_note(outcome.late, out_of_orderness, "see them with %cep late"))
     if outcome.errors:
@@ -122,6 +128,7 @@ def replay_args(magics: CepMagics, names: Sequence[str], args: Namespace) -> obj
         out_of_orderness=args.out_of_orderness,
         backend=args.backend,
         strict=getattr(args, "strict", False),  # why: %%cep has no --strict
+        allow_missing_key=args.allow_missing_key,
     )
     if args.out:
         magics.store(args.out, frame)

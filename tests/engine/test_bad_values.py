@@ -1,0 +1,67 @@
+"""Values an engine cannot use give an EventError naming the event and field, or the right result."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.engine.runtime import Engine
+from workbench.errors import EventError
+from workbench.language import compile_text
+
+
+def engine(text: str) -> Engine:
+    return Engine([d.pattern for d in compile_text(text)])
+
+
+def test_two_hundred_where_clauses_compile_and_match_like_their_conjunction() -> None:
+    wheres = " ".join(f"where e.x > {i}" for i in range(200))
+    e = engine(f"sequence s\n    begin a: a {wheres}\n")
+    found = e.process_many([{"type": "a", "time": 1, "x": 199}, {"type": "a", "time": 2, "x": 200}])
+    assert [d.events[0].time for d in found] == [2]
+
+
+def test_a_deeply_nested_condition_still_matches() -> None:
+    deep = "(" * 90 + "e.x > 1" + ")" * 90
+    e = engine(f"sequence s\n    begin a: a where {deep} and not ({deep} and e.x > 5)\n")
+    found = e.process_many([{"type": "a", "time": t, "x": x} for t, x in enumerate([0, 3, 9])])
+    assert [d.events[0].fields["x"] for d in found] == [3]
+
+
+AGG = """
+sequence s
+    aggregate total = sum(a.v)
+    begin a: a one or more
+    followed by b: b where total > 1
+"""
+
+
+@pytest.mark.parametrize("bad", ["text", [1], {"x": 1}])
+def test_an_aggregate_over_a_wrong_typed_value_names_the_event_and_field(bad: object) -> None:
+    e = engine(AGG)
+    with pytest.raises(EventError, match=r"aggregate 'total' \(sum of 'v'\) cannot take") as err:
+        e.process_many([{"type": "a", "time": 1, "v": 2}, {"type": "a", "time": 2, "v": bad}])
+    assert err.value.position == 1
+    assert err.value.field == "v"
+
+
+def test_an_aggregate_skips_blank_values() -> None:
+    e = engine(AGG)
+    found = e.process_many(
+        [{"type": "a", "time": 1, "v": None}, {"type": "a", "time": 2, "v": 2}, {"type": "b", "time": 3}]
+    )
+    assert found
+    assert all(d.kind == "match" for d in found)
+
+
+def test_an_accumulator_over_an_unhashable_value_names_the_event() -> None:
+    e = engine(
+        "group g\n    on tick(k as K)\n    @or {\n        @size(2, 1, MapCounter(e.name)) c: tick(k = K)\n}"
+    )
+    with pytest.raises(EventError, match=r"channel 'c': MapCounter cannot take \[1\]") as err:
+        e.process_many(
+            [
+                {"type": "tick", "time": 0, "k": "a", "name": "x"},
+                {"type": "tick", "time": 1, "k": "a", "name": [1]},
+            ]
+        )
+    assert err.value.position == 1

@@ -1,0 +1,99 @@
+"""Bad inputs to a replay give an error naming the row/event and column, or the correct result."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from workbench.engine.events import Event
+from workbench.errors import CepError, EventError
+from workbench.session.inputs import load_events
+from workbench.session.session import CepSession
+
+PATTERN = "sequence s partition by k within 10ms\n    begin a: a\n    followed by b: b\n"
+
+
+def replay(data: object, **options: object) -> list[tuple[object, tuple[int, ...]]]:
+    session = CepSession()
+    session.define(PATTERN)
+    done = session.replay(["s"], data, trace=False, **options)  # type: ignore[arg-type]
+    found = [(d.key, tuple(e.seq for e in d.events)) for d in done.outcome.detections if d.kind == "match"]
+    return sorted(found, key=repr)
+
+
+def test_repeated_columns_are_refused_by_name() -> None:
+    frame = pd.DataFrame([["a", 1, "x", 1], ["b", 2, "x", 2]], columns=["type", "time", "k", "k"])
+    with pytest.raises(EventError, match="more than one column named 'k'") as err:
+        replay(frame)
+    assert err.value.field == "k"
+
+
+def test_columns_not_named_by_text_are_refused_by_position() -> None:
+    frame = pd.DataFrame([["a", 1, "x", 1], ["b", 2, "x", 2]], columns=["type", "time", "k", 5])
+    with pytest.raises(EventError, match="column 3 is named 5, a int: name every column with text"):
+        replay(frame)
+
+
+def test_integer_times_beyond_int64_are_exact() -> None:
+    base = 2**70
+    events = [{"type": "a", "time": base, "k": "x"}, {"type": "b", "time": base + 9, "k": "x"}]
+    assert replay(events) == [("x", (0, 1))]
+    late = [{"type": "a", "time": base, "k": "x"}, {"type": "b", "time": base + 10, "k": "x"}]
+    assert replay(late) == []  # the 10 ms window is exact at that size, not rounded to a float
+    frame = pd.DataFrame({"type": ["a", "b"], "time": [base, base + 9], "k": ["x", "x"]})
+    assert replay(frame) == [("x", (0, 1))]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_built_events_with_nan_or_infinite_times_are_refused(bad: float) -> None:
+    with pytest.raises(EventError, match="time must be finite") as err:
+        replay([Event("a", 1, "x", {}), Event("b", bad, "x", {})])
+    assert err.value.position == 1
+
+
+def test_a_missing_partition_value_names_the_row_of_a_frame() -> None:
+    frame = pd.DataFrame({"type": ["a", "b", "b"], "time": [1, 2, 3], "k": ["x", "x", None]})
+    with pytest.raises(EventError, match=r"row 2 .* no value in the partition key column 'k'") as err:
+        replay(frame)
+    assert err.value.field == "k"
+    assert err.value.position == 2
+
+
+def test_a_missing_partition_value_names_the_event_of_a_list() -> None:
+    events = [
+        {"type": "a", "time": 1, "k": "x"},
+        {"type": "b", "time": 2, "k": math.nan},
+        {"type": "b", "time": 3},
+    ]
+    with pytest.raises(EventError, match="event 1 has no value for the partition key field 'k'"):
+        replay(events)
+
+
+def test_allowed_missing_partition_values_share_one_null_key() -> None:
+    frame = pd.DataFrame({"type": ["a", "a", "b", "b"], "time": [1, 2, 3, 4], "k": ["x", None, None, "x"]})
+    session = CepSession()
+    session.define(PATTERN)
+    done = session.replay(["s"], frame, trace=False, allow_missing_key=True)
+    got = sorted(
+        (d.key is None, tuple(e.seq for e in d.events)) for d in done.outcome.detections if d.kind == "match"
+    )
+    assert got == [(False, (0, 3)), (True, (1, 2))]
+    assert done.missing_keys == 2
+    events = frame.to_dict("records")
+    assert replay(events, allow_missing_key=True) == replay(frame, allow_missing_key=True)
+
+
+def test_an_explicit_key_option_is_checked_the_same_way() -> None:
+    frame = pd.DataFrame({"type": ["a", "b"], "time": [1, 2], "user": ["u", None]})
+    with pytest.raises(EventError, match=r"row 1 .*partition key column 'user'"):
+        replay(frame, key="user")
+    # an unkeyed pattern on a frame without the column is not affected
+    assert load_events(pd.DataFrame({"type": ["a"], "time": [1]}))[0].key is None
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -1, "5"])
+def test_out_of_orderness_is_checked(value: object) -> None:
+    with pytest.raises(CepError, match="out-of-orderness must be a number of milliseconds >= 0"):
+        replay([{"type": "a", "time": 1, "k": "x"}], out_of_orderness=value)

@@ -6,7 +6,8 @@
     workbench run PATTERNS.cep EVENTS.csv|.jsonl|.json|.parquet [--time COL] [--key COL] [--type COL]
                   [--time-unit s|ms|us|ns|date]
                   [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--late LATE.csv]
-                  [--backend local|flink|flink-sql] [--out-of-orderness MS] [--quiet]
+                  [--backend local|flink|flink-sql] [--out-of-orderness MS] [--order-by FIELD[,FIELD]]
+                  [--quiet]
                   [--strict] [--errors ERRORS.csv]
     workbench run PATTERNS.cep --on EVENTS ...     (the same; --on names the events explicitly)
 
@@ -70,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
         help="execution backend: local (default), flink or flink-sql (needs the PyFlink environment)",
     )
     run.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
+    run.add_argument(
+        "--order-by",
+        metavar="FIELD[,FIELD]",
+        help="order equal-time events by these fields (default: arrival)",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     run.add_argument(
         "--strict", action="store_true", help="stop at the first condition error (default: record, go on)"
@@ -146,6 +152,7 @@ def _run(args: argparse.Namespace) -> int:
         out_of_orderness=args.out_of_orderness,
         backend=args.backend,
         strict=args.strict,
+        order_by=args.order_by,
     )
     outcome = done.outcome
     frame = to_frame(outcome.detections, session.times)

@@ -30,6 +30,7 @@ __all__ = [
     "Watermark",
     "is_late",
     "pop_ties",
+    "release_time",
     "releases",
     "stamp",
     "tie_order",
@@ -60,6 +61,26 @@ def releases(watermark: Watermark, t: float) -> bool:
     (True, False)
     """
     return t <= watermark[0]
+
+
+def release_time(
+    watermark: Watermark, buffer: Sequence[tuple[float, int, Event]], key: object, now: float
+) -> float:
+    """The time of a match that a key's timer at ``now`` releases (Flink's ``advanceTime`` timestamp).
+
+    Flink's operator, when the watermark passes, advances each key's time to every buffered
+    timestamp in turn and then to the watermark: a match released by time passing carries the
+    key's next buffered event time, else the watermark. At an infinite watermark (the final flush
+    of a bounded input) it carries ``now``, the deadline that released it.
+
+    >>> release_time((50, True), [(30, 0, Event("a", 30, "k")), (20, 1, Event("a", 20, "j"))], "k", 10)
+    30
+    """
+    horizon = watermark[0]
+    for t, _, event in buffer:
+        if t < horizon and event.key == key:  # why: the key's own events come first (t >= now)
+            horizon = t
+    return now if horizon == math.inf else max(horizon, now)
 
 
 def stamp(raw: EventLike, position: int) -> Event:

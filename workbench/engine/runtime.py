@@ -47,18 +47,19 @@ from workbench.engine.clock import (
     Watermark,
     is_late,
     pop_ties,
+    release_time,
     releases,
     stamp,
     tie_order,
 )
-from workbench.engine.detection import Detection, Reaction, TraceRecord
+from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
-from workbench.engine.faults import ConditionFault
 from workbench.engine.fused import Loop, build_loop
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
-from workbench.engine.outputs import Fed, OutputOptions, Outputs, tally_counters
+from workbench.engine.outputs import Fed, OutputOptions, Outputs
+from workbench.engine.result import RunResult
 from workbench.engine.snapshot import dump, fingerprints, load
 from workbench.errors import CepError, PatternError
 
@@ -91,22 +92,6 @@ class EngineSnapshot:
     late: list[Event]
     late_count: int
     counters: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class RunResult:
-    """What :func:`run` returns."""
-
-    detections: list[Detection]
-    reactions: list[Reaction]
-    late: list[Event]
-    trace: list[TraceRecord]
-    errors: list[ConditionFault] = field(default_factory=list)
-
-    @property
-    def counters(self) -> dict[str, int]:
-        """The Prova counters the run's continuations incremented (``counts``), from its records."""
-        return tally_counters(self.reactions, self.detections)
 
 
 class Engine(Outputs):
@@ -358,6 +343,20 @@ class Engine(Outputs):
     def schedule(self, time: Time, key: Hashable, pindex: int, token: Hashable) -> None:
         """Queue a matcher's timer (:class:`~workbench.engine.host.Sink`)."""
         heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))
+
+    def release_time(self, key: Hashable, now: Time) -> Time:
+        """The time of a match a timer releases (:func:`~workbench.engine.clock.release_time`)."""
+        return release_time(self.event_clock.watermark, self._buffer, key, now)
+
+    def catch_up(self, watermark: Watermark) -> list[Detection]:
+        """Move the watermark to a driver's (a sharded engine's global one); handle what is due."""
+        timers, buf = self._timers, self._buffer
+        if not (timers and is_late(watermark, timers[0][0])) and not (buf and releases(watermark, buf[0][0])):
+            return []  # why: called for every shard on every event: nothing due is the common case
+        with self._owner("catch_up") as out:
+            self.event_clock.advance(watermark)
+            self._advance(out)
+        return out
 
     # ------------------------------------------------------------------ internals
     def _take(self, raw: EventLike, out: list[Detection]) -> None:

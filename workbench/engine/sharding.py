@@ -144,6 +144,8 @@ class ShardedEngine(Outputs):
         self._clock = EventClock(out_of_orderness)
         super().__init__(**outputs)
         self._shard_cache: dict[Hashable, int] = {}
+        #: the global watermark the shards were last brought to
+        self._synced: Watermark = self._clock.watermark
         self.engines = [
             Engine(
                 self.matchers,
@@ -220,6 +222,11 @@ class ShardedEngine(Outputs):
         if not clock.accept(event.time):
             self.publish_late(event)
             return
+        wm = clock.watermark
+        if wm != self._synced:  # why: every shard passes what the global watermark passed, as one engine
+            self._synced = wm
+            for engine in self.engines:
+                out.extend(engine.catch_up(wm))
         out.extend(self.engines[self.shard(event.key)].process(event))
 
     def advance_time(self, watermark: int | float) -> list[Detection]:

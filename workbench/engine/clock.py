@@ -70,13 +70,16 @@ def release_time(
 
     Flink's operator, when the watermark passes, advances each key's time to every buffered
     timestamp in turn and then to the watermark: a match released by time passing carries the
-    key's next buffered event time, else the watermark. At an infinite watermark (the final flush
-    of a bounded input) it carries ``now``, the deadline that released it.
+    key's next buffered event time, else the watermark. That is a closed watermark here
+    (``advance_time``, ``finish(until)``); a watermark derived from the events themselves (in-order
+    input, out-of-orderness) and the infinite one of the final flush give ``now``, the deadline
+    that released it -- the first watermark that could -- so that events no pattern reads, which
+    move a derived watermark, never change a detection (pruned replays, shards).
 
     >>> release_time((50, True), [(30, 0, Event("a", 30, "k")), (20, 1, Event("a", 20, "j"))], "k", 10)
     30
     """
-    horizon = watermark[0]
+    horizon = watermark[0] if watermark[1] else now
     for t, _, event in buffer:
         if t < horizon and event.key == key:  # why: the key's own events come first (t >= now)
             horizon = t

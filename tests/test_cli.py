@@ -259,3 +259,18 @@ def test_one_partition_is_said_once_when_no_event_has_a_key(tmp_path: Path) -> N
     pd.DataFrame({"type": ["login", "trade"], "time": [1, 2], "key": ["u", "u"]}).to_csv(keyed, index=False)
     result = cli("run", str(patterns), str(keyed), "-q", "-o", str(tmp_path / "out.csv"))
     assert "one partition" not in result.stderr
+
+
+def test_run_order_by_orders_equal_time_rows(tmp_path: Path) -> None:
+    patterns = tmp_path / "rise.cep"
+    patterns.write_text("sequence rise\n  begin a: tick\n  next b: tick where e.v > a.v\n", encoding="utf-8")
+    events = tmp_path / "ticks.csv"
+    events.write_text("type,time,key,v,rank\ntick,1,k,5,2\ntick,1,k,1,1\ntick,2,k,7,2\ntick,2,k,6,1\n")
+    out = tmp_path / "out.csv"
+    result = cli("run", str(patterns), str(events), "--order-by", "rank", "-o", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    assert list(pd.read_csv(out)["events"]) == ["(1, 0)", "(0, 3)", "(3, 2)"]
+    bad = cli("run", str(patterns), str(events), "--order-by", "rnak", "-q")
+    assert bad.returncode != 0
+    assert "no field 'rnak' (did you mean 'rank'?)" in bad.stderr
+    assert "Traceback" not in bad.stderr

@@ -8,8 +8,8 @@
     workbench run PATTERNS.cep EVENTS.csv|.jsonl|.json|.parquet [--time COL] [--key COL] [--type COL]
                   [--time-unit s|ms|us|ns|date]
                   [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--late LATE.csv]
-                  [--backend local|flink|flink-sql] [--out-of-orderness MS] [--quiet]
-                  [--strict] [--errors ERRORS.csv] [--allow-missing-key]
+                  [--backend local|flink|flink-sql] [--out-of-orderness MS] [--order-by FIELD[,FIELD]]
+                  [--quiet] [--strict] [--errors ERRORS.csv] [--allow-missing-key]
     workbench run PATTERNS.cep --on EVENTS ...     (the same; --on names the events explicitly)
 
 ``check`` compiles the file and prints one line per pattern (exit status 1 with the caret message on
@@ -76,6 +76,11 @@ def _parser() -> argparse.ArgumentParser:
         help="execution backend: local (default), flink or flink-sql (needs the PyFlink environment)",
     )
     run.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
+    run.add_argument(
+        "--order-by",
+        metavar="FIELD[,FIELD]",
+        help="order equal-time events by these fields (default: arrival)",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     run.add_argument(
         "--strict", action="store_true", help="stop at the first condition error (default: record, go on)"
@@ -243,6 +248,7 @@ def _run(args: argparse.Namespace) -> int:
         backend=args.backend,
         strict=args.strict,
         allow_missing_key=args.allow_missing_key,
+        order_by=args.order_by,
     )
     outcome = done.outcome
     frame = to_frame(outcome.detections, session.times)

@@ -216,3 +216,14 @@ def test_group_of_stages_defines_shows_and_runs(ip: Any, capsys: pytest.CaptureF
     )
     frame = ip.run_line_magic("cep", "run retries --on attempts")
     assert [tuple(ev) for ev in frame["events"]] == [(0, 1, 3, 2, 4)]
+
+
+def test_run_order_by_orders_equal_time_rows(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", "sequence rise\n  begin a: tick\n  next b: tick where e.v > a.v")
+    ip.user_ns["ticks"] = pd.DataFrame(
+        {"type": "tick", "time": [1, 1, 2, 2], "key": "k", "v": [5, 1, 7, 6], "rank": [2, 1, 2, 1]}
+    )
+    frame = ip.run_line_magic("cep", "run rise --on ticks --order-by rank")
+    assert [tuple(ev) for ev in frame["events"]] == [(1, 0), (0, 3), (3, 2)]
+    plain = ip.run_line_magic("cep", "run rise --on ticks")
+    assert [tuple(ev) for ev in plain["events"]] == [(1, 2)]

@@ -54,6 +54,7 @@ class RunOptions:
     finish: bool = True
     trace: bool = False
     strict: bool = False
+    order_by: tuple[str, ...] = ()
 
 
 class Backend(ABC):
@@ -74,6 +75,7 @@ class Backend(ABC):
         finish: bool = True,
         trace: bool = False,
         strict: bool = False,
+        order_by: Sequence[str] = (),
     ) -> RunResult:
         """Run ``patterns`` over ``inputs`` and return detections, reactions, late events, trace.
 
@@ -86,8 +88,10 @@ class Backend(ABC):
             trace: record trace entries.
             strict: stop at the first runtime error of a condition instead of recording it in
                 ``RunResult.errors`` (a backend that cannot record them always stops).
+            order_by: fields ordering equal-time events (``Engine(order_by=...)``; a backend that
+                cannot raises :class:`~workbench.errors.CepError`).
         """
-        options = RunOptions(out_of_orderness, until, finish, trace, strict)
+        options = RunOptions(out_of_orderness, until, finish, trace, strict, tuple(order_by))
         return self.execute(patterns, inputs, options)
 
     @abstractmethod

@@ -204,6 +204,10 @@ class KeyedDriver:
     def record(self, record: TraceRecord) -> None:
         self._put(OutputKind.TRACE, record)
 
+    def release_time(self, key: Hashable, now: Time) -> Time:
+        # Flink's own operator gives the watermark; this driver keeps the timer's time (see README)
+        return now
+
     def schedule(self, time: Time, key: Hashable, pindex: int, token: Hashable) -> None:
         current = self._current
         heapq.heappush(current.timers, (time, current.next_timer, pindex, token, self._item))

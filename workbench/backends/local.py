@@ -29,7 +29,11 @@ class LocalBackend(Backend):
             msg = f"until={until!r} needs finish=True (until is where the final flush stops)"
             raise CepError(msg)
         engine = Engine(
-            patterns, out_of_orderness=options.out_of_orderness, trace=options.trace, strict=options.strict
+            patterns,
+            out_of_orderness=options.out_of_orderness,
+            trace=options.trace,
+            strict=options.strict,
+            order_by=list(options.order_by) or None,
         )
         for item in inputs:
             if isinstance(item, AdvanceTime):

@@ -5,7 +5,8 @@ The case's pattern is built with :mod:`workbench.engine.nfa` objects (and passed
 
 * cases with an ``operator`` section (Flink's event-time ``CepOperator``: watermarks, late events,
   comparator) drive the :class:`~workbench.engine.runtime.Engine`: events are buffered by event
-  time and released only by the case's watermarks (``advance_time``);
+  time and released only by the case's watermarks (``advance_time``), equal-time events sorted by
+  the comparator (the engine's ``order_by``);
 * the others (Flink's NFA-level tests) use :class:`~workbench.testing.NFATestHarness`: events
   in input order, time advanced to each event's ``t`` right before it, no timers.
 
@@ -23,14 +24,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.backends.base import AdvanceTime, Input
 from workbench.backends.cases import BackendJobError, run_case_inputs
 from workbench.conformance.case import Case, OperatorSpec, PatternSpec, RawEvent
 from workbench.conformance.runner import RunOptions, compare_detections, through_language
-from workbench.engine.clock import stamp
+from workbench.engine.clock import stamp, tie_order
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
 from workbench.engine.expr import compile_expr
@@ -185,12 +186,11 @@ def _run_operator(
     marks: dict[int, list[float]] = {}
     for w in op.get("watermarks", []):
         marks.setdefault(int(w["after_event"]), []).append(w["wm"])
-    order = _comparator_order(events, marks, op.get("comparator"))
-    engine = Engine([matcher], out_of_orderness=math.inf)
+    engine = Engine([matcher], out_of_orderness=math.inf, order_by=_comparator(op.get("comparator")))
     for wm in marks.get(-1, []):
         engine.advance_time(wm)
-    for slot, index in enumerate(order):
-        engine.process(events[index])
+    for slot, event in enumerate(events):
+        engine.process(event)
         for wm in marks.get(slot, []):
             engine.advance_time(wm)
     if op.get("final_watermark") == "max":
@@ -254,19 +254,28 @@ def backend_script(case: Case, pattern: SequencePattern) -> BackendScript | str:
     return BackendScript(list(events), math.inf, finish=True)
 
 
+def _comparator(comparator: str | None) -> Callable[[Event], object] | None:
+    """The case's comparator (an expression over ``e``) as the engine's ``order_by`` key."""
+    if not comparator:
+        return None
+    key = compile_expr(comparator)
+    return lambda e: _Ascending(key({"e": e}))
+
+
 def _comparator_order(
     events: list[Event], marks: Mapping[int, list[float]], comparator: str | None
 ) -> list[int]:
-    """Arrival order with equal-time, non-late events permuted into comparator order.
+    """Arrival order with equal-time, non-late events permuted into comparator order (backends).
 
-    Flink sorts the elements it buffered for one timestamp with the comparator when a watermark
-    releases them. All non-late events of one timestamp are released together, so filling their
-    arrival slots in comparator order (stable) gives the engine the same processing order.
+    A backend takes no ``order_by``; the engine's tie order (:func:`~workbench.engine.clock.tie_order`,
+    what the local run uses) is applied here instead. All non-late events of one timestamp are
+    released together by a watermark, so filling their arrival slots in that order (stable) gives
+    the backend's runtime the engine's processing order.
     """
     order = list(range(len(events)))
-    if not comparator:
+    rank = tie_order(_comparator(comparator))
+    if rank is None:
         return order
-    key = compile_expr(comparator)
     wm = -math.inf
     for w in marks.get(-1, []):
         wm = max(wm, w)
@@ -277,7 +286,7 @@ def _comparator_order(
         for w in marks.get(i, []):
             wm = max(wm, w)
     for idx in slots.values():
-        ranked = sorted(idx, key=lambda i: _Ascending(key({"e": events[i]})))
+        ranked = sorted(idx, key=lambda i: rank(events[i]))
         for slot, i in zip(idx, ranked, strict=True):
             order[slot] = i
     return order

@@ -15,12 +15,26 @@ replay planner of the backends) asks :func:`is_late` and numbers events with :fu
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections.abc import Callable, Sequence
 
 from workbench.engine.events import Event, EventLike, check_built, make_event
 from workbench.errors import CepError
 
-__all__ = ["START", "EventClock", "Watermark", "is_late", "releases", "stamp"]
+__all__ = [
+    "START",
+    "EventClock",
+    "OrderBy",
+    "Rank",
+    "Watermark",
+    "is_late",
+    "pop_ties",
+    "release_time",
+    "releases",
+    "stamp",
+    "tie_order",
+]
 
 Watermark = tuple[float, bool]
 """``(time, closed)``; tuples order as watermarks do (closed is later than open at one time)."""
@@ -47,6 +61,29 @@ def releases(watermark: Watermark, t: float) -> bool:
     (True, False)
     """
     return t <= watermark[0]
+
+
+def release_time(
+    watermark: Watermark, buffer: Sequence[tuple[float, int, Event]], key: object, now: float
+) -> float:
+    """The time of a match that a key's timer at ``now`` releases (Flink's ``advanceTime`` timestamp).
+
+    Flink's operator, when the watermark passes, advances each key's time to every buffered
+    timestamp in turn and then to the watermark: a match released by time passing carries the
+    key's next buffered event time, else the watermark. That is a closed watermark here
+    (``advance_time``, ``finish(until)``); a watermark derived from the events themselves (in-order
+    input, out-of-orderness) and the infinite one of the final flush give ``now``, the deadline
+    that released it -- the first watermark that could -- so that events no pattern reads, which
+    move a derived watermark, never change a detection (pruned replays, shards).
+
+    >>> release_time((50, True), [(30, 0, Event("a", 30, "k")), (20, 1, Event("a", 20, "j"))], "k", 10)
+    30
+    """
+    horizon = watermark[0] if watermark[1] else now
+    for t, _, event in buffer:
+        if t < horizon and event.key == key:  # why: the key's own events come first (t >= now)
+            horizon = t
+    return now if horizon == math.inf else max(horizon, now)
 
 
 def stamp(raw: EventLike, position: int) -> Event:
@@ -114,3 +151,101 @@ class EventClock:
     def close(self, watermark: float) -> None:
         """No event at or below ``watermark`` will come any more (``advance_time``)."""
         self.advance((watermark, True))
+
+
+# ---------------------------------------------------------------------- order of equal-time events
+OrderBy = str | Sequence[str] | Callable[[Event], object]
+"""How equal-time events are ordered (Flink's ``EventComparator``): a field, fields, or a key function."""
+
+_NOT_FIELDS = frozenset({"time", "t", "seq"})
+
+
+class Rank:
+    """A sort key over values ordered by ``<``, missing values (absent, ``None``, NaN) last.
+
+    >>> sorted([Rank((2,)), Rank((None,)), Rank((1,))], key=lambda r: r)[0].values
+    (1,)
+    """
+
+    __slots__ = ("names", "values")
+
+    def __init__(self, values: tuple[object, ...], names: tuple[str, ...] = ("order_by key",)) -> None:
+        self.values = values
+        self.names = names
+
+    def __lt__(self, other: Rank) -> bool:
+        for i, (a, b) in enumerate(zip(self.values, other.values, strict=True)):
+            a_missing, b_missing = _missing(a), _missing(b)
+            if a_missing or b_missing:
+                if a_missing != b_missing:
+                    return b_missing  # why: missing values sort last
+                continue
+            try:
+                if a < b:  # type: ignore[operator]
+                    return True
+                if b < a:  # type: ignore[operator]
+                    return False
+            except TypeError:
+                name = self.names[min(i, len(self.names) - 1)]
+                msg = f"order_by: {name!r} values {a!r} and {b!r} of equal-time events cannot be ordered"
+                raise CepError(msg) from None
+        return False
+
+
+def _missing(value: object) -> bool:
+    return value is None or (value.__class__ is float and value != value)
+
+
+def tie_order(order_by: OrderBy | None) -> Callable[[Event], Rank] | None:
+    """The sort key of equal-time events that ``order_by`` names (``None``: arrival order).
+
+    A field name reads ``event[name]`` (``type`` and ``key`` read the event's own); an event without
+    it sorts after those with it. A callable gets the event and returns a value ordered by ``<``.
+
+    >>> key = tie_order(["price", "type"])
+    >>> key(Event("a", 1, fields={"price": 3})).values
+    (3, 'a')
+    """
+    if order_by is None:
+        return None
+    if callable(order_by):
+        return _called(order_by)
+    names: tuple[object, ...] = (order_by,) if isinstance(order_by, str) else tuple(order_by)
+    if not names:
+        msg = "order_by names no field"
+        raise CepError(msg)
+    for name in names:
+        if not isinstance(name, str) or not name.strip() or name in _NOT_FIELDS:
+            msg = f"order_by: {name!r} is not a field that can order equal-time events"
+            raise CepError(msg)
+    fields = tuple(str(name) for name in names)
+    getters = tuple(_getter(name) for name in fields)
+    return lambda e: Rank(tuple(g(e) for g in getters), fields)
+
+
+def _called(fn: Callable[[Event], object]) -> Callable[[Event], Rank]:
+    def rank(e: Event) -> Rank:
+        try:
+            return Rank((fn(e),))
+        except Exception as err:  # why: a user's key function must not crash the engine unnamed
+            msg = f"order_by key function failed on event #{e.seq} ({e.type!r}, time {e.time}): {err!r}"
+            raise CepError(msg) from err
+
+    return rank
+
+
+def _getter(name: str) -> Callable[[Event], object]:
+    if name in ("type", "key"):
+        return lambda e: getattr(e, name)
+    return lambda e: e.fields.get(name)
+
+
+def pop_ties(buffer: list[tuple[float, int, Event]], rank: Callable[[Event], Rank]) -> list[Event]:
+    """Pop every buffered event at the earliest time, in ``rank`` order (arrival order among equals)."""
+    t = buffer[0][0]
+    group = [heapq.heappop(buffer)[2]]
+    while buffer and buffer[0][0] == t:
+        group.append(heapq.heappop(buffer)[2])
+    if len(group) > 1:
+        group.sort(key=rank)  # why: stable, so equal ranks keep arrival order
+    return group

@@ -73,6 +73,10 @@ class Sink(Protocol):
         """Queue a timer; the driver calls :meth:`KeyHost.fire` once its clock passes ``time``."""
         ...
 
+    def release_time(self, key: Hashable, now: Time) -> Time:
+        """The time of a match released by a timer of ``key`` at ``now`` (see ``Context``)."""
+        ...
+
 
 class HostContext:
     """The :class:`~workbench.engine.matcher.Context` of every driver (one per host, reused)."""
@@ -101,6 +105,10 @@ class HostContext:
 
     def emit(self, detection: Detection) -> None:
         self.sink.emit(detection)
+
+    def release_time(self) -> Time:
+        self.now = self.sink.release_time(self.key, self.now)
+        return self.now
 
     def react(self, reaction: Reaction) -> None:
         self.sink.react(reaction)

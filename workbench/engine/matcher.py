@@ -47,6 +47,13 @@ class Context(Protocol):
         """Output a detection."""
         ...
 
+    def release_time(self) -> int | float:
+        """In ``on_timer``: the time of a match that time passing releases (held back by a skip
+        strategy, a trailing ``notFollowedBy``): the watermark that passed, as Flink's
+        ``advanceTime`` (the driver decides; at least :attr:`now`). :attr:`now` moves to it: what
+        the release reports is traced then."""
+        ...
+
     def react(self, reaction: Reaction) -> None:
         """Output a channel reaction (an accepted channel event)."""
         ...

@@ -17,9 +17,11 @@ Time and ordering rules (event-time mode, the default):
   timers fire only for ``time < max_seen - B`` -- an event may still arrive at exactly
   ``max_seen - B``. With ``B = 0`` an in-order stream is processed immediately.
 * **Ties**: at one timestamp, events come first, then timers (Prova's documented "event first"
-  resolution, ``prova.md`` 9.15); equal-time events keep arrival order; equal-time timers fire in
-  the order they were scheduled. A matcher that must act *before* an event at a boundary (Flink's
-  ``within`` prunes at ``t - t_first >= window``) checks that in ``process`` itself.
+  resolution, ``prova.md`` 9.15); equal-time events keep arrival order (``order_by``: the order of
+  a field or key, as Flink's ``EventComparator``; the events of one time are then held until time
+  passes it and sorted); equal-time timers fire in the order they were scheduled. A matcher that
+  must act *before* an event at a boundary (Flink's ``within`` prunes at ``t - t_first >= window``)
+  checks that in ``process`` itself.
 * An event older than the watermark (``time < max_seen - B``, or ``time <= w`` after
   ``advance_time(w)``) is **late**: it is not matched, it is appended to :attr:`Engine.late`, counted
   in ``late_count``, passed to ``on_late`` callbacks and traced. Nothing is dropped silently.
@@ -40,15 +42,25 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Unpack
 
 from workbench.engine.budget import Budget
-from workbench.engine.clock import EventClock, Watermark, is_late, releases, stamp
-from workbench.engine.detection import Detection, Reaction, TraceRecord
+from workbench.engine.clock import (
+    EventClock,
+    OrderBy,
+    Watermark,
+    is_late,
+    pop_ties,
+    release_time,
+    releases,
+    stamp,
+    tie_order,
+)
+from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
-from workbench.engine.faults import ConditionFault
 from workbench.engine.fused import Loop, build_loop
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.matcher import Matcher, Pattern
-from workbench.engine.outputs import Fed, OutputOptions, Outputs, tally_counters
+from workbench.engine.outputs import Fed, OutputOptions, Outputs
+from workbench.engine.result import RunResult
 from workbench.engine.snapshot import dump, fingerprints, load
 from workbench.errors import CepError, PatternError
 
@@ -84,23 +96,6 @@ class EngineSnapshot:
     budget: Budget = field(default_factory=Budget)
 
 
-@dataclass(slots=True)
-class RunResult:
-    """What :func:`run` returns."""
-
-    detections: list[Detection]
-    reactions: list[Reaction]
-    late: list[Event]
-    trace: list[TraceRecord]
-    errors: list[ConditionFault] = field(default_factory=list)
-    dropped: int = 0  # partial matches dropped by caps (``Engine.stats["dropped"]``)
-
-    @property
-    def counters(self) -> dict[str, int]:
-        """The Prova counters the run's continuations incremented (``counts``), from its records."""
-        return tally_counters(self.reactions, self.detections)
-
-
 class Engine(Outputs):
     """Run several patterns over one keyed stream.
 
@@ -116,6 +111,8 @@ class Engine(Outputs):
         collect: keep detections, reactions and trace records in lists on the engine (default).
         strict: stop at the first runtime error of a condition (:class:`CepRuntimeError`) instead
             of recording it in :attr:`errors` and treating the event as not matching.
+        order_by: order equal-time events by a field, a list of fields or a key function (stable;
+            see :func:`~workbench.engine.clock.tie_order`) instead of by arrival.
 
     >>> from workbench.engine.runtime import Engine
     >>> Engine([]).process({"type": "a", "time": 1})
@@ -131,11 +128,15 @@ class Engine(Outputs):
         clock: Clock | None = None,
         trace: bool = False,
         forget_idle_keys: bool = False,
+        order_by: OrderBy | None = None,
         **outputs: Unpack[OutputOptions],
     ) -> None:
-        if time_mode not in ("event", "processing"):
-            msg = f"time_mode must be 'event' or 'processing', got {time_mode!r}"
+        if time_mode not in ("event", "processing") or (order_by is not None and time_mode != "event"):
+            msg = f"time_mode must be 'event' (or 'processing' without order_by), got {time_mode!r}"
             raise CepError(msg)
+        self.order_by = order_by
+        #: the sort key of equal-time events (``None``: arrival order)
+        self._order = tie_order(order_by)
         #: the watermark, the newest event time and the next arrival position
         self.event_clock = EventClock(out_of_orderness)
         self.out_of_orderness = out_of_orderness
@@ -240,7 +241,7 @@ class Engine(Outputs):
             return out
 
     def _feed(self, events: Iterable[EventLike], out: list[Detection]) -> None:
-        if self._processing or self.out_of_orderness or self._buffer:
+        if self._processing or self.out_of_orderness or self._buffer or self._order:
             for raw in events:
                 self._take(raw, out)
                 if self._pending:  # why: events fed back by a callback of this event
@@ -360,6 +361,20 @@ class Engine(Outputs):
         """Queue a matcher's timer (:class:`~workbench.engine.host.Sink`)."""
         heapq.heappush(self._timers, (time, next(self._timer_seq), key, pindex, token))
 
+    def release_time(self, key: Hashable, now: Time) -> Time:
+        """The time of a match a timer releases (:func:`~workbench.engine.clock.release_time`)."""
+        return release_time(self.event_clock.watermark, self._buffer, key, now)
+
+    def catch_up(self, watermark: Watermark) -> list[Detection]:
+        """Move the watermark to a driver's (a sharded engine's global one); handle what is due."""
+        timers, buf = self._timers, self._buffer
+        if not (timers and is_late(watermark, timers[0][0])) and not (buf and releases(watermark, buf[0][0])):
+            return []  # why: called for every shard on every event: nothing due is the common case
+        with self._owner("catch_up") as out:
+            self.event_clock.advance(watermark)
+            self._advance(out)
+        return out
+
     # ------------------------------------------------------------------ internals
     def _take(self, raw: EventLike, out: list[Detection]) -> None:
         clock = self.event_clock
@@ -377,7 +392,7 @@ class Engine(Outputs):
             return
         t = event.time
         # Why before accept(): in-order input with nothing buffered needs no trip through the heap
-        in_order = not self._buffer and not clock.out_of_orderness and t >= clock.max_seen
+        in_order = not self._buffer and not clock.out_of_orderness and t >= clock.max_seen and not self._order
         if not clock.accept(t):
             self._late(event, out)
         elif in_order:
@@ -408,14 +423,16 @@ class Engine(Outputs):
         The outputs of each event and timer are delivered once its transitions are complete.
         """
         clock = self.event_clock
-        buf, timers = self._buffer, self._timers
+        buf, timers, order = self._buffer, self._timers, self._order
         while True:
             wm = clock.watermark
-            ev_due = bool(buf) and releases(wm, buf[0][0])
+            # Why is_late with order_by: more events of one time may come until time passes it
+            ev_due = bool(buf) and (is_late if order else releases)(wm, buf[0][0])
             tm_due = bool(timers) and is_late(wm, timers[0][0])
             # Why events first at equal time: Prova's "event first" tie rule
             if ev_due and (not tm_due or buf[0][0] <= timers[0][0]):
-                self._dispatch(heapq.heappop(buf)[2], out)
+                for event in pop_ties(buf, order) if order else (heapq.heappop(buf)[2],):
+                    self._dispatch(event, out)
             elif tm_due:
                 time, _, key, pindex, token = heapq.heappop(timers)
                 ks = self._key_state(key)
@@ -448,7 +465,7 @@ class Engine(Outputs):
                     waiting.append(Fed(event))  # why: newer than anything seen: an input of its own
                 elif t < now:
                     self._late(event, out)
-                elif self._buffer or clock.out_of_orderness:
+                elif self._buffer or clock.out_of_orderness or self._order:
                     heapq.heappush(self._buffer, (t, event.seq, event))
                 else:  # why: within what the clock has passed (or is flushing): in order right here
                     clock.max_seen = max(clock.max_seen, t)
@@ -484,14 +501,15 @@ def run(
     out_of_orderness: int | float = 0,
     trace: bool = False,
     strict: bool = False,
+    order_by: OrderBy | None = None,
 ) -> RunResult:
-    """Run patterns over a finite stream and flush at the end (``strict``: see :class:`Engine`).
+    """Run patterns over a finite stream and flush at the end (``strict``, ``order_by``: see :class:`Engine`).
 
     >>> run([], [{"type": "a", "time": 1}]).detections
     []
     """
     plist: Sequence[Pattern | Matcher] = [patterns] if isinstance(patterns, Pattern | Matcher) else patterns
-    engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace, strict=strict)
+    engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace, strict=strict, order_by=order_by)
     engine.process_many(events)
     engine.finish(until)
     return RunResult(

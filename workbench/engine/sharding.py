@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Unpack
 
-from workbench.engine.clock import EventClock, Watermark, stamp
+from workbench.engine.clock import EventClock, OrderBy, Watermark, stamp
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
@@ -121,8 +121,8 @@ class ShardedEngine(Outputs):
     Args:
         patterns: patterns (compiled once; the immutable matchers are shared by all shards).
         shards: the number of engines.
-        out_of_orderness, trace, on_detection, on_reaction, on_late, on_trace, collect, strict: as
-            for :class:`~workbench.engine.runtime.Engine` (the shards share one error log).
+        out_of_orderness, trace, order_by, on_detection, on_reaction, on_late, on_trace, collect,
+            strict: as for :class:`~workbench.engine.runtime.Engine` (the shards share one error log).
 
     >>> ShardedEngine([], shards=3).process({"type": "a", "time": 1, "key": "k"})
     []
@@ -135,6 +135,7 @@ class ShardedEngine(Outputs):
         *,
         out_of_orderness: int | float = 0,
         trace: bool = False,
+        order_by: OrderBy | None = None,
         **outputs: Unpack[OutputOptions],
     ) -> None:
         _check_shards(shards)
@@ -143,11 +144,14 @@ class ShardedEngine(Outputs):
         self._clock = EventClock(out_of_orderness)
         super().__init__(**outputs)
         self._shard_cache: dict[Hashable, int] = {}
+        #: the global watermark the shards were last brought to
+        self._synced: Watermark = self._clock.watermark
         self.engines = [
             Engine(
                 self.matchers,
                 out_of_orderness=out_of_orderness,
                 trace=trace,
+                order_by=order_by,
                 on_detection=self.publish,
                 on_reaction=self.publish_reaction,
                 on_trace=self.publish_trace,
@@ -218,6 +222,11 @@ class ShardedEngine(Outputs):
         if not clock.accept(event.time):
             self.publish_late(event)
             return
+        wm = clock.watermark
+        if wm != self._synced:  # why: every shard passes what the global watermark passed, as one engine
+            self._synced = wm
+            for engine in self.engines:
+                out.extend(engine.catch_up(wm))
         out.extend(self.engines[self.shard(event.key)].process(event))
 
     def advance_time(self, watermark: int | float) -> list[Detection]:
@@ -334,9 +343,13 @@ def _load_patterns(factory: str, args: tuple[object, ...]) -> list[Pattern | Mat
 
 
 def _run_shard(
-    factory: str, args: tuple[object, ...], events: Sequence[Event], out_of_orderness: int | float
+    factory: str,
+    args: tuple[object, ...],
+    events: Sequence[Event],
+    out_of_orderness: int | float,
+    order_by: OrderBy | None = None,
 ) -> list[Detection]:
-    engine = Engine(_load_patterns(factory, args), out_of_orderness=out_of_orderness)
+    engine = Engine(_load_patterns(factory, args), out_of_orderness=out_of_orderness, order_by=order_by)
     for e in events:
         engine.process(e)
     engine.finish()
@@ -351,22 +364,26 @@ def run_sharded(
     processes: int | None = None,
     out_of_orderness: int | float = 0,
     factory_args: tuple[object, ...] = (),
+    order_by: OrderBy | None = None,
 ) -> tuple[list[Detection], list[Event]]:
     """Run a finite stream on ``shards`` independent engines, in worker processes.
 
     ``factory`` names a function ``"module:function"`` that returns the patterns when called with
     ``factory_args`` (picklable); each worker builds its own, so patterns need not be picklable.
     ``processes=0`` runs the shards in this process, one after another. Returns the detections
-    (shard by shard) and the late events.
+    (shard by shard) and the late events. ``order_by`` (field names, to pass to worker processes)
+    orders equal-time events as in :class:`~workbench.engine.runtime.Engine`.
     """
     parts = partition(events, shards, out_of_orderness=out_of_orderness)
     _load_patterns(factory, factory_args)  # fail early, here, on a bad factory
     if processes == 0:
-        results = [_run_shard(factory, factory_args, part, out_of_orderness) for part in parts.shards]
+        results = [
+            _run_shard(factory, factory_args, part, out_of_orderness, order_by) for part in parts.shards
+        ]
     else:
         with ProcessPoolExecutor(max_workers=processes or shards) as pool:
             futures = [
-                pool.submit(_run_shard, factory, factory_args, part, out_of_orderness)
+                pool.submit(_run_shard, factory, factory_args, part, out_of_orderness, order_by)
                 for part in parts.shards
             ]
             results = [f.result() for f in futures]

@@ -25,6 +25,7 @@ from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
 from workbench.session.notes import kind_of
+from workbench.session.ordering import check_order_by, order_fields
 from workbench.session.runs import Replay, RunOutcome, _Run, to_frame
 from workbench.session.times import NUMBERS, TimeFormat, wall_clock
 
@@ -121,6 +122,7 @@ class CepSession:
         out_of_orderness: int | float = 0,
         backend: str = "local",
         strict: bool = False,
+        order_by: Sequence[str] = (),
     ) -> RunOutcome:
         """Replay ``events`` (event time) through the named patterns and keep the results.
 
@@ -135,6 +137,7 @@ class CepSession:
 
         patterns = self._patterns(names)
         runner = get_backend(backend)
+        check_order_by(order_by, {f for e in events for f in e.fields}, backend)
         with self._located(names):
             result = runner.run(
                 patterns,
@@ -142,6 +145,7 @@ class CepSession:
                 out_of_orderness=out_of_orderness,
                 trace=trace,
                 strict=strict,
+                order_by=order_by,
             )
         if progress is not None:
             progress(len(events), len(events))
@@ -164,6 +168,7 @@ class CepSession:
         backend: str = "local",
         strict: bool = False,
         allow_missing_key: bool = False,
+        order_by: str | Sequence[str] | None = None,
     ) -> Replay:
         """Replay ``data`` (a DataFrame, an event file, or events) through the named patterns.
 
@@ -173,6 +178,7 @@ class CepSession:
         use, with the same results. ``progress(total)`` makes a progress callback (or ``None``).
         An event with no value in its partition key column is an :class:`EventError` unless
         ``allow_missing_key`` (then those events share the key ``None``; ``missing_keys`` counts them).
+        ``order_by`` (fields, or ``"a,b"``) orders equal-time events (``Engine(order_by=...)``).
         """
         from workbench.session.inputs import (
             check_out_of_orderness,
@@ -192,6 +198,7 @@ class CepSession:
         types: frozenset[str] = frozenset()
         fields: frozenset[str] = frozenset()
         rows, keyed, missing = 0, False, 0
+        fields_by = order_fields(order_by)
         for part_key, group in self.partition_groups(names, key):
             allow = allow_missing_key
             cols = (
@@ -203,7 +210,9 @@ class CepSession:
                 missing = max(missing, missing_keys(data, part_key))
             if cols is not None:
                 report = progress(cols.rows) if progress is not None else None
-                outcomes.append(self._replay_columns(group, cols, report, trace, out_of_orderness, strict))
+                check_order_by(fields_by, cols.fields)
+                ordered = (out_of_orderness, strict, fields_by)
+                outcomes.append(self._replay_columns(group, cols, report, trace, *ordered))
                 types, fields, rows = cols.types_present(), cols.fields_present(), cols.rows
                 keyed = keyed or cols.keyed()
                 continue
@@ -218,6 +227,7 @@ class CepSession:
                     out_of_orderness=out_of_orderness,
                     backend=backend,
                     strict=strict,
+                    order_by=fields_by,
                 )
             )
             types = frozenset(e.type for e in events)
@@ -234,6 +244,7 @@ class CepSession:
         trace: bool,
         out_of_orderness: int | float,
         strict: bool,
+        order_by: Sequence[str] = (),
     ) -> RunOutcome:
         from workbench.backends.columnar.frame import RowEvents
         from workbench.backends.columnar.replay import replay_columns
@@ -247,6 +258,7 @@ class CepSession:
                 trace=trace,
                 strict=strict,
                 progress=progress,
+                order_by=order_by,
             )
         return self._outcome(names, result, RowEvents(cols))
 

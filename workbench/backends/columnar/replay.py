@@ -75,9 +75,16 @@ def replay_columns(
     trace: bool = False,
     strict: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    order_by: Sequence[str] = (),
 ) -> RunResult:
     """:func:`replay_frame` over converted columns; ``progress(done, total)`` about every 1%."""
-    engine = Engine(patterns, out_of_orderness=out_of_orderness, trace=trace, strict=strict)
+    engine = Engine(
+        patterns,
+        out_of_orderness=out_of_orderness,
+        trace=trace,
+        strict=strict,
+        order_by=list(order_by) or None,
+    )
     rows, renumber = feed_plan(engine, cols)
     # every row when rows is None: that also validates each row, with the row's own message
     events = cols.events() if rows is None else cols.events_at(rows)
@@ -162,7 +169,12 @@ def feed_plan(
     are not fed; every start row that is fed anyway (for another reason or pattern) is fed as a
     start, so the feeding is recomputed until it settles.
     """
-    if engine.out_of_orderness or engine.time_mode != "event" or not cols.clean():
+    if (
+        engine.out_of_orderness
+        or engine.order_by is not None
+        or engine.time_mode != "event"
+        or not cols.clean()
+    ):
         return None, {}
     times = cols.columns["time"].to_numpy(dtype=np.float64)
     if len(times) > 1 and bool((np.diff(times) < 0).any()):

@@ -191,10 +191,11 @@ class GeneralPlan(MatchEmission):
     # ------------------------------------------------------------------ time
     def on_timer(self, state: NFAState, time: Time, token: object, ctx: Context) -> None:
         """A window deadline passed with no event: advance time to it."""
-        self.advance(state, time, ctx)
+        self.advance(state, time, ctx, timer=True)
 
-    def advance(self, state: NFAState, t: Time, ctx: Context) -> None:
-        """Advance the key's time to ``t``: expire windows, release pending ``notFollowedBy`` matches."""
+    def advance(self, state: NFAState, t: Time, ctx: Context, *, timer: bool = False) -> None:
+        """Advance the key's time to ``t``: expire windows, release pending ``notFollowedBy`` matches
+        (by a ``timer``: at the watermark that passed, :meth:`Context.release_time`)."""
         if state.time is None or t > state.time:
             state.time = t
         first, prev = state.first_deadlines, state.prev_deadlines
@@ -216,6 +217,8 @@ class GeneralPlan(MatchEmission):
             if ctx.tracing:
                 ctx.trace(TraceKind.TIMED_OUT, run.inst)
             self.store.release(state, run.node, run.version)
+        if timer and (potential or state.completed):  # why: what time releases carries the watermark
+            t = ctx.release_time()
         self._emit_matches(state, potential, t, ctx)
         for run, deadline in timeouts:
             self._emit(state, run, "timeout", deadline, ctx)

@@ -343,7 +343,7 @@ class LinearPlan(ChainPlan[LinearState]):
 
     def on_timer(self, state: LinearState, time: Time, token: object, ctx: Context) -> None:
         """A window deadline passed with no event: advance time to it (and re-arm a key's timer)."""
-        self.advance(state, time, ctx)
+        self.advance(state, time, ctx, timer=True)
         scheduled, window = state.scheduled, self.window
         if scheduled is not None and scheduled <= time:
             state.scheduled = None
@@ -351,8 +351,11 @@ class LinearPlan(ChainPlan[LinearState]):
                 state.scheduled = state.runs[0].start_ts + window
                 ctx.schedule(state.scheduled, WINDOW_TIMER)
 
-    def advance(self, state: LinearState, t: Time, ctx: Context) -> None:
-        """Advance the key's time to ``t``: partial matches whose window passed time out."""
+    def advance(self, state: LinearState, t: Time, ctx: Context, *, timer: bool = False) -> None:
+        """Advance the key's time to ``t``: partial matches whose window passed time out.
+
+        Held-back matches this releases carry ``t``, or by a ``timer`` the watermark that passed.
+        """
         if state.time is None or t > state.time:
             state.time = t
         runs, window = state.runs, self.window
@@ -366,7 +369,7 @@ class LinearPlan(ChainPlan[LinearState]):
             timeouts = self._expire(runs[:k], ctx)
         del runs[:k]
         if state.held:  # why: a held match may have waited behind the expired
-            self._release(state, [], t, ctx)
+            self._release(state, [], ctx.release_time() if timer else t, ctx)
         if timeouts:
             self._time_out(timeouts, window, ctx)
 

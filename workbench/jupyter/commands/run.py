@@ -10,6 +10,7 @@ from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
 from workbench.session.notes import errors_note, late_note, missing_key_note, partition_note
+from workbench.session.ordering import ORDER_BY_HELP
 from workbench.session.session import to_frame
 from workbench.session.times import TimeFormat, with_time_unit
 from workbench.session.typecheck import field_mismatches, type_mismatches
@@ -33,6 +34,7 @@ def _parser() -> ArgParser:
     p.add_argument("--key", help="partition key column (default: key, or the pattern's 'partition by')")
     p.add_argument("--type", help="event type column (default: type)")
     p.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
+    p.add_argument("--order-by", metavar="FIELD[,FIELD]", help=ORDER_BY_HELP)
     p.add_argument("--backend", default="local", help="local (default), flink or flink-sql")
     p.add_argument(
         "--timeline", action="store_true", help="also show the timeline widget of this run (%%cep timeline)"
@@ -57,6 +59,7 @@ def replay(
     backend: str = "local",
     strict: bool = False,
     allow_missing_key: bool = False,
+    order_by: str | None = None,
 ) -> object:
     """Load ``source``, run ``names`` over it, and return the detections DataFrame."""
     from workbench.backends import get_backend
@@ -84,6 +87,7 @@ def replay(
         backend=backend,
         strict=strict,
         allow_missing_key=allow_missing_key,
+        order_by=order_by,
     )
     outcome = done.outcome
     patterns = [session.get(n).pattern for n in names]
@@ -129,6 +133,7 @@ def replay_args(magics: CepMagics, names: Sequence[str], args: Namespace) -> obj
         backend=args.backend,
         strict=getattr(args, "strict", False),  # why: %%cep has no --strict
         allow_missing_key=args.allow_missing_key,
+        order_by=getattr(args, "order_by", None),  # why: nor --order-by
     )
     if args.out:
         magics.store(args.out, frame)

@@ -107,10 +107,7 @@ def _literal(node: ir.Literal) -> str:
         return repr(value)
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
-    if value is None:
-        return "NULL"
-    msg = f"literal {value!r} has no SQL form here"
-    raise SqlUnsupported(msg)
+    return "NULL"
 
 
 def _condition(condition: object, to_sql: _Expr) -> str:
@@ -351,8 +348,9 @@ def _suffix(q: Quantifier, region: bool) -> str:
     low = 0 if q.optional else q.min
     if q.max == q.min and not q.optional:
         return f"{{{q.min}}}"
-    text = {(0, None): "*", (1, None): "+"}.get((low, q.max))
-    if text is None:
+    if q.max is None and low <= 1:
+        text = "*" if low == 0 else "+"
+    else:
         text = f"{{{low},{'' if q.max is None else q.max}}}"
     return text if q.greedy else text + "?"
 

@@ -209,9 +209,9 @@ class FlinkBackend(Backend):
         events = list(inputs)
         self.paths = choose_paths(patterns, events, options) if self.native else []
         native: list[RunResult] = []
-        python = (
-            [p for p, c in zip(patterns, self.paths, strict=True) if not c.native] if self.paths else patterns
-        )
+        python: list[PatternLike] = list(patterns)
+        if self.native:
+            python = [p for p, c in zip(patterns, self.paths, strict=True) if not c.native]
         for i, (pattern, choice) in enumerate(zip(patterns, self.paths, strict=False)):
             if not choice.native:
                 continue

@@ -5,25 +5,11 @@ it, the matching runs at JVM speed instead of in Python. :func:`sql_reasons` say
 cannot (empty: it can); :func:`match_recognize` writes the query; :func:`run_sql` runs it on a
 local mini-cluster and returns the matches as :class:`~workbench.engine.detection.Detection`.
 
-Expressible (everything else is refused, with the reason):
-
-* stages that take exactly one event each (no quantifiers, no ``until``, no per-stage windows, no
-  groups), conditions given as event types and/or condition strings over ``e`` using field
-  access, literals, comparisons, ``and``/``or``/``not``, ``+``/``-``/``*`` (no ``matched()``, no
-  calls, no aggregates);
-* strict contiguity (``next``: adjacent pattern variables) and relaxed contiguity (``followed by``:
-  ``A G*? B`` where the gap ``G`` takes only events that do not match ``B``, so ``B`` is the first
-  match after ``A``, as in Flink CEP); a relaxed ``not followed by`` between two positive stages
-  (the gap also excludes the negated condition);
-* ``within`` in whole seconds, and only without timeout output (``MATCH_RECOGNIZE`` has none);
-* skip strategies ``no_skip`` (for such patterns it equals ``AFTER MATCH SKIP TO NEXT ROW``),
-  ``skip_to_next``, ``skip_past_last_event``, ``skip_to_first``/``skip_to_last``.
-
-Not expressible: ``followed by any`` (non-deterministic relaxed contiguity), quantifiers and
-``allow combinations``, negation with strict contiguity or at the end, iterative conditions and
-aggregates, timeouts. Matches come back with the local engine's events, stages and times; instance
-ids are numbered per key in emission order (the engine's numbering counts partial matches, which
-SQL does not expose).
+What can be written, and how, is :mod:`workbench.backends.flink.sql_query` (quantifiers, greedy and
+reluctant, loops that skip events, running aggregates in ``DEFINE``, ``within``, the skip
+strategies; everything else is refused with the reason). Matches come back with the local engine's
+events, stages and times; instance ids are numbered per key in emission order (the engine's
+numbering counts partial matches, which SQL does not expose).
 """
 
 from __future__ import annotations

@@ -396,7 +396,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--source", choices=("auto", "language", "api"), default="auto", help="pattern form")
     ap.add_argument("--in-process", action="store_true", help="do not fork a child per pattern")
     ap.add_argument("--one-pass", action="store_true", help="also run all patterns in one engine, one pass")
-    ap.add_argument("--backend", choices=("local", "flink"), default="local", help="where the patterns run")
+    ap.add_argument(
+        "--backend", choices=("local", "flink", "flink-sql"), default="local", help="where the patterns run"
+    )
     ap.add_argument("--parallelism", type=int, default=1, help="Flink job parallelism (--backend flink)")
     ap.add_argument(
         "--mode",

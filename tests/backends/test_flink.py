@@ -131,3 +131,25 @@ def test_stop_with_savepoint_and_resume(tmp_path: Path) -> None:
     print("resumed done", time.monotonic() - t0)
     (actual,) = results_of(runs, read_committed(out_dir))
     same_result(expected, actual)
+
+
+@pytest.mark.flink
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_keys_equal_in_python_are_one_key_on_flink() -> None:
+    from workbench.backends.flink import run_matchers
+    from workbench.engine.nfa import Contiguity, SequencePattern, Stage
+
+    pattern = SequencePattern("pair", (Stage("a", types=("a",)), Stage("b", contiguity=Contiguity.STRICT)))
+    events = [
+        {"type": "a", "key": 1, "t": 0},
+        {"type": "b", "key": 1.0, "t": 1},
+        {"type": "a", "key": True, "t": 2},
+        {"type": "b", "key": 1, "t": 3},
+        {"type": "a", "key": "1", "t": 4},
+        {"type": "b", "key": "1", "t": 5},
+    ]
+    flink = run_matchers([pattern], events)
+    local = LocalBackend().run([pattern], events)
+    assert [(d.key, d.seqs) for d in flink.detections] == [(d.key, d.seqs) for d in local.detections]
+    assert [d.seqs for d in flink.detections] == [(0, 1), (2, 3), (4, 5)]

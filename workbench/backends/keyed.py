@@ -79,6 +79,8 @@ class KeyRecord:
         next_out: the next output number (keeps outputs of one item in emission order).
         wake: the runtime's earliest pending wake-up for this key, in its own time unit (the
             runtime keeps one wake-up per key at the next due item, not one per item).
+        key: the partition key as first seen (a runtime that keys by an encoding of it, such as
+            Flink, gets the key itself back from here; ``1``, ``1.0`` and ``True`` are one key).
     """
 
     host: KeyState = field(default_factory=KeyState)
@@ -87,6 +89,7 @@ class KeyRecord:
     next_timer: int = 0
     next_out: int = 0
     wake: int | None = None
+    key: Hashable = None
 
     def is_empty(self) -> bool:
         """True when nothing is left worth keeping (the runtime may clear the key's state)."""

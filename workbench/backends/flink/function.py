@@ -23,6 +23,7 @@ from pyflink.datastream.state import ValueState, ValueStateDescriptor
 from workbench.backends.keyed import HostOutput, KeyedDriver, KeyRecord
 from workbench.engine.clock import is_late
 from workbench.engine.events import Event
+from workbench.engine.sharding import _encode as encode_key  # the canonical key encoding
 
 __all__ = ["FlinkRecord", "MatcherFunction", "RecordTimestamps", "Startup", "millis", "record_key"]
 
@@ -63,9 +64,14 @@ def millis(t: int | float, offset: int = 0) -> int:
     return min(max(t + offset, LONG_MIN + 1), LONG_MAX)
 
 
-def record_key(record: FlinkRecord) -> tuple[int, Hashable]:
-    """The Flink key of a record: its run and its partition key."""
-    return record[0], record[1].key
+def record_key(record: FlinkRecord) -> str:
+    """The Flink key of a record: its run and the canonical encoding of its partition key.
+
+    The encoding is the sharding encoder's, so keys equal in Python (``1``, ``1.0``, ``True``) are
+    one Flink key, as they are one key of the local engine; pickled bytes would make them three.
+    Latin-1 maps each byte to one character, so the string is the bytes, hashed by Java's String.
+    """
+    return f"{record[0]}:" + encode_key(record[1].key).decode("latin-1")
 
 
 class RecordTimestamps(TimestampAssigner):  # type: ignore[misc]
@@ -101,7 +107,7 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         timers = ctx.timer_service()
         state: KeyRecord | None
         if isinstance(event, Startup):
-            state = self._state.value() or KeyRecord()
+            state = self._state.value() or KeyRecord(key=event.key)
             host.initial_timers(state, event.key)
             self._wake(state, host.next_due(state), self.offsets[run], timers)
             self._state.update(state)
@@ -116,7 +122,7 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
             return
         state = self._state.value()
         if state is None:
-            state = KeyRecord()
+            state = KeyRecord(key=event.key)
         host.accept(state, event, position)
         if state.wake is None or timestamp < state.wake:
             timers.register_event_time_timer(timestamp)
@@ -129,7 +135,8 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         state: KeyRecord | None = self._state.value()
         if state is None:
             return
-        run, key = ctx.get_current_key()
+        run = int(ctx.get_current_key().partition(":")[0])
+        key = state.key
         timers = ctx.timer_service()
         watermark = timers.current_watermark()
         offset = self.offsets[run]

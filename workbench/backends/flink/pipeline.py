@@ -46,6 +46,6 @@ def detect(
     """
     stamped = records.assign_timestamps_and_watermarks(watermark_strategy(out_of_orderness))
     stamped = stamped.name(f"{name}-watermarks").uid(f"{name}-watermarks").set_parallelism(source_parallelism)
-    keyed = stamped.key_by(record_key, key_type=Types.PICKLED_BYTE_ARRAY())
+    keyed = stamped.key_by(record_key, key_type=Types.STRING())
     out = keyed.process(MatcherFunction(hosts, offsets), output_type=Types.PICKLED_BYTE_ARRAY())
     return out.name(f"{name}-matchers").uid(f"{name}-matchers")

@@ -7,15 +7,18 @@ a small run milliseconds), :func:`run_matchers` is the one-run case and :class:`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from workbench.backends.base import Backend, Input, PatternLike, RunOptions, compile_all
 from workbench.backends.flink.env import ExecutionMode, make_environment
 from workbench.backends.flink.function import STARTUP_TIMESTAMP, FlinkRecord, Startup, millis
+from workbench.backends.flink.paths import PathChoice, choose_paths
 from workbench.backends.flink.pipeline import detect
 from workbench.backends.keyed import HostOutput, KeyedDriver, collect_results
 from workbench.backends.replay import ReplayPlan, plan_replay
+from workbench.engine.nfa import SequencePattern
 from workbench.engine.runtime import RunResult
 from workbench.errors import CepError, PatternError
 
@@ -175,29 +178,74 @@ class FlinkBackend(Backend):
     Args:
         parallelism: the matcher operator's parallelism.
         execution_mode: PyFlink's Python execution mode (``"thread"`` or ``"process"``).
+        native: run each sequence pattern that ``MATCH_RECOGNIZE`` can express natively (Flink's
+            Java NFA, one job per pattern), the others on the Python path; ``False``: all Python.
+        report: called with one line per pattern saying which path it took and why (default:
+            written to stderr); the last run's choices are also in :attr:`paths`.
     """
 
     name = "flink"
 
-    def __init__(self, parallelism: int = 1, execution_mode: ExecutionMode = "thread") -> None:
+    def __init__(
+        self,
+        parallelism: int = 1,
+        execution_mode: ExecutionMode = "thread",
+        *,
+        native: bool = True,
+        report: Callable[[str], None] | None = None,
+    ) -> None:
         self.parallelism = parallelism
         self.execution_mode = execution_mode
+        self.native = native
+        self.report = report if report is not None else _to_stderr
+        self.paths: list[PathChoice] = []
 
     def execute(
         self, patterns: Sequence[PatternLike], inputs: Iterable[Input], options: RunOptions
     ) -> RunResult:
         """See :meth:`workbench.backends.base.Backend.run`."""
-        return run_matchers(
-            patterns,
-            inputs,
-            parallelism=self.parallelism,
-            out_of_orderness=options.out_of_orderness,
-            until=options.until,
-            finish=options.finish,
-            trace=options.trace,
-            execution_mode=self.execution_mode,
+        from workbench.backends.flink.sql import SqlUnsupported, run_sql
+
+        events = list(inputs)
+        self.paths = choose_paths(patterns, events, options) if self.native else []
+        native: list[RunResult] = []
+        python: list[PatternLike] = list(patterns)
+        if self.native:
+            python = [p for p, c in zip(patterns, self.paths, strict=True) if not c.native]
+        for i, (pattern, choice) in enumerate(zip(patterns, self.paths, strict=False)):
+            if not choice.native:
+                continue
+            assert isinstance(pattern, SequencePattern)
+            try:
+                native.append(run_sql(pattern, events, parallelism=self.parallelism))
+            except SqlUnsupported as err:  # why: a column the events lack, or mixed field types
+                self.paths[i] = PathChoice(choice.pattern, (str(err),))
+                python.append(pattern)
+        for choice in self.paths:
+            self.report(choice.describe())
+        result = (
+            run_matchers(
+                python,
+                events,
+                parallelism=self.parallelism,
+                out_of_orderness=options.out_of_orderness,
+                until=options.until,
+                finish=options.finish,
+                trace=options.trace,
+                execution_mode=self.execution_mode,
+            )
+            if python or not native
+            else RunResult([], [], [], [])
         )
+        if native:
+            merged = result.detections + [d for r in native for d in r.detections]
+            result.detections = sorted(merged, key=lambda d: (d.time, d.events[-1].seq if d.events else -1))
+        return result
 
     def run_many(self, runs: Sequence[FlinkRun]) -> list[RunResult]:
         """Several runs in one job (see :func:`run_many`)."""
         return run_many(runs, parallelism=self.parallelism, execution_mode=self.execution_mode)
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)

@@ -38,10 +38,8 @@ import itertools
 import math
 import time as _time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, Unpack
 
-from workbench.engine.budget import Budget
 from workbench.engine.clock import (
     EventClock,
     OrderBy,
@@ -58,19 +56,16 @@ from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.fused import Loop, build_loop
 from workbench.engine.host import KeyHost, KeyState, late_record
+from workbench.engine.imaging import EngineSnapshot, Imaging, Time, Timer
 from workbench.engine.matcher import Matcher, Pattern
-from workbench.engine.outputs import Fed, OutputOptions, Outputs
+from workbench.engine.outputs import Fed, OutputOptions
 from workbench.engine.result import RunResult
-from workbench.engine.snapshot import dump, fingerprints, load
 from workbench.errors import CepError, PatternError
 
 __all__ = ["Engine", "EngineSnapshot", "KeyState", "RunResult", "run"]
 
 INF = math.inf
 Clock = Callable[[], float]
-Time = int | float
-Timer = tuple[Time, int, Hashable, int, Hashable]
-"""A queued timer: ``(time, scheduling number, key, pattern index, token)``."""
 
 
 def wall_clock_ms() -> float:
@@ -78,25 +73,7 @@ def wall_clock_ms() -> float:
     return _time.time() * 1000.0
 
 
-@dataclass(slots=True)
-class EngineSnapshot:
-    """An image of the engine's mutable state (not its patterns; see :mod:`~workbench.engine.snapshot`)."""
-
-    pattern_names: tuple[str, ...]
-    keys: dict[Hashable, KeyState]
-    timers: list[Timer]
-    buffer: list[tuple[Time, int, Event]]
-    watermark: Watermark
-    max_seen: float
-    next_seq: int
-    next_timer: int
-    late: list[Event]
-    late_count: int
-    counters: dict[str, int] = field(default_factory=dict)
-    budget: Budget = field(default_factory=Budget)
-
-
-class Engine(Outputs):
+class Engine(Imaging):
     """Run several patterns over one keyed stream.
 
     Args:
@@ -296,65 +273,6 @@ class Engine(Outputs):
             finally:
                 ctx.final = False
         return out
-
-    # ------------------------------------------------------------------ snapshots
-    def snapshot(self) -> bytes:
-        """The mutable state (keys, timers, buffer, clock, counters) as versioned data.
-
-        The blob holds a fingerprint of every pattern; :meth:`restore` refuses it in an engine whose
-        patterns differ (see :mod:`workbench.engine.snapshot`: JSON that cannot run code).
-        """
-        with self._lock:
-            return dump(self.image(), self._fingerprints())
-
-    def restore(self, blob: bytes) -> None:
-        """Replace the mutable state with a snapshot taken from an engine with the same patterns.
-
-        Raises :class:`~workbench.errors.CepError` for a blob from other patterns (or other
-        definitions under the same names), a damaged, truncated or foreign blob, or another version.
-        """
-        image = load(blob, self._fingerprints())
-        with self._owner("restore"):
-            self.adopt(image)
-
-    def image(self) -> EngineSnapshot:
-        """The mutable state as objects (shared, not copied; :meth:`snapshot` writes it out)."""
-        clock = self.event_clock
-        snap = EngineSnapshot(
-            tuple(m.name for m in self.matchers),
-            self._keys,
-            self._timers,
-            self._buffer,
-            clock.watermark,
-            clock.max_seen,
-            clock.next_seq,
-            next(self._timer_seq),
-            self.late,
-            self.late_count,
-            dict(self.counters),
-            self.host.context.budget,
-        )
-        self._timer_seq = itertools.count(snap.next_timer)  # reading the counter must not move it
-        return snap
-
-    def adopt(self, snap: object) -> None:
-        """Take over an :meth:`image` (read back by :func:`~workbench.engine.snapshot.load`)."""
-        if not isinstance(snap, EngineSnapshot):
-            msg = f"snapshot holds a {type(snap).__name__}, not an engine's state"
-            raise CepError(msg)
-        clock = self.event_clock
-        self._keys = snap.keys
-        self._timers = snap.timers
-        self._buffer = snap.buffer
-        clock.watermark, clock.max_seen, clock.next_seq = snap.watermark, snap.max_seen, snap.next_seq
-        self._timer_seq = itertools.count(snap.next_timer)
-        self.late = snap.late
-        self.late_count = snap.late_count
-        self.counters = dict(snap.counters)
-        self.host.context.budget = snap.budget
-
-    def _fingerprints(self) -> list[tuple[str, str]]:
-        return fingerprints(self.matchers)
 
     # ------------------------------------------------------------------ the host's sink
     def schedule(self, time: Time, key: Hashable, pindex: int, token: Hashable) -> None:

@@ -45,7 +45,7 @@ from workbench.language.errors import CepCompileError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench.session.session import RunOutcome
+    from workbench.session.session import CepSession, Replay, RunOutcome
 
 __all__ = ["main"]
 
@@ -215,7 +215,6 @@ def _write(frame: pd.DataFrame, out: str) -> None:
 def _run(args: argparse.Namespace) -> int:
     from workbench.session.progress import TextProgress
     from workbench.session.session import CepSession, to_frame
-    from workbench.session.typecheck import field_mismatches, type_mismatches
 
     source = args.on or args.events
     if source is None:
@@ -259,20 +258,24 @@ def _run(args: argparse.Namespace) -> int:
 
         with pd.option_context("display.max_rows", None, "display.width", 200):
             print(frame.drop(columns=["extra"], errors="ignore").to_string(index=False))
+    _notes(session, names, done)
+    _report(args, outcome, done.rows)
+    return 3 if outcome.errors else 0
+
+
+def _notes(session: CepSession, names: Sequence[str], done: Replay) -> None:
+    """What the input lacked, on stderr: types and fields no pattern meets, keys."""
+    from workbench.session.notes import missing_key_note, partition_note
+    from workbench.session.typecheck import field_mismatches, type_mismatches
+
     patterns = [session.get(n).pattern for n in names]
     for note in [*type_mismatches(patterns, done.types), *field_mismatches(patterns, done.fields)]:
         print(f"warning: {note}", file=sys.stderr)
     if not done.keyed:
-        from workbench.session.notes import partition_note
-
         hint = "give --key COLUMN, or write 'partition by FIELD' in the pattern"
         print(f"note: {partition_note(hint)}", file=sys.stderr)
     if done.missing_keys:
-        from workbench.session.notes import missing_key_note
-
         print(f"note: {missing_key_note(done.missing_keys)}", file=sys.stderr)
-    _report(args, outcome, done.rows)
-    return 3 if outcome.errors else 0
 
 
 def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int) -> None:

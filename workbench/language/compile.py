@@ -26,8 +26,9 @@ from workbench.language import ast
 from workbench.language.arguments import CHANNEL_ANNOTATIONS, EXIT_ANNOTATIONS, INITIATOR_ANNOTATIONS
 from workbench.language.context import Context, Definition, Pattern
 from workbench.language.errors import CepCompileError
-from workbench.language.groups import GroupCompiler, compile_receive
+from workbench.language.groups import GroupCompiler
 from workbench.language.parser import parse
+from workbench.language.receives import compile_receive
 from workbench.language.sequences import SequenceCompiler
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Compile ``group`` and ``receive`` definitions into Prova-style reaction patterns."""
+"""Compile ``group`` definitions into Prova-style reaction groups (``receive``: :mod:`.receives`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from workbench.language.arguments import (
     CHANNEL_ANNOTATIONS,
     EXIT_ANNOTATIONS,
     INITIATOR_ANNOTATIONS,
-    RECEIVE_ANNOTATIONS,
     call_arguments,
     check_annotations,
     count_arg,
@@ -32,36 +31,7 @@ from workbench.language.arguments import (
 from workbench.language.conditions import Scope, accepts, check_condition, nearest
 from workbench.language.context import Context
 
-__all__ = ["GroupCompiler", "GroupScope", "compile_receive"]
-
-# ---- plain reactions -------------------------------------------------------------------------------
-
-
-def compile_receive(ctx: Context, node: ast.ReceiveDef, name: str) -> grp.Receive:
-    annots = check_annotations(ctx, node.annotations, RECEIVE_ANNOTATIONS, "a receive")
-    constants = tuple(
-        (a.name.text, literal(ctx, a.value, f"constant {a.name.text!r}")) for a in node.constants
-    )
-    builder = GroupCompiler(ctx)
-    builder.scope.variables.update(n for n, _ in constants)
-    binds: list[tuple[str, str]] = []
-    match, type_ = builder._head(node.head, set(builder.scope.variables), binds)
-    if binds:
-        msg = "a receive binds no variables (use a group with an initiator)"
-        raise ctx.fail(msg, node.head.span)
-    where = None
-    if node.where is not None:
-        scope = Scope(
-            variables=frozenset(builder.scope.variables),
-            fields=ctx.fields_of([type_] if type_ else []),
-            field_types=ctx.types_of([type_] if type_ else []),
-            functions=ctx.functions,
-        )
-        where = check_condition(node.where, scope, ctx.source)
-    count = None
-    if "count" in annots and annots["count"].args:
-        count = count_arg(ctx, annots["count"].args[0], "@count", least=1, unlimited=True)
-    return grp.Receive(name, type_, match, where, count, constants)
+__all__ = ["GroupCompiler", "GroupScope"]
 
 
 class _ChannelOptions(TypedDict, total=False):

@@ -6,19 +6,66 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
+from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
+from workbench.engine.result import RunResult
 from workbench.session.times import NUMBERS, TimeFormat
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Replay", "RunOutcome", "to_frame"]
+    from workbench.backends.columnar.frame import EventColumns
+    from workbench.engine.runtime import Engine
+
+__all__ = [
+    "Progress",
+    "Replay",
+    "RunOutcome",
+    "RunSettings",
+    "Seen",
+    "reporting",
+    "result_of",
+    "stamped",
+    "to_frame",
+]
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: a replay's progress callback."""
+
+
+class RunSettings(TypedDict, total=False):
+    """How a replay runs each partition group (the keywords it passes on to every run)."""
+
+    trace: bool
+    out_of_orderness: int | float
+    strict: bool
+    order_by: Sequence[str]
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one partition group's input held: event types, fields, rows, and whether it had keys."""
+
+    types: frozenset[str]
+    fields: frozenset[str]
+    rows: int
+    keyed: bool
+
+    @classmethod
+    def of_events(cls, events: Sequence[Event]) -> Seen:
+        types = frozenset(e.type for e in events)
+        fields = frozenset(f for e in events for f in e.fields)
+        return cls(types, fields, len(events), any(e.key is not None for e in events))
+
+    @classmethod
+    def of_columns(cls, cols: EventColumns) -> Seen:
+        return cls(cols.types_present(), cols.fields_present(), cols.rows, cols.keyed())
 
 
 def to_frame(detections: Sequence[Detection], times: TimeFormat = NUMBERS) -> pd.DataFrame:
@@ -58,3 +105,30 @@ class _Run:
     trace: list[TraceRecord] = field(default_factory=list)
     events: Mapping[int, Event] = field(default_factory=dict)
     times: TimeFormat = NUMBERS  # how the input gave its times (dates for a datetime column)
+
+
+def reporting(events: Sequence[Event], progress: Progress | None) -> Iterator[Event]:
+    """The events, calling ``progress(done, total)`` about every 1% of the way."""
+    total = len(events)
+    step = max(total // 100, 1)
+    for i, e in enumerate(events):
+        if progress is not None and i % step == 0:
+            progress(i, total)
+        yield e
+
+
+def result_of(engine: Engine) -> RunResult:
+    """What an engine has produced so far, as a replay returns it."""
+    return RunResult(
+        engine.detections,
+        engine.reactions,
+        engine.late,
+        engine.trace_records,
+        engine.errors,
+        engine.stats["dropped"],
+    )
+
+
+def stamped(events: Sequence[Event]) -> list[Event]:
+    """The events as the engine numbered them (arrival positions 0..n-1)."""
+    return [stamp(e, i) for i, e in enumerate(events)]

@@ -14,7 +14,6 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
@@ -26,7 +25,18 @@ from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
 from workbench.session.notes import kind_of
 from workbench.session.ordering import check_order_by, order_fields
-from workbench.session.runs import Replay, RunOutcome, _Run, to_frame
+from workbench.session.runs import (
+    Progress,
+    Replay,
+    RunOutcome,
+    RunSettings,
+    Seen,
+    _Run,
+    reporting,
+    result_of,
+    stamped,
+    to_frame,
+)
 from workbench.session.times import NUMBERS, TimeFormat, wall_clock
 
 if TYPE_CHECKING:
@@ -35,8 +45,6 @@ if TYPE_CHECKING:
     from workbench.backends.columnar.frame import EventColumns
 
 __all__ = ["CepSession", "Replay", "RunOutcome", "to_frame"]  # the run records live in .runs
-
-Progress = Callable[[int, int], None]
 
 
 class CepSession:
@@ -141,7 +149,7 @@ class CepSession:
         with self._located(names):
             result = runner.run(
                 patterns,
-                _reporting(events, progress),
+                reporting(events, progress),
                 out_of_orderness=out_of_orderness,
                 trace=trace,
                 strict=strict,
@@ -151,7 +159,7 @@ class CepSession:
             progress(len(events), len(events))
         self.late = list(result.late)
         self.errors = list(result.errors)
-        by_seq = {e.seq: e for e in _stamped(events)}
+        by_seq = {e.seq: e for e in stamped(events)}
         return self._outcome(names, result, by_seq)
 
     def replay(
@@ -180,13 +188,7 @@ class CepSession:
         ``allow_missing_key`` (then those events share the key ``None``; ``missing_keys`` counts them).
         ``order_by`` (fields, or ``"a,b"``) orders equal-time events (``Engine(order_by=...)``).
         """
-        from workbench.session.inputs import (
-            check_out_of_orderness,
-            load_columns,
-            load_events,
-            missing_keys,
-            read_frame,
-        )
+        from workbench.session.inputs import check_out_of_orderness, missing_keys, read_frame
 
         check_out_of_orderness(out_of_orderness)
 
@@ -199,41 +201,23 @@ class CepSession:
         fields: frozenset[str] = frozenset()
         rows, keyed, missing = 0, False, 0
         fields_by = order_fields(order_by)
+        settings = RunSettings(trace=trace, out_of_orderness=out_of_orderness, strict=strict)
+        settings["order_by"] = fields_by
+        columnar = backend == "local"
         for part_key, group in self.partition_groups(names, key):
-            allow = allow_missing_key
-            cols = (
-                load_columns(data, time=time, key=part_key, type=type, allow_missing_key=allow)
-                if backend == "local"
-                else None
-            )
-            if allow and part_key is not None:
+            if allow_missing_key and part_key is not None:
                 missing = max(missing, missing_keys(data, part_key))
-            if cols is not None:
-                report = progress(cols.rows) if progress is not None else None
-                check_order_by(fields_by, cols.fields)
-                ordered = (out_of_orderness, strict, fields_by)
-                outcomes.append(self._replay_columns(group, cols, report, trace, *ordered))
-                types, fields, rows = cols.types_present(), cols.fields_present(), cols.rows
-                keyed = keyed or cols.keyed()
-                continue
-            events = load_events(data, time=time, key=part_key, type=type, allow_missing_key=allow)
-            report = progress(len(events)) if progress is not None else None
-            outcomes.append(
-                self.run(
-                    group,
-                    events,
-                    progress=report,
-                    trace=trace,
-                    out_of_orderness=out_of_orderness,
-                    backend=backend,
-                    strict=strict,
-                    order_by=fields_by,
-                )
-            )
-            types = frozenset(e.type for e in events)
-            fields = frozenset(f for e in events for f in e.fields)
-            rows = len(events)
-            keyed = keyed or any(e.key is not None for e in events)
+            loaded = _load(data, columnar, time, part_key, type, allow_missing_key)
+            if isinstance(loaded, list):  # why: events (another backend, or input that is no table)
+                report = progress(len(loaded)) if progress is not None else None
+                outcomes.append(self.run(group, loaded, progress=report, backend=backend, **settings))
+                seen = Seen.of_events(loaded)
+            else:
+                report = progress(loaded.rows) if progress is not None else None
+                check_order_by(fields_by, loaded.fields)
+                outcomes.append(self._replay_columns(group, loaded, report, **settings))
+                seen = Seen.of_columns(loaded)
+            types, fields, rows, keyed = seen.types, seen.fields, seen.rows, keyed or seen.keyed
         return Replay(self.merge(outcomes), types, fields, rows, keyed or rows == 0, missing)
 
     def _replay_columns(
@@ -366,7 +350,7 @@ class CepSession:
         self.live_names = tuple(names)
         self.live_events = {}
         self.live_times = wall_clock() if clock is None else NUMBERS
-        self._keep(names, _result_of(self.live), self.live_events, self.live_times)
+        self._keep(names, result_of(self.live), self.live_events, self.live_times)
         return self.live
 
     def feed(self, items: Iterable[Event | Mapping[str, object]]) -> list[Detection]:
@@ -402,7 +386,7 @@ class CepSession:
 
     def _collect_live(self) -> None:
         assert self.live is not None
-        result = _result_of(self.live)
+        result = result_of(self.live)
         for d in result.detections:
             for e in d.events:
                 self.live_events[e.seq] = e
@@ -490,24 +474,16 @@ class CepSession:
         )
 
 
-def _reporting(events: Sequence[Event], progress: Progress | None) -> Iterator[Event]:
-    """The events, calling ``progress(done, total)`` about every 1% of the way."""
-    total = len(events)
-    step = max(total // 100, 1)
-    for i, e in enumerate(events):
-        if progress is not None and i % step == 0:
-            progress(i, total)
-        yield e
+def _load(
+    data: object, columnar: bool, time: str | None, key: str | None, type: str | None, allow: bool
+) -> EventColumns | list[Event]:
+    """``data`` as columns (a table replayed locally), else as events; ``allow``: missing keys."""
+    from workbench.session.inputs import load_columns, load_events
 
-
-def _result_of(engine: Engine) -> RunResult:
-    """What an engine has produced so far, as a replay returns it."""
-    return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors)
-
-
-def _stamped(events: Sequence[Event]) -> list[Event]:
-    """The events as the engine numbered them (arrival positions 0..n-1)."""
-    return [stamp(e, i) for i, e in enumerate(events)]
+    cols = load_columns(data, time=time, key=key, type=type, allow_missing_key=allow) if columnar else None
+    if cols is not None:
+        return cols
+    return load_events(data, time=time, key=key, type=type, allow_missing_key=allow)
 
 
 TRACE_ENDINGS = frozenset(

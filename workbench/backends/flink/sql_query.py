@@ -401,18 +401,31 @@ def match_recognize(pattern: SequencePattern, table: str, fields: Mapping[str, s
         if condition:
             defines.append(f"{var} AS {condition}")
     measures = ", ".join(f"{_measure(s, vars_of[s.name], writer)} AS s{i}" for i, s in enumerate(positive))
+    return _query(pattern, table, len(positive), measures, _skip_clause(pattern, vars_of), terms, defines)
+
+
+def _query(
+    pattern: SequencePattern,
+    table: str,
+    n: int,
+    measures: str,
+    skip: str,
+    terms: Sequence[str],
+    defines: Sequence[str],
+) -> str:
+    """The ``MATCH_RECOGNIZE`` statement around its parts (``n`` stage columns ``s0``..)."""
     within = (
         "" if pattern.within_ms is None else f" WITHIN INTERVAL '{int(pattern.within_ms // 1000)}' SECOND"
     )
     define = ("\n  DEFINE " + ",\n    ".join(defines)) if defines else "\n  DEFINE V0 AS TRUE"
     return (
-        f"SELECT key_id, {', '.join(f's{i}' for i in range(len(positive)))} FROM {table}\n"
+        f"SELECT key_id, {', '.join(f's{i}' for i in range(n))} FROM {table}\n"
         "MATCH_RECOGNIZE (\n"
         "  PARTITION BY key_id\n"
         "  ORDER BY rt, seq\n"
         f"  MEASURES {measures}\n"
         "  ONE ROW PER MATCH\n"
-        f"  AFTER MATCH {_skip_clause(pattern, vars_of)}\n"
+        f"  AFTER MATCH {skip}\n"
         f"  PATTERN ({' '.join(terms)}){within}"
         f"{define}\n)"
     )

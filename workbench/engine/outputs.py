@@ -175,21 +175,26 @@ class Outputs:
 
     def publish(self, detection: Detection) -> None:
         """Count, collect and call back one detection whose transitions are complete."""
-        if (counter := counter_of(detection)) is not None:
-            self.counters[counter] = self.counters.get(counter, 0) + 1
-        if self.collect:
-            self.detections.append(detection)
-        if self._on_detection is not None:
-            self._call(self._on_detection, detection, "on_detection", detection.pattern)
+        self._publish(detection, counter_of(detection), self.detections, self._on_detection, "on_detection")
 
     def publish_reaction(self, reaction: Reaction) -> None:
         """Count, collect and call back one reaction whose transitions are complete."""
-        if (counter := reaction.counter) is not None:
+        self._publish(reaction, reaction.counter, self.reactions, self._on_reaction, "on_reaction")
+
+    def _publish(
+        self,
+        record: Detection | Reaction,
+        counter: str | None,
+        kept: list[Any],
+        callback: Callable[[Any], None] | None,
+        name: str,
+    ) -> None:
+        if counter is not None:
             self.counters[counter] = self.counters.get(counter, 0) + 1
         if self.collect:
-            self.reactions.append(reaction)
-        if self._on_reaction is not None:
-            self._call(self._on_reaction, reaction, "on_reaction", reaction.pattern)
+            kept.append(record)
+        if callback is not None:
+            self._call(callback, record, name, record.pattern)
 
     def publish_trace(self, record: TraceRecord) -> None:
         """Collect and call back one trace record."""

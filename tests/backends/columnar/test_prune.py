@@ -23,7 +23,7 @@ from workbench.backends.columnar.prune import KeyOrder, nfa_rules
 from workbench.backends.columnar.replay import feed_plan, replay_chunks, replay_frame, rows_to_feed
 from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Pattern
-from workbench.engine.nfa import Contiguity, SequencePattern, SkipStrategy, Stage
+from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, SkipStrategy, Stage
 from workbench.engine.runtime import Engine, run
 from workbench.errors import CepError, PatternError
 from workbench.language import compile_text
@@ -136,6 +136,22 @@ def test_benchmark_patterns_feed_fewer_rows_with_equal_results() -> None:
         assert outcome([pattern], frame.rename(columns={"t": "time"}), True) == outcome(
             [pattern], frame.rename(columns={"t": "time"}), False
         ), name
+
+
+def test_a_trailing_absence_is_no_dead_end() -> None:
+    """A start whose match completes only when its window ends (a trailing notFollowedBy) is fed."""
+    loop = Quantifier(2, None, inner=Contiguity.NONDETERMINISTIC_RELAXED)
+    p = SequencePattern(
+        "quiet",
+        (Stage("a", types=("a",), quantifier=loop), Stage("no_b", types=("b",), negated=True)),
+        within_ms=8,
+        emit_timeouts=False,
+        max_partial_matches=None,  # why: dead-end starts are left out only without a cap
+    )
+    frame = pd.DataFrame({"type": ["a", "a", "a", "a", "a"], "time": [0, 0, 0, 8, 8], "key": "k"})
+    want = outcome([p], frame, False, False)
+    assert want[0], "the full replay finds the matches the window's end completes"
+    assert outcome([p], frame, True, False) == want
 
 
 def test_next_feeds_starts_and_their_successors_only() -> None:

@@ -163,6 +163,11 @@ class Chain:
                 )
         return seen
 
+    def pending(self, name: str) -> bool:
+        """Whether a partial match in ``name`` may wait in a trailing ``notFollowedBy`` (PENDING),
+        which completes when its window ends."""
+        return any(self.nfa.states[s].kind == Kind.PENDING for s in self.closure_all(name))
+
     def part_names(self) -> frozenset[str]:
         return frozenset(self.waiting)
 
@@ -277,7 +282,9 @@ def completion(chain: Chain, high: dict[int, Mask], times: Floats, first: Mask) 
                 np.minimum(best, _earliest_after(high[id(tr)], done, first), out=best)
         for name in part:
             lands, final = chain.closure(name)
-            if final:  # why: a PROCEED edge completes the match with no further row
+            # why: a PROCEED edge completes the match with no further row; a trailing
+            # notFollowedBy (PENDING) completes when its window ends, with no further row either
+            if final or chain.pending(name):
                 np.minimum(best, times, out=best)
             for other in lands - part:
                 np.minimum(best, after[other], out=best)

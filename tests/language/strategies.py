@@ -316,7 +316,14 @@ def _size_timer(variables: tuple[str, ...]) -> tuple[st.SearchStrategy[Any], st.
     size = st.one_of(
         st.none(), st.builds(Size, st.integers(1, 4), st.one_of(st.none(), st.integers(1, 3)), acc)
     )
-    timer = st.one_of(st.none(), st.builds(Timer, DURATIONS, MAYBE_DURATION, acc))
+    # the period (the delay when none is given) is at least 1 ms: a finer timer is refused
+    period = st.one_of(st.none(), DURATIONS.filter(lambda d: d >= 1))
+    timer = st.one_of(
+        st.none(),
+        st.tuples(DURATIONS, period, acc)
+        .filter(lambda t: t[1] is not None or t[0] >= 1)
+        .map(lambda t: Timer(*t)),
+    )
     return size, timer
 
 

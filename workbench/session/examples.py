@@ -14,7 +14,7 @@ changed or left out) did not, and says why not (the instance's outcome from the 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher
 from workbench.engine.runtime import Engine, RunResult, run
 from workbench.errors import CepError
-from workbench.session.exampledata import Alphabet, Scalar, alphabet_of
+from workbench.session.exampledata import Alphabet, Candidate, Scalar, alphabet_of
 from workbench.session.reasons import outcome_of
 
 __all__ = ["Example", "Examples", "examples_of", "generate_examples"]
@@ -259,7 +259,7 @@ def _near_misses(
             variants: list[tuple[list[EventSpec], str, str]] = []
             for typ, fields, change in letters:
                 if (typ, fields) != seq[i]:
-                    what = _diff(seq[i], (typ, fields), change)
+                    what = _diff(seq[i], (typ, fields), change, search.alphabet.values)
                     cand = [*seq[:i], (typ, fields), *seq[i + 1 :]]
                     variants.append((cand, f"event {i + 1} with {what}", what.split("=")[0]))
             variants.sort(key=lambda v: "`" not in v[1])  # why: a change that breaks a condition first
@@ -280,14 +280,22 @@ def _near_misses(
     return out
 
 
-def _diff(old: EventSpec, new: EventSpec, change: str) -> str:
-    """What ``new`` changes in ``old``: ``type 'b' instead of 'a'``, ``price=100 instead of 101``."""
+def _diff(old: EventSpec, new: EventSpec, change: str, values: Mapping[str, list[Candidate]]) -> str:
+    """What ``new`` changes in ``old``: ``type 'b' instead of 'a'``, ``price=100 instead of 101``.
+
+    The comparison that the new value violates is named only when the old value satisfied it (a
+    value found for one stage's condition may be tried at another stage, where it says nothing).
+    """
     parts = [f"type {new[0]!r} instead of {old[0]!r}"] if new[0] != old[0] else []
+    broke = ""
     for k, v in new[1].items():
         if old[1].get(k) != v:
             parts.append(f"{k}={v!r} instead of {old[1].get(k)!r}")
-    why = change.partition(" (")[2].rstrip(")") if "`" in change else ""
-    return ", ".join(parts) + (f" ({why})" if why else "")
+            why = change.partition(" (")[2].rstrip(")") if "`" in change else ""
+            cond = why.rpartition(" is ")[0]
+            held = [c for c in values.get(k, []) if c.value == old[1].get(k) and c.why == f"{cond} is true"]
+            broke = why if cond and held else ""
+    return ", ".join(parts) + (f" ({broke})" if broke else "")
 
 
 def _timeouts(

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 
+from tests.test_cli import cli
+
 PATTERN = "sequence s\n    partition by user\n    begin a: login\n    next b: logout\n"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _files(tmp_path: Path, times: list[object]) -> tuple[str, str]:

@@ -7,18 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.session.diffcase import PATTERNS, orders
 from workbench.cli import main
-
-PATTERNS = """
-sequence big
-    partition by key
-    begin o: order
-    followed by p: payment where e.amount > last(o).amount
-sequence bigger
-    partition by key
-    begin o: order
-    followed by p: payment where e.amount > last(o).amount * 2
-"""
 
 
 @pytest.fixture
@@ -26,13 +16,7 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
     cep = tmp_path / "p.cep"
     cep.write_text(PATTERNS, encoding="utf-8")
     events = tmp_path / "e.csv"
-    pd.DataFrame(
-        [
-            {"time": 0, "type": "order", "key": "anna", "amount": 10.0},
-            {"time": 5, "type": "payment", "key": "anna", "amount": 15.0},
-            {"time": 9, "type": "payment", "key": "anna", "amount": 25.0},
-        ]
-    ).to_csv(events, index=False)
+    orders().to_csv(events, index=False)
     return cep, events
 
 

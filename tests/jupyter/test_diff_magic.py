@@ -4,38 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing import globalipapp
 
-from workbench.jupyter.extension import load_ipython_extension
-
-PATTERNS = """
-sequence big
-    partition by key
-    begin o: order
-    followed by p: payment where e.amount > last(o).amount
-sequence bigger
-    partition by key
-    begin o: order
-    followed by p: payment where e.amount > last(o).amount * 2
-"""
+from tests.jupyter.shell import cep_shell
+from tests.session.diffcase import PATTERNS, orders
 
 
 @pytest.fixture
 def ip() -> Any:
-    globalipapp.start_ipython()  # type: ignore[no-untyped-call]  # once per process; then a no-op
-    shell = globalipapp.get_ipython()  # type: ignore[no-untyped-call]
-    if "cep" not in shell.magics_manager.magics["cell"]:
-        load_ipython_extension(shell)
-    shell.user_ns["orders"] = pd.DataFrame(
-        [
-            {"time": 0, "type": "order", "key": "anna", "amount": 10.0},
-            {"time": 5, "type": "payment", "key": "anna", "amount": 15.0},
-            {"time": 9, "type": "payment", "key": "anna", "amount": 25.0},
-        ]
-    )
+    shell = cep_shell()
+    shell.user_ns["orders"] = orders()
     return shell
 
 

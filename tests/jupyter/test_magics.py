@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 import pytest
 from IPython.core.error import UsageError
-from IPython.testing import globalipapp
 
+from tests.jupyter.shell import cep_shell
 from workbench.jupyter.extension import load_ipython_extension, unload_ipython_extension
 from workbench.jupyter.magics import CepCellError, CepMagics
 
@@ -19,10 +19,7 @@ BLOG = (DATA / "prova_blog.cep").read_text(encoding="utf-8")
 
 @pytest.fixture
 def ip() -> Any:
-    globalipapp.start_ipython()  # type: ignore[no-untyped-call]  # once per process; then a no-op
-    shell = globalipapp.get_ipython()  # type: ignore[no-untyped-call]
-    if "cep" not in shell.magics_manager.magics["cell"]:
-        load_ipython_extension(shell)
+    shell = cep_shell()
     shell.user_ns["logins"] = pd.read_csv(DATA / "logins.csv")
     return shell
 

@@ -7,10 +7,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from IPython.testing import globalipapp
 
+from tests.jupyter.shell import cep_shell
 from workbench.jupyter import current_session
-from workbench.jupyter.extension import load_ipython_extension
 from workbench.jupyter.magics import CepCellError
 
 CELL = "sequence s partition by user\n  begin a: login where e.x > 0\n  followed by b: logout"
@@ -18,10 +17,7 @@ CELL = "sequence s partition by user\n  begin a: login where e.x > 0\n  followed
 
 @pytest.fixture
 def ip() -> Any:
-    globalipapp.start_ipython()  # type: ignore[no-untyped-call]
-    shell = globalipapp.get_ipython()  # type: ignore[no-untyped-call]
-    if "cep" not in shell.magics_manager.magics["cell"]:
-        load_ipython_extension(shell)
+    shell = cep_shell()
     shell.run_cell_magic("cep", "-q", CELL)
     shell.user_ns["events"] = pd.DataFrame(
         {

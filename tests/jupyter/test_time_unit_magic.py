@@ -6,19 +6,15 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from IPython.testing import globalipapp
 
-from workbench.jupyter.extension import load_ipython_extension
+from tests.jupyter.shell import cep_shell
 
 CELL = "sequence tu partition by user\n  begin a: login\n  next b: logout"
 
 
 @pytest.fixture
 def ip() -> Any:
-    globalipapp.start_ipython()  # type: ignore[no-untyped-call]
-    shell = globalipapp.get_ipython()  # type: ignore[no-untyped-call]
-    if "cep" not in shell.magics_manager.magics["cell"]:
-        load_ipython_extension(shell)
+    shell = cep_shell()
     shell.user_ns["tu_events"] = pd.DataFrame(
         {"type": ["login", "logout"], "time": [1704067200, 1704067201], "user": ["u", "u"]}
     )

@@ -729,15 +729,9 @@ def via_conformance_events_generator(text: str, ctx: Ctx) -> Outcome:
 
 
 def _ipython() -> Any:
-    from IPython.testing import globalipapp
+    from tests.jupyter.shell import cep_shell
 
-    from workbench.jupyter.extension import load_ipython_extension
-
-    globalipapp.start_ipython()  # type: ignore[no-untyped-call]  # once per process; then a no-op
-    shell = globalipapp.get_ipython()  # type: ignore[no-untyped-call]
-    if "cep" not in shell.magics_manager.magics["cell"]:
-        load_ipython_extension(shell)
-    return shell
+    return cep_shell()
 
 
 def via_magic(text: str, ctx: Ctx) -> Outcome:

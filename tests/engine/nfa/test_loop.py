@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -45,15 +46,20 @@ AGGREGATES = (
 
 
 @st.composite
-def loop_patterns(draw: st.DrawFn) -> SequencePattern:
-    """``begin a, followedBy b.timesOrMore(n), followedBy c`` with random conditions and options."""
+def loop_patterns(
+    draw: st.DrawFn,
+    loop_conditions: Sequence[Any] = LOOP_CONDITIONS,
+    aggregates: tuple[AggregateSpec, ...] = AGGREGATES,
+) -> SequencePattern:
+    """``begin a, followedBy b.timesOrMore(n), followedBy c`` with random conditions and options
+    (``b``'s condition from ``loop_conditions``, reading ``aggregates``)."""
     a = Stage("a", draw(st.sampled_from(CONDITIONS)), types=draw(st.sampled_from([(), ("a",), ("a", "c")])))
     if a.where is None and not a.types:
         a = Stage("a", types=("a",))
     n = draw(st.integers(1, 3))
     b = Stage(
         "b",
-        draw(st.sampled_from(LOOP_CONDITIONS)),
+        draw(st.sampled_from(loop_conditions)),
         RELAXED,
         types=draw(st.sampled_from([(), ("b",), ("b", "c")])),
         quantifier=Quantifier.one_or_more()
@@ -73,7 +79,7 @@ def loop_patterns(draw: st.DrawFn) -> SequencePattern:
         within_ms=draw(st.sampled_from([None, 4, 8, 20])),
         max_partial_matches=draw(st.sampled_from([None, None, 4, 10])),
         emit_timeouts=draw(st.booleans()),
-        aggregates=AGGREGATES,
+        aggregates=aggregates,
     )
 
 

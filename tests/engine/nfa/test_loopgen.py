@@ -18,8 +18,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.nfa.test_linear import CONDITIONS
-from tests.engine.nfa.test_loop import LOOP_CONDITIONS
+from tests.engine.nfa.test_loop import LOOP_CONDITIONS, loop_patterns
 from workbench.engine.nfa import (
     AggregateSpec,
     Contiguity,
@@ -60,36 +59,9 @@ AGGREGATES = (
 VALUES = st.one_of(st.integers(0, 5), st.sampled_from([math.nan, None, 2.5, "x"]))
 
 
-@st.composite
-def gen_patterns(draw: st.DrawFn) -> SequencePattern:
+def gen_patterns() -> st.SearchStrategy[SequencePattern]:
     """``a, b{n,} relaxed, c`` with random conditions (event-only and aggregate), windows and caps."""
-    a = Stage("a", draw(st.sampled_from(CONDITIONS)), types=draw(st.sampled_from([(), ("a",), ("a", "c")])))
-    if a.where is None and not a.types:
-        a = Stage("a", types=("a",))
-    n = draw(st.integers(1, 3))
-    quantifier = Quantifier.one_or_more() if n == 1 and draw(st.booleans()) else Quantifier.times_or_more(n)
-    b = Stage(
-        "b",
-        draw(st.sampled_from(GEN_CONDITIONS)),
-        RELAXED,
-        types=draw(st.sampled_from([(), ("b",), ("b", "c")])),
-        quantifier=quantifier,
-    )
-    if b.where is None and not b.types:
-        b = Stage("b", types=("b",), contiguity=RELAXED, quantifier=quantifier)
-    c = Stage(
-        "c", draw(st.sampled_from(CONDITIONS)), RELAXED, types=draw(st.sampled_from([(), ("c",), ("b", "c")]))
-    )
-    if c.where is None and not c.types:
-        c = Stage("c", types=("c",))
-    return SequencePattern(
-        "p",
-        (a, b, c),
-        within_ms=draw(st.sampled_from([None, 4, 8, 20])),
-        max_partial_matches=draw(st.sampled_from([None, None, 4, 10])),
-        emit_timeouts=draw(st.booleans()),
-        aggregates=AGGREGATES,
-    )
+    return loop_patterns(GEN_CONDITIONS, AGGREGATES)
 
 
 @st.composite

@@ -1,0 +1,18 @@
+"""The IPython shell the magic tests drive: IPython's testing shell with the workbench extension loaded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.testing import globalipapp
+
+from workbench.jupyter.extension import load_ipython_extension
+
+
+def cep_shell() -> Any:
+    """The process's testing shell (started once), with ``%cep``/``%%cep`` loaded once."""
+    globalipapp.start_ipython()  # type: ignore[no-untyped-call]  # once per process; then a no-op
+    shell = globalipapp.get_ipython()  # type: ignore[no-untyped-call]
+    if "cep" not in shell.magics_manager.magics["cell"]:
+        load_ipython_extension(shell)
+    return shell

@@ -9,7 +9,7 @@ from pathlib import Path
 from pyflink.common import Configuration
 from pyflink.datastream import StreamExecutionEnvironment
 
-__all__ = ["ExecutionMode", "make_environment"]
+__all__ = ["ExecutionMode", "expose_packages", "make_environment"]
 
 ExecutionMode = str
 """PyFlink's ``python.execution-mode``: ``"process"`` (separate Python workers) or ``"thread"``."""
@@ -40,7 +40,7 @@ def make_environment(
             process should be this function (a ``Configuration()`` made earlier starts the JVM).
         config: further Flink configuration entries.
     """
-    _expose_packages()
+    expose_packages()
     conf = Configuration()
     conf.set_string("python.executable", sys.executable)
     conf.set_string("python.client.executable", sys.executable)
@@ -56,7 +56,7 @@ def make_environment(
     return env
 
 
-def _expose_packages() -> None:
+def expose_packages() -> None:
     """Thread mode embeds Python in the JVM, which finds packages only through ``PYTHONPATH``."""
     current = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     wanted = [p for p in sys.path if p and Path(p).is_dir() and p not in current]

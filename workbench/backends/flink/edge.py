@@ -1,0 +1,317 @@
+"""Sources and sinks at the cluster's edge: files read by Flink's own connectors, detections to files.
+
+A native (``MATCH_RECOGNIZE``) job over a file never moves an event through Python: Flink's
+filesystem connector reads the CSV or JSON-lines file (Parquet with the ``flink-sql-parquet`` jar
+on ``pipeline.jars``), the SQL planner runs every pattern of the run in **one** job (one statement
+set, the source read once), and each pattern's matches go to CSV part files under
+``out/<pattern index>/``. :func:`read_detections` reads them back with Arrow into a DataFrame.
+
+An in-memory DataFrame travels as Arrow batches (``from_pandas``), not row by row.
+
+The event identity is a ``seq`` column: the file's own (``FileSource.seq``) or, without one, the
+row's position in event-time order (ties in file order), numbered by Flink with a running
+``COUNT(*) OVER`` (one task: a file source is read in order by one task anyway).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.backends.base import BackendError
+from workbench.backends.flink.sql_query import _quote, match_recognize, positive_stages
+from workbench.engine.nfa import SequencePattern
+from workbench.errors import CepError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+__all__ = [
+    "FORMATS",
+    "FileSource",
+    "NativeJob",
+    "infer_source",
+    "read_detections",
+    "sql_literal",
+]
+
+#: File formats and their Flink ``format`` option.
+FORMATS = {"csv": "csv", "json": "json", "jsonl": "json", "parquet": "parquet"}
+
+_ARROW_SQL = (
+    ("bool", "BOOLEAN"),
+    ("int", "BIGINT"),
+    ("uint", "BIGINT"),
+    ("double", "DOUBLE"),
+    ("float", "DOUBLE"),
+    ("string", "STRING"),
+    ("large_string", "STRING"),
+)
+
+#: The Arrow type a key column of each SQL type is read back as.
+_ARROW_OF_SQL = {"BIGINT": "int64", "DOUBLE": "float64", "BOOLEAN": "bool", "STRING": "string"}
+
+
+def sql_literal(text: str) -> str:
+    """A SQL string literal holding ``text`` exactly (quotes doubled; no other character is special)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class FileSource:
+    """An event file as a Flink table.
+
+    Attributes:
+        path: the file (or a directory of part files), any Flink file system URI.
+        format: ``csv`` (with a header line), ``json`` (JSON lines) or ``parquet``.
+        columns: every column in file order, name -> SQL type (``BIGINT``, ``DOUBLE``, ...).
+        time: the event-time column (whole milliseconds, ``BIGINT``).
+        key: the partition-key column.
+        type: the event-type column.
+        seq: a column of unique event ids in arrival order; ``None``: Flink numbers the rows.
+    """
+
+    path: str
+    format: str
+    columns: Mapping[str, str]
+    time: str = "t"
+    key: str = "key"
+    type: str = "type"
+    seq: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            msg = f"file format {self.format!r} is not one of {', '.join(sorted(FORMATS))}"
+            raise CepError(msg)
+        for role in ("time", "key", "type", "seq"):
+            name = getattr(self, role)
+            if name is not None and name not in self.columns:
+                msg = f"the {role} column {name!r} is not a column of {self.path} ({', '.join(self.columns)})"
+                raise CepError(msg)
+        if self.columns[self.time] != "BIGINT":
+            msg = f"the time column {self.time!r} must hold whole milliseconds (BIGINT), not {self.columns[self.time]}"
+            raise CepError(msg)
+
+    def fields(self) -> dict[str, str]:
+        """The names conditions use, mapped to the view's columns (``time`` is the time column)."""
+        out = {name: name for name in self.columns}
+        out.update(type=self.type, time=self.time, t=self.time)
+        return out
+
+
+def infer_source(path: str | Path, fmt: str | None = None, **roles: str | None) -> FileSource:
+    """A :class:`FileSource` whose columns Arrow reads from the file's first block (not the whole file).
+
+    ``fmt`` defaults to the file's suffix; ``roles`` are :class:`FileSource`'s ``time``, ``key``,
+    ``type`` and ``seq``.
+    """
+    path = Path(path)
+    fmt = fmt or path.suffix.lstrip(".").lower()
+    if fmt not in FORMATS:
+        msg = f"cannot tell the format of {path} (give csv, json or parquet)"
+        raise CepError(msg)
+    schema = _arrow_schema(path, FORMATS[fmt])
+    columns = {f.name: _sql_type(f.name, f.type) for f in schema}
+    return FileSource(str(path), FORMATS[fmt], columns, **roles)  # type: ignore[arg-type]
+
+
+def _arrow_schema(path: Path, fmt: str) -> pa.Schema:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    if fmt == "parquet":
+        return pq.read_schema(path)
+    if fmt == "csv":
+        with pacsv.open_csv(path) as reader:
+            return reader.schema
+    with open(path, encoding="utf-8") as f:
+        first = f.readline()
+    try:
+        row = json.loads(first)
+    except json.JSONDecodeError as err:
+        msg = f"{path}: line 1 is not a JSON object: {err}"
+        raise CepError(msg) from err
+    if not isinstance(row, dict):
+        msg = f"{path}: line 1 is not a JSON object"
+        raise CepError(msg)
+    return pa.Table.from_pylist([row]).schema
+
+
+def _sql_type(name: str, kind: pa.DataType) -> str:
+    text = str(kind)
+    for prefix, sql in _ARROW_SQL:
+        if text.startswith(prefix):
+            return sql
+    msg = f"column {name!r} of type {text} has no SQL column type here"
+    raise CepError(msg)
+
+
+@dataclass
+class NativeJob:
+    """Patterns over one file source as one Flink SQL job writing each pattern's matches to files.
+
+    Args:
+        patterns: sequence patterns ``MATCH_RECOGNIZE`` can express.
+        source: the events.
+        out: the output directory (``out/<i>/`` per pattern).
+    """
+
+    patterns: Sequence[SequencePattern]
+    source: FileSource
+    out: Path
+    statements: list[str] = field(default_factory=list)
+
+    def ddl(self) -> list[str]:
+        """The source table, the numbered view, and one sink table per pattern."""
+        src = self.source
+        raw = ", ".join(f"{_quote(n)} STRING" if src.format == "csv" else f"{_quote(n)} {t}" for n, t in src.columns.items())
+        time_raw = _quote(src.time)
+        rt = f"TO_TIMESTAMP_LTZ({time_raw}, 3)"
+        if src.format == "csv":
+            # Why: Flink's CSV reader has no header option; the header line reads as text, so every
+            # column is STRING here, the header's time (its own name) maps to epoch 0 and is dropped
+            # below, and any other row whose time is not a number fails the job (CAST).
+            rt = f"TO_TIMESTAMP_LTZ(COALESCE(TRY_CAST({time_raw} AS BIGINT), 0), 3)"
+        options = {"connector": "filesystem", "path": src.path, "format": src.format}
+        statements = [
+            f"CREATE TEMPORARY TABLE cep_file ({raw}, rt AS {rt}, "
+            f"WATERMARK FOR rt AS rt - INTERVAL '0.001' SECOND) WITH ({_options(options)})"
+        ]
+        typed = ", ".join(
+            f"CAST({_quote(n)} AS {t}) AS {_quote(n)}" if src.format == "csv" else _quote(n)
+            for n, t in src.columns.items()
+        )
+        where = ""
+        if src.format == "csv":
+            header = " AND ".join(f"{_quote(n)} = {sql_literal(n)}" for n in src.columns)
+            where = f" WHERE NOT ({header})"
+        seq = (
+            f"CAST({_quote(src.seq)} AS BIGINT)"
+            if src.seq is not None
+            else "COUNT(*) OVER (ORDER BY rt ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - 1"
+        )
+        statements.append(f"CREATE TEMPORARY VIEW cep_typed AS SELECT {typed}, rt FROM cep_file{where}")
+        statements.append(
+            f"CREATE TEMPORARY VIEW cep_events AS SELECT *, {_quote(src.key)} AS key_id, {seq} AS seq "
+            "FROM cep_typed"
+        )
+        key_type = src.columns[src.key]
+        for i, pattern in enumerate(self.patterns):
+            stages = ", ".join(f"s{j} STRING" for j in range(len(positive_stages(pattern))))
+            sink = {"connector": "filesystem", "path": str(self.out / str(i)), "format": "csv"}
+            statements.append(
+                f"CREATE TEMPORARY TABLE cep_out_{i} (key_id {key_type}, {stages}) WITH ({_options(sink)})"
+            )
+        return statements
+
+    def inserts(self) -> list[str]:
+        """One ``INSERT`` per pattern: its ``MATCH_RECOGNIZE`` query into its sink."""
+        fields = self.source.fields()
+        return [
+            f"INSERT INTO cep_out_{i} {match_recognize(p, 'cep_events', fields)}"
+            for i, p in enumerate(self.patterns)
+        ]
+
+    def run(self, parallelism: int = 1, config: Mapping[str, str] | None = None) -> None:
+        """Build and run the job to its end (the sinks' files are committed when it ends)."""
+        from pyflink.table import EnvironmentSettings, TableEnvironment
+
+        from workbench.backends.flink.env import expose_packages
+
+        if self.source.format == "parquet":
+            _require_parquet()
+        expose_packages()
+        settings = EnvironmentSettings.in_streaming_mode()
+        t_env = TableEnvironment.create(settings)
+        conf = t_env.get_config()
+        conf.set("parallelism.default", str(parallelism))
+        for name, value in (config or {}).items():
+            conf.set(name, value)
+        for statement in self.ddl():
+            t_env.execute_sql(statement)
+        statements = t_env.create_statement_set()
+        for insert in self.inserts():
+            statements.add_insert_sql(insert)
+        statements.execute().wait()
+
+
+def _options(options: Mapping[str, str]) -> str:
+    return ", ".join(f"{sql_literal(k)} = {sql_literal(v)}" for k, v in options.items())
+
+
+def _require_parquet() -> None:
+    from pyflink.java_gateway import get_gateway
+
+    try:
+        get_gateway().jvm.java.lang.Class.forName("org.apache.flink.formats.parquet.ParquetFileFormatFactory")
+    except Exception as err:  # why: py4j wraps ClassNotFoundException
+        msg = (
+            "reading Parquet needs Flink's flink-sql-parquet-2.3.0.jar (not shipped with PyFlink): "
+            "add it with config={'pipeline.jars': 'file:///path/flink-sql-parquet-2.3.0.jar'}"
+        )
+        raise BackendError(msg) from err
+
+
+def read_detections(job: NativeJob) -> pd.DataFrame:
+    """The job's matches as one DataFrame, read with Arrow from the committed part files.
+
+    Columns: ``pattern``, ``key``, ``seqs`` (every matched event's ``seq``, in stage order),
+    ``stages`` (per positive stage, the tuple of its events' ``seq``), sorted by the last event's
+    ``seq`` (arrival order: the local engine's order for in-order input), then pattern order.
+    """
+    import pandas as pd
+
+    frames = []
+    for i, pattern in enumerate(job.patterns):
+        n = len(positive_stages(pattern))
+        key_type = _ARROW_OF_SQL.get(job.source.columns[job.source.key], "string")
+        table = _read_part_files(job.out / str(i), ["key_id", *(f"s{j}" for j in range(n))], key_type)
+        if table is None:
+            continue
+        frame = table.to_pandas()
+        stages = [
+            tuple(() if v is None or v != v else tuple(int(s) for s in str(v).split(",")) for v in row)
+            for row in frame[[f"s{j}" for j in range(n)]].itertuples(index=False)
+        ]
+        frames.append(
+            pd.DataFrame(
+                {
+                    "pattern": pattern.name,
+                    "key": frame["key_id"],
+                    "stages": stages,
+                    "seqs": [tuple(s for stage in st for s in stage) for st in stages],
+                    "order": i,
+                }
+            )
+        )
+    if not frames:
+        return pd.DataFrame(columns=["pattern", "key", "seqs", "stages"])
+    out = pd.concat(frames, ignore_index=True)
+    out["last"] = [s[-1] for s in out["seqs"]]
+    out = out.sort_values(["last", "order"], kind="stable").reset_index(drop=True)
+    return out.drop(columns=["last", "order"])[["pattern", "key", "seqs", "stages"]]
+
+
+def _read_part_files(directory: Path, names: list[str], key_type: str) -> pa.Table | None:
+    """Every committed part file of a directory (in-progress files start with a dot) as one table."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    files = sorted(p for p in directory.rglob("*") if p.is_file() and not p.name.startswith("."))
+    columns: dict[str, Any] = {name: pa.string() for name in names}
+    columns[names[0]] = pa.type_for_alias(key_type)
+    tables = [
+        pacsv.read_csv(
+            p,
+            read_options=pacsv.ReadOptions(column_names=names),
+            convert_options=pacsv.ConvertOptions(column_types=columns, strings_can_be_null=True),
+        )
+        for p in files
+        if p.stat().st_size
+    ]
+    return pa.concat_tables(tables) if tables else None

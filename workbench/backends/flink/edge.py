@@ -34,9 +34,11 @@ __all__ = [
     "FORMATS",
     "FileSource",
     "NativeJob",
+    "detect_file",
     "infer_source",
     "read_detections",
     "sql_literal",
+    "stage_frame",
 ]
 
 #: File formats and their Flink ``format`` option.
@@ -93,7 +95,8 @@ class FileSource:
                 msg = f"the {role} column {name!r} is not a column of {self.path} ({', '.join(self.columns)})"
                 raise CepError(msg)
         if self.columns[self.time] != "BIGINT":
-            msg = f"the time column {self.time!r} must hold whole milliseconds (BIGINT), not {self.columns[self.time]}"
+            kind = self.columns[self.time]
+            msg = f"the time column {self.time!r} must hold whole milliseconds (BIGINT), not {kind}"
             raise CepError(msg)
 
     def fields(self) -> dict[str, str]:
@@ -169,7 +172,10 @@ class NativeJob:
     def ddl(self) -> list[str]:
         """The source table, the numbered view, and one sink table per pattern."""
         src = self.source
-        raw = ", ".join(f"{_quote(n)} STRING" if src.format == "csv" else f"{_quote(n)} {t}" for n, t in src.columns.items())
+        raw = ", ".join(
+            f"{_quote(n)} STRING" if src.format == "csv" else f"{_quote(n)} {t}"
+            for n, t in src.columns.items()
+        )
         time_raw = _quote(src.time)
         rt = f"TO_TIMESTAMP_LTZ({time_raw}, 3)"
         if src.format == "csv":
@@ -315,3 +321,47 @@ def _read_part_files(directory: Path, names: list[str], key_type: str) -> pa.Tab
         if p.stat().st_size
     ]
     return pa.concat_tables(tables) if tables else None
+
+
+def stage_frame(frame: pd.DataFrame, directory: str | Path, **roles: str | None) -> FileSource:
+    """Stage an in-memory DataFrame as a CSV file (written by Arrow, column by column) for a job.
+
+    On a real cluster ``directory`` must be on a file system the task managers read (HDFS, S3, a
+    shared mount). Parquet would keep the column types exactly, but needs ``flink-sql-parquet``.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "events.csv"
+    pacsv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), path)
+    return infer_source(path, "csv", **roles)
+
+
+def detect_file(
+    patterns: Sequence[SequencePattern],
+    events: str | Path | pd.DataFrame | FileSource,
+    out: str | Path,
+    *,
+    parallelism: int = 1,
+    config: Mapping[str, str] | None = None,
+    **roles: str | None,
+) -> pd.DataFrame:
+    """Run ``patterns`` natively over a file (or a staged DataFrame); the matches as a DataFrame.
+
+    ``out`` receives the part files (and the staged DataFrame); ``roles`` name the ``time``,
+    ``key``, ``type`` and ``seq`` columns (see :class:`FileSource`).
+    """
+    import pandas as pd
+
+    out = Path(out)
+    if isinstance(events, pd.DataFrame):
+        source = stage_frame(events, out / "staged", **roles)
+    elif isinstance(events, FileSource):
+        source = events
+    else:
+        source = infer_source(events, **roles)
+    job = NativeJob(list(patterns), source, out / "matches")
+    job.run(parallelism, config)
+    return read_detections(job)

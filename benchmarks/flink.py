@@ -1,0 +1,166 @@
+"""The Flink backends at scale: job start-up and steady-state events/s, reported separately.
+
+``python -m benchmarks.flink --backend flink-sql --n 1000000 --parallelism 2 --patterns P1,P2,P4``
+(from ``.venv-flink``) runs each pattern as one job twice: over the first ``--startup-rows`` rows
+(the job's fixed cost: JVM-side planning, deployment, task start, end-of-job commit) and over the
+whole file. The steady-state rate is the extra rows over the extra time, so start-up is not part of
+it. ``flink-sql`` reads the CSV with Flink's own filesystem connector and writes the matches to
+files (:mod:`workbench.backends.flink.edge`); ``flink`` runs the engine in a PyFlink
+``KeyedProcessFunction`` (the Python path) over the events read by the client.
+
+One line per pattern::
+
+    pattern=P1 events=1000000 matches=8754 checksum=112707054 engine=flink-sql-p2 startup_s=6.1
+        seconds=14.2 steady_events_per_s=123000 reference=ok
+
+``reference`` compares counts and checksums with :data:`benchmarks.reference.REFERENCE` where it
+has the size (``ok``/``MISMATCH``), else ``n/a``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.checksum import Checksum
+from benchmarks.patterns import benchmark_patterns
+from benchmarks.reference import REFERENCE
+from benchmarks.workload import WorkloadSpec, write_csv
+
+__all__ = ["FlinkTiming", "main", "time_pattern"]
+
+
+@dataclass(frozen=True, slots=True)
+class FlinkTiming:
+    """One pattern's figures on one backend and parallelism."""
+
+    pattern: str
+    events: int
+    matches: int
+    checksum: int
+    engine: str
+    startup_s: float
+    seconds: float
+
+    @property
+    def steady_events_per_s(self) -> float:
+        """Rows beyond the start-up run, over the time beyond it."""
+        return self.events / max(self.seconds - self.startup_s, 1e-9)
+
+    def line(self) -> str:
+        """The result line (see the module docstring)."""
+        expected = REFERENCE.get(self.pattern, {}).get(self.events)
+        verdict = (
+            "n/a" if expected is None else ("ok" if expected == (self.matches, self.checksum) else "MISMATCH")
+        )
+        return (
+            f"pattern={self.pattern} events={self.events} matches={self.matches} checksum={self.checksum} "
+            f"engine={self.engine} startup_s={self.startup_s:.1f} seconds={self.seconds:.1f} "
+            f"steady_events_per_s={self.steady_events_per_s:.0f} reference={verdict}"
+        )
+
+
+def _rows(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for _ in f) - 1
+
+
+def _head(path: Path, rows: int, out: Path) -> Path:
+    with open(path, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+        for i, line in enumerate(src):
+            if i > rows:
+                break
+            dst.write(line)
+    return out
+
+
+def _run_sql(name: str, csv: Path, parallelism: int, work: Path) -> tuple[float, list[tuple[int, ...]]]:
+    from workbench.backends.flink.edge import NativeJob, infer_source, read_detections
+
+    out = work / f"out-{name}-{csv.stem}-p{parallelism}"
+    shutil.rmtree(out, ignore_errors=True)
+    job = NativeJob([benchmark_patterns()[name]], infer_source(csv), out)
+    start = time.perf_counter()
+    job.run(parallelism)
+    seconds = time.perf_counter() - start
+    return seconds, list(read_detections(job)["seqs"])
+
+
+def _run_python(name: str, csv: Path, parallelism: int, work: Path) -> tuple[float, list[tuple[int, ...]]]:
+    from benchmarks.run import read_events
+    from workbench.backends.flink import run_matchers
+
+    events = read_events(csv)
+    start = time.perf_counter()
+    result = run_matchers([benchmark_patterns()[name]], events, parallelism=parallelism)
+    seconds = time.perf_counter() - start
+    return seconds, [d.seqs for d in result.detections if d.kind == "match"]
+
+
+def time_pattern(
+    name: str, csv: Path, backend: str, parallelism: int, startup_rows: int, *, warm_up: bool = False
+) -> FlinkTiming:
+    """Time one pattern: a start-up run over the file's head, then the whole file.
+
+    ``warm_up`` first runs the head once untimed: the first job of a process also starts the JVM
+    gateway and loads Flink's classes, which later jobs (and a long-running notebook) do not pay.
+    """
+    run = _run_sql if backend == "flink-sql" else _run_python
+    with tempfile.TemporaryDirectory(prefix="cep-flink-bench-") as tmp:
+        work = Path(tmp)
+        head = _head(csv, startup_rows, work / "head.csv")
+        if warm_up:
+            run(name, head, parallelism, work)
+        startup_s, _ = run(name, head, parallelism, work)
+        seconds, matches = run(name, csv, parallelism, work)
+    checksum = Checksum()
+    for seqs in matches:
+        checksum.add(seqs)
+    return FlinkTiming(
+        name, _rows(csv), checksum.matches, checksum.value, f"{backend}-p{parallelism}", startup_s, seconds
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line; see the module docstring."""
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.flink", description=__doc__.split("\n")[0])
+    ap.add_argument("--backend", choices=("flink", "flink-sql"), default="flink-sql")
+    ap.add_argument(
+        "--csv", type=Path, help="workload CSV (default: benchmarks/data/w<N>.csv, made if missing)"
+    )
+    ap.add_argument("--n", type=int, default=200_000, help="workload size when --csv is not given")
+    ap.add_argument("--parallelism", type=int, nargs="+", default=[1])
+    ap.add_argument("--patterns", default="P1,P2,P4", help="comma-separated benchmark patterns")
+    ap.add_argument("--startup-rows", type=int, default=2_000, help="rows of the start-up run")
+    args = ap.parse_args(argv)
+    csv = args.csv
+    if csv is None:
+        csv = Path(__file__).parent / "data" / f"w{args.n // 1000}k.csv"
+        if not csv.exists():
+            csv.parent.mkdir(parents=True, exist_ok=True)
+            write_csv(WorkloadSpec(n=args.n), csv)
+    known = benchmark_patterns()
+    names = [p.strip() for p in args.patterns.split(",") if p.strip()]
+    for name in names:
+        if name not in known:
+            ap.error(f"unknown pattern {name!r} (known: {', '.join(known)})")
+    if any(p < 1 for p in args.parallelism):
+        ap.error("--parallelism must be >= 1")
+    status, first = 0, True
+    for parallelism in args.parallelism:
+        for name in names:
+            timing = time_pattern(name, csv, args.backend, parallelism, args.startup_rows, warm_up=first)
+            first = False
+            print(timing.line(), flush=True)
+            status |= "MISMATCH" in timing.line()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,16 +8,23 @@ from __future__ import annotations
 import base64
 import pickle
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pyflink.common import Encoder, Types, WatermarkStrategy
-from pyflink.datastream import DataStream, MapFunction, StreamExecutionEnvironment
+from pyflink.datastream import (
+    DataStream,
+    KeyedProcessFunction,
+    MapFunction,
+    RuntimeContext,
+    StreamExecutionEnvironment,
+)
 from pyflink.datastream.connectors.file_system import FileSink, RollingPolicy
 from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
-from workbench.backends.flink.function import FlinkRecord
-from workbench.backends.keyed import HostOutput
+from workbench.backends.flink.function import FlinkRecord, MatcherFunction
+from workbench.backends.keyed import HostOutput, KeyedDriver
 
 
 class SlowRecords(MapFunction):  # type: ignore[misc]
@@ -71,3 +78,53 @@ def read_committed(directory: Path) -> list[tuple[int, HostOutput]]:
         if path.is_file() and not path.name.startswith("."):
             out.extend(decode(line) for line in path.read_text(encoding="ascii").splitlines() if line)
     return out
+
+
+class _WatchedState:
+    """A ``ValueState`` that tells its operator which keys hold a value."""
+
+    def __init__(self, state: object, owner: StateWatch) -> None:
+        self.state = state
+        self.owner = owner
+
+    def value(self) -> object:
+        return self.state.value()  # type: ignore[attr-defined]
+
+    def update(self, value: object) -> None:
+        self.owner.live.add(self.owner.current)
+        self.state.update(value)  # type: ignore[attr-defined]
+
+    def clear(self) -> None:
+        self.owner.live.discard(self.owner.current)
+        self.state.clear()  # type: ignore[attr-defined]
+
+
+class StateWatch(MatcherFunction):
+    """The matcher operator, writing how many keys still hold state when it closes (one file per task)."""
+
+    def __init__(self, hosts: Sequence[KeyedDriver], offsets: Sequence[int], *, directory: str) -> None:
+        super().__init__(hosts, offsets)
+        self.directory = directory
+        self.live: set[str] = set()
+        self.current = ""
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        super().open(runtime_context)
+        self._state = _WatchedState(self._state, self)  # type: ignore[assignment]
+        self.task = uuid.uuid4().hex  # why: thread mode cannot read the subtask index
+
+    def process_element(self, value: FlinkRecord, ctx: KeyedProcessFunction.Context) -> Iterator[object]:
+        self.current = ctx.get_current_key()
+        yield from super().process_element(value, ctx)
+
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[object]:
+        self.current = ctx.get_current_key()
+        yield from super().on_timer(timestamp, ctx)
+
+    def close(self) -> None:
+        Path(self.directory, f"live-{self.task}").write_text(str(len(self.live)), encoding="ascii")
+
+
+def live_keys(directory: Path) -> int:
+    """Keys holding state when the job ended, over all tasks."""
+    return sum(int(p.read_text(encoding="ascii")) for p in directory.glob("live-*"))

@@ -105,6 +105,7 @@ class KeyedDriver:
         final_after: items beyond this watermark are handled as the final flush (``ctx.final``);
             ``None``: never.
         tracing: produce trace records.
+        forget: the engine's ``forget_idle_keys``: a key whose instances all ended keeps nothing.
     """
 
     def __init__(
@@ -114,8 +115,9 @@ class KeyedDriver:
         horizon: Bound = END_OF_TIME,
         final_after: Bound | None = None,
         tracing: bool = False,
+        forget: bool = False,
     ) -> None:
-        self.host = KeyHost(matchers, self, tracing=tracing)
+        self.host = KeyHost(matchers, self, tracing=tracing, forget=forget)
         self.horizon = horizon
         self.final_after = final_after
         self._initial = self.host.initial_timers()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pyflink.common import Duration, Types, WatermarkStrategy
 from pyflink.datastream import DataStream
@@ -36,16 +36,18 @@ def detect(
     out_of_orderness: int | float = 0,
     source_parallelism: int = 1,
     name: str = "cep",
+    function: Callable[[Sequence[KeyedDriver], Sequence[int]], MatcherFunction] = MatcherFunction,
 ) -> DataStream:
     """Run the hosts' matchers over a stream of :data:`~workbench.backends.flink.function.FlinkRecord`.
 
     Timestamps and watermarks are assigned right after the source, at the source's parallelism
     (``source_parallelism``), so that each key's events reach the operator in input order; the
     operator runs at the environment's parallelism. Operators get stable uids (``name`` prefixed)
-    so a savepoint maps back onto them. Returns the stream of ``(run, HostOutput)`` records.
+    so a savepoint maps back onto them. ``function`` makes the operator (a subclass may observe
+    it). Returns the stream of ``(run, HostOutput)`` records.
     """
     stamped = records.assign_timestamps_and_watermarks(watermark_strategy(out_of_orderness))
     stamped = stamped.name(f"{name}-watermarks").uid(f"{name}-watermarks").set_parallelism(source_parallelism)
     keyed = stamped.key_by(record_key, key_type=Types.STRING())
-    out = keyed.process(MatcherFunction(hosts, offsets), output_type=Types.PICKLED_BYTE_ARRAY())
+    out = keyed.process(function(hosts, offsets), output_type=Types.PICKLED_BYTE_ARRAY())
     return out.name(f"{name}-matchers").uid(f"{name}-matchers")

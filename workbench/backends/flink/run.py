@@ -44,6 +44,9 @@ class FlinkRun:
         until: with ``finish``, flush only up to this time.
         finish: flush at the end of the input.
         trace: produce trace records.
+        forget_idle_keys: the engine's option: a key whose instances all ended leaves no state
+            (its Flink state is cleared; instance ids then count on per operator instance, see
+            ``docs/flink.md``).
     """
 
     patterns: Sequence[PatternLike]
@@ -52,6 +55,7 @@ class FlinkRun:
     until: int | float | None = None
     finish: bool = True
     trace: bool = False
+    forget_idle_keys: bool = False
     plan: ReplayPlan = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -69,7 +73,11 @@ class FlinkRun:
                 msg = "a pattern with this name is already in the run"
                 raise PatternError(msg, pattern=name)
         return KeyedDriver(
-            matchers, horizon=self.plan.horizon, final_after=self.plan.final_after, tracing=self.trace
+            matchers,
+            horizon=self.plan.horizon,
+            final_after=self.plan.final_after,
+            tracing=self.trace,
+            forget=self.forget_idle_keys,
         )
 
 

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from pyflink.common import Encoder, Types, WatermarkStrategy
+from pyflink.common import Encoder, TypeInformation, Types, WatermarkStrategy
 from pyflink.datastream import (
     DataStream,
     KeyedProcessFunction,
@@ -30,11 +30,11 @@ from workbench.backends.keyed import HostOutput, KeyedDriver
 class SlowRecords(MapFunction):  # type: ignore[misc]
     """Index -> record, taking ``delay_s`` per record (so a job can be stopped mid-stream)."""
 
-    def __init__(self, records: Sequence[FlinkRecord], delay_s: float) -> None:
+    def __init__(self, records: Sequence[object], delay_s: float) -> None:
         self.records = list(records)
         self.delay_s = delay_s
 
-    def map(self, value: int) -> FlinkRecord:
+    def map(self, value: int) -> object:
         time.sleep(self.delay_s)
         return self.records[value]
 
@@ -51,14 +51,18 @@ def decode(line: str) -> tuple[int, HostOutput]:
 
 
 def slow_source(
-    env: StreamExecutionEnvironment, records: Sequence[FlinkRecord], delay_s: float
+    env: StreamExecutionEnvironment,
+    records: Sequence[object],
+    delay_s: float,
+    output_type: TypeInformation | None = None,
 ) -> DataStream:
     """A checkpointable source of ``records`` (a number sequence mapped to them), parallelism 1."""
     indices = env.from_source(
         NumberSequenceSource(0, len(records) - 1), WatermarkStrategy.no_watermarks(), "indices"
     )
     indices = indices.uid("indices").set_parallelism(1)
-    slow = indices.map(SlowRecords(records, delay_s), output_type=Types.PICKLED_BYTE_ARRAY())
+    kind = Types.PICKLED_BYTE_ARRAY() if output_type is None else output_type
+    slow = indices.map(SlowRecords(records, delay_s), output_type=kind)
     return slow.uid("records").set_parallelism(1)
 
 

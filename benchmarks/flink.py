@@ -92,13 +92,21 @@ def _run_sql(name: str, csv: Path, parallelism: int, work: Path) -> tuple[float,
     return seconds, list(read_detections(job)["seqs"])
 
 
+#: Python-path options (``--execution-mode``, ``--config``), set by :func:`main`.
+PYTHON_OPTIONS: dict[str, str] = {}
+
+
 def _run_python(name: str, csv: Path, parallelism: int, work: Path) -> tuple[float, list[tuple[int, ...]]]:
     from benchmarks.run import read_events
     from workbench.backends.flink import run_matchers
 
     events = read_events(csv)
+    options = dict(PYTHON_OPTIONS)
+    mode = options.pop("python.execution-mode", "thread")
     start = time.perf_counter()
-    result = run_matchers([benchmark_patterns()[name]], events, parallelism=parallelism)
+    result = run_matchers(
+        [benchmark_patterns()[name]], events, parallelism=parallelism, execution_mode=mode, config=options
+    )
     seconds = time.perf_counter() - start
     return seconds, [d.seqs for d in result.detections if d.kind == "match"]
 
@@ -138,7 +146,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--parallelism", type=int, nargs="+", default=[1])
     ap.add_argument("--patterns", default="P1,P2,P4", help="comma-separated benchmark patterns")
     ap.add_argument("--startup-rows", type=int, default=2_000, help="rows of the start-up run")
+    ap.add_argument("--execution-mode", choices=("thread", "process"), default="thread", help="Python path")
+    ap.add_argument(
+        "--config", action="append", default=[], metavar="KEY=VALUE", help="Flink option (Python path)"
+    )
     args = ap.parse_args(argv)
+    PYTHON_OPTIONS.clear()
+    PYTHON_OPTIONS["python.execution-mode"] = args.execution_mode
+    for item in args.config:
+        key, sep, value = item.partition("=")
+        if not sep:
+            ap.error(f"--config takes KEY=VALUE, got {item!r}")
+        PYTHON_OPTIONS[key] = value
     csv = args.csv
     if csv is None:
         csv = Path(__file__).parent / "data" / f"w{args.n // 1000}k.csv"

@@ -28,7 +28,7 @@ from workbench.errors import CepError
 
 if TYPE_CHECKING:
     import pandas as pd
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-not-found]  # comes with the flink extra
 
 __all__ = [
     "FORMATS",
@@ -124,8 +124,8 @@ def infer_source(path: str | Path, fmt: str | None = None, **roles: str | None) 
 
 def _arrow_schema(path: Path, fmt: str) -> pa.Schema:
     import pyarrow as pa
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
+    import pyarrow.csv as pacsv  # type: ignore[import-not-found]
+    import pyarrow.parquet as pq  # type: ignore[import-not-found]
 
     if fmt == "parquet":
         return pq.read_schema(path)

@@ -133,11 +133,12 @@ def run_many(
     execution_mode: ExecutionMode = "thread",
     checkpoint_interval_ms: int | None = None,
     job_name: str = "cep-workbench",
+    config: dict[str, str] | None = None,
 ) -> list[RunResult]:
     """Run several independent runs in one Flink job; one :class:`RunResult` per run, in order.
 
     Each run keeps its own keys (the Flink key is ``(run, key)``), clock decisions and outputs, so
-    the results equal running each alone.
+    the results equal running each alone. ``config``: further Flink options (e.g. bundle sizes).
     """
     if parallelism < 1:
         msg = f"parallelism must be >= 1, got {parallelism!r}"
@@ -149,7 +150,10 @@ def run_many(
     records = plan_records(runs, hosts, offsets)
     bound = max(run.out_of_orderness for run in runs)
     env = make_environment(
-        parallelism, checkpoint_interval_ms=checkpoint_interval_ms, execution_mode=execution_mode
+        parallelism,
+        checkpoint_interval_ms=checkpoint_interval_ms,
+        execution_mode=execution_mode,
+        config=config,
     )
     if not records:
         return [RunResult([], [], [], []) for _ in runs]
@@ -170,14 +174,16 @@ def run_matchers(
     finish: bool = True,
     trace: bool = False,
     execution_mode: ExecutionMode = "thread",
+    forget_idle_keys: bool = False,
+    config: dict[str, str] | None = None,
 ) -> RunResult:
     """Run patterns (or compiled matchers) over one input script on a local Flink mini-cluster.
 
     The result equals :class:`~workbench.backends.local.LocalBackend`'s for the same arguments:
     the same detections (also in the same order), reactions, late events and trace records.
     """
-    run = FlinkRun(tuple(patterns), tuple(inputs), out_of_orderness, until, finish, trace)
-    return run_many([run], parallelism=parallelism, execution_mode=execution_mode)[0]
+    run = FlinkRun(tuple(patterns), tuple(inputs), out_of_orderness, until, finish, trace, forget_idle_keys)
+    return run_many([run], parallelism=parallelism, execution_mode=execution_mode, config=config)[0]
 
 
 class FlinkBackend(Backend):
@@ -190,6 +196,8 @@ class FlinkBackend(Backend):
             Java NFA, one job per pattern), the others on the Python path; ``False``: all Python.
         report: called with one line per pattern saying which path it took and why (default:
             written to stderr); the last run's choices are also in :attr:`paths`.
+        forget_idle_keys: on the Python path, clear a key's state once its instances all ended
+            (the engine's option of that name).
     """
 
     name = "flink"
@@ -201,7 +209,9 @@ class FlinkBackend(Backend):
         *,
         native: bool = True,
         report: Callable[[str], None] | None = None,
+        forget_idle_keys: bool = False,
     ) -> None:
+        self.forget_idle_keys = forget_idle_keys
         self.parallelism = parallelism
         self.execution_mode = execution_mode
         self.native = native
@@ -241,6 +251,7 @@ class FlinkBackend(Backend):
                 finish=options.finish,
                 trace=options.trace,
                 execution_mode=self.execution_mode,
+                forget_idle_keys=self.forget_idle_keys,
             )
             if python or not native
             else RunResult([], [], [], [])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,7 +154,7 @@ def _sql_type(name: str, kind: pa.DataType) -> str:
     raise CepError(msg)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class NativeJob:
     """Patterns over one file source as one Flink SQL job writing each pattern's matches to files.
 
@@ -167,7 +167,6 @@ class NativeJob:
     patterns: Sequence[SequencePattern]
     source: FileSource
     out: Path
-    statements: list[str] = field(default_factory=list)
 
     def ddl(self) -> list[str]:
         """The source table, the numbered view, and one sink table per pattern."""
@@ -229,7 +228,8 @@ class NativeJob:
 
         from workbench.backends.flink.env import expose_packages
 
-        if self.source.format == "parquet":
+        # Why only without pipeline.jars: a jar given there loads with the job, not in the client
+        if self.source.format == "parquet" and "pipeline.jars" not in (config or {}):
             _require_parquet()
         expose_packages()
         settings = EnvironmentSettings.in_streaming_mode()

@@ -111,7 +111,7 @@ def run_engine(sc: dict[str, Any]) -> list[Assignment]:
     ]
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(choice_scenarios())
 def test_alternation_agrees_with_the_reference(sc: dict[str, Any]) -> None:
     events = [

@@ -281,10 +281,13 @@ class Alternation(_Choice):
 
     branches: tuple[tuple[Element, ...], ...]
     contiguity: Contiguity = Contiguity.RELAXED
-    name: str = "alternation"
+    name: str = _field(default="alternation", compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "branches", tuple(tuple(b) for b in self.branches))
+        # A branch head's own contiguity is moot (the alternation's applies): stored as RELAXED so
+        # equal alternations compare equal however they were written.
+        branches = tuple(tuple(_moot(e) if i == 0 else e for i, e in enumerate(b)) for b in self.branches)
+        object.__setattr__(self, "branches", branches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,16 +303,24 @@ class Permute(_Choice):
     elements: tuple[Element, ...]
     contiguity: Contiguity = Contiguity.RELAXED
     inner: Contiguity = Contiguity.RELAXED
-    name: str = "permute"
+    name: str = _field(default="permute", compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "elements", tuple(self.elements))
+        object.__setattr__(self, "elements", tuple(_moot(e) for e in self.elements))
 
     def alternation(self) -> Alternation:
         """The alternation of all orders (lexicographic in the listed order)."""
         orders = itertools.permutations(self.elements)
         branches = tuple(tuple(replace(e, contiguity=self.inner) for e in order) for order in orders)
         return Alternation(branches, self.contiguity, self.name)
+
+
+def _moot(e: Element) -> Element:
+    """``e`` with the contiguity it ignores (at the head of a branch) set to ``RELAXED``."""
+    obj: object = e
+    if isinstance(obj, Stage | GroupStage | Alternation | Permute) and not e.negated:
+        return replace(e, contiguity=Contiguity.RELAXED)
+    return e
 
 
 #: an element of a sequence: a stage, a group, an alternation or a permutation

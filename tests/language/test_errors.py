@@ -73,7 +73,7 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         "bad_character",
         "sequence s begin a where e.x $ 2",
         "CepSyntaxError",
-        "line 2, column 30: unexpected '$'; expected one of '(', ')', '**', '+' or '-', ',', '.', ':', '<', '>', '@and' or '@or', '[', ']', 'is not', 'not in', '}', a `quoted name`, a name, an operator, ...\n    sequence s begin a where e.x $ 2\n                                 ^",
+        "line 2, column 30: unexpected '$'; expected one of '(', ')', '**', '+' or '-', ',', '.', ':', '<', '>', '@and' or '@or', '[', ']', 'is not', 'not in', '|', '}', a `quoted name`, a name, ...\n    sequence s begin a where e.x $ 2\n                                 ^",
         2,
         30,
     ),

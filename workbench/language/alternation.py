@@ -23,16 +23,22 @@ if TYPE_CHECKING:
 
 __all__ = ["choice_lines", "choice_names", "choice_stage", "lower_choice"]
 
-_BRANCH_DATA = ("choice_stage", "sub_sequence")
-
-
 def choice_stage(builder: Any, contiguity: str, body: Tree[Token], span: SourceSpan) -> ast.Stage:
-    """The stage an ``alternation`` / ``permute`` parse tree stands for (``builder``: the parser's)."""
+    """The stage an ``alternation`` / ``permute`` / ``parenthesised`` parse tree stands for
+    (``builder``: the parser's); ``(b | c)`` alone is the alternation ``b | c``."""
+    if body.data == "parenthesised":
+        (inner,) = body.children
+        assert isinstance(inner, Tree)
+        head, *rest = inner.children
+        assert isinstance(head, Tree)
+        if not rest:
+            return builder.stage_body(contiguity, head, head)  # type: ignore[no-any-return]
+        body, span = Tree("sequence", [inner], body.meta), builder.span(inner)
     branches: list[tuple[ast.Stage, ...]] = []
     clauses: list[Tree[Token]] = []
     for child in body.children:
         assert isinstance(child, Tree)
-        if child.data == "choice_stage":
+        if child.data in ("choice_stage", "permute_stage"):
             branches.append((builder.stage_body("begin", child, child),))
         elif child.data == "sub_sequence":
             head, *rest = child.children
@@ -62,6 +68,9 @@ def lower_choice(
     """The engine element of a choice; ``lower`` lowers one inner stage (first of its chain or not)."""
     choice = stage.choice
     assert choice is not None
+    if choice.kind == "sequence":
+        msg = "a parenthesised sequence of stages is a group: write '(begin a next b)', or alternate it: '(a next b) | c'"
+        raise ctx.fail(msg, choice.span)
     word = "permute" if choice.kind == "permute" else "an alternation"
     if negated:
         msg = f"{word} cannot be negated; negate a single stage instead"
@@ -122,7 +131,7 @@ def choice_lines(
         body = _branch(branch, indent + step, stage_lines)
         if i:
             line += sep
-        if len(body) == 1 and _bare(branch):
+        if len(body) == 1 and _bare(branch, typed=isinstance(choice, seq.Permute)):
             line += body[0].strip()
         else:
             lines.append(line + "(")
@@ -139,9 +148,9 @@ def _unwrap(e: seq.Element) -> Sequence[seq.Element]:
     return (e,)
 
 
-def _bare(branch: Sequence[Any]) -> bool:
-    """A branch that is one stage without a type list (``choice_stage`` in the grammar)."""
-    return len(branch) == 1 and isinstance(branch[0], seq.Stage) and not branch[0].types
+def _bare(branch: Sequence[Any], *, typed: bool) -> bool:
+    """A branch written without parentheses: one stage (with a type list only in ``permute``)."""
+    return len(branch) == 1 and isinstance(branch[0], seq.Stage) and (typed or not branch[0].types)
 
 
 def _branch(stages: Sequence[Any], indent: str, stage_lines: StageLines) -> list[str]:

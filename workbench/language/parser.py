@@ -173,7 +173,7 @@ class _Builder:
         return self.stage_body(contiguity, body, tree)
 
     def stage_body(self, contiguity: str, body: Tree[Token], tree: Tree[Token]) -> ast.Stage:
-        if body.data in ("alternation", "permute"):
+        if body.data in ("alternation", "permute", "parenthesised"):
             return choice_stage(self, contiguity, body, self.span(tree))
         head, *clauses = _kids(body)
         name: ast.Name | None = None

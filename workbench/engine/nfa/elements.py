@@ -102,8 +102,8 @@ class ElementReader:
     def _choice(
         self, elem: Alternation | Permute, first: bool, before: tuple[Element, ...], where: str, seen: set[str]
     ) -> Info:
-        """An alternation or permutation (:mod:`~workbench.engine.nfa.alternation`)."""
-        from workbench.engine.nfa.alternation import read_choice
+        """An alternation or permutation (:mod:`~workbench.engine.nfa.choice`)."""
+        from workbench.engine.nfa.choice import read_choice
 
         if where.startswith("group "):
             msg = f"an alternation or permute cannot be inside a group ({where}); put groups in its branches"

@@ -23,6 +23,7 @@ non-decreasing times. Conditions are plain Python predicates.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -145,7 +146,7 @@ class Oracle:
             Entry(
                 a,
                 self._complete(s, c),
-                (lambda a, s, c: lambda seen, now: self._alive(a, s, c, seen, now))(a, s, c),
+                functools.partial(self._alive, a, s, c),
             )
             for a, s, c in self.prefixes()
         ]
@@ -253,7 +254,7 @@ class ChoiceOracle:
         entries: list[Entry] = []
         for k, o in enumerate(self.oracles):
             for a, s, c in o.prefixes():
-                alive = (lambda o, a, s, c: lambda seen, now: o._alive(a, s, c, seen, now))(o, a, s, c)
+                alive = functools.partial(o._alive, a, s, c)
                 entries.append(Entry(self._global(k, a), o._complete(s, c), alive))
         return replay(self.n, entries, kind, target, lambda a: a, lambda i: self.names[i])
 

@@ -109,7 +109,12 @@ BAD = [
     ("sequence s begin x followed by (begin y next a | b)", 1, 41, "cannot be inside a group"),
     ("sequence s begin x not followed by a | b", 1, 20, "cannot be negated"),
     ("sequence s begin x followed by (a optional) | b", 1, 20, "can match no event"),
-    ("sequence s within 5s begin x followed by (a not followed by n) | b", 1, 61, "cannot end an alternation"),
+    (
+        "sequence s within 5s begin x followed by (a not followed by n) | b",
+        1,
+        61,
+        "cannot end an alternation",
+    ),
     ("sequence s begin x followed by permute(a, b) where e.v > 1", 1, 52, "takes no 'where'"),
     ("sequence s begin x followed by ((a | b) | c) times 2", 1, 46, "unexpected 'times'"),
     ("sequence s begin x followed by (a next b) followed by c", 1, 32, "is a group"),

@@ -393,7 +393,7 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         "end_of_text",
         "sequence s\n  begin a\n  next",
         "CepSyntaxError",
-        "line 4, column 7: unexpected end of text; expected one of '(', a `quoted name`, a name\n      next\n          ^",
+        "line 4, column 7: unexpected end of text; expected one of 'permute', '(', a `quoted name`, a name\n      next\n          ^",
         4,
         7,
     ),

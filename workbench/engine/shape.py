@@ -21,7 +21,15 @@ from dataclasses import dataclass
 
 from workbench.engine.expr import ir
 from workbench.engine.expr.parse import parse_expr
-from workbench.engine.nfa.pattern import AllOf, Alternation, AnyOf, Condition, GroupStage, Permute, SequencePattern, Stage
+from workbench.engine.nfa.pattern import (
+    AllOf,
+    Alternation,
+    AnyOf,
+    Condition,
+    GroupStage,
+    Permute,
+    SequencePattern,
+)
 from workbench.engine.nfa.pattern import Element as NFAElement
 from workbench.engine.reactions.patterns import Channel, Fields, ReactionGroup, Receive
 from workbench.errors import ExpressionError

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["choice_lines", "choice_names", "choice_stage", "lower_choice"]
 
+
 def choice_stage(builder: Any, contiguity: str, body: Tree[Token], span: SourceSpan) -> ast.Stage:
     """The stage an ``alternation`` / ``permute`` / ``parenthesised`` parse tree stands for
     (``builder``: the parser's); ``(b | c)`` alone is the alternation ``b | c``."""
@@ -69,7 +70,10 @@ def lower_choice(
     choice = stage.choice
     assert choice is not None
     if choice.kind == "sequence":
-        msg = "a parenthesised sequence of stages is a group: write '(begin a next b)', or alternate it: '(a next b) | c'"
+        msg = (
+            "a parenthesised sequence of stages is a group: write '(begin a next b)', "
+            "or alternate it: '(a next b) | c'"
+        )
         raise ctx.fail(msg, choice.span)
     word = "permute" if choice.kind == "permute" else "an alternation"
     if negated:
@@ -104,7 +108,10 @@ def _permute_inner(ctx: Context, quantifiers: Sequence[ast.Quantifier]) -> seq.C
     inner = seq.Contiguity.RELAXED
     for i, q in enumerate(quantifiers):
         if q.kind not in ("consecutive", "combinations") or i > 0:
-            msg = "permute takes only 'consecutive' or 'allow combinations' (the contiguity between its elements)"
+            msg = (
+                "permute takes only 'consecutive' or 'allow combinations' "
+                "(the contiguity between its elements)"
+            )
             raise ctx.fail(msg, q.span)
         inner = seq.Contiguity.STRICT if q.kind == "consecutive" else seq.Contiguity.NONDETERMINISTIC_RELAXED
     return inner
@@ -124,7 +131,10 @@ def choice_lines(
     else:
         branches = [_unwrap(e) for e in choice.elements]
         line, sep = f"{indent}{lead} permute(", ", "
-        tail = {seq.Contiguity.STRICT: " consecutive", seq.Contiguity.NONDETERMINISTIC_RELAXED: " allow combinations"}
+        tail = {
+            seq.Contiguity.STRICT: " consecutive",
+            seq.Contiguity.NONDETERMINISTIC_RELAXED: " allow combinations",
+        }
         close = ")" + tail.get(seq.Contiguity(choice.inner), "")
     lines: list[str] = []
     for i, branch in enumerate(branches):

@@ -134,7 +134,7 @@ def _alt(*branches: tuple[Stage, ...], contiguity: Contiguity = Contiguity.RELAX
 
 
 def test_sub_sequence_or_single_stage() -> None:
-    a, b, c = (Stage(n, is_type(n)) for n in "abc")
+    a, c = Stage("a", is_type("a")), Stage("c", is_type("c"))
     p = SequencePattern(
         "p", (Stage("x", is_type("x")), _alt((a, Stage("b", is_type("b"), Contiguity.STRICT)), (c,)))
     )

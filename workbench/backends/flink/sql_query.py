@@ -25,7 +25,16 @@ from dataclasses import dataclass
 
 from workbench.backends.base import BackendError
 from workbench.engine.expr import ir, parse_expr, print_expr
-from workbench.engine.nfa import AggregateSpec, AllOf, AnyOf, Contiguity, GroupStage, Quantifier, SequencePattern, Stage
+from workbench.engine.nfa import (
+    AggregateSpec,
+    AllOf,
+    AnyOf,
+    Contiguity,
+    GroupStage,
+    Quantifier,
+    SequencePattern,
+    Stage,
+)
 from workbench.errors import ExpressionError
 
 __all__ = ["SqlUnsupported", "match_recognize", "positive_stages", "sql_reasons"]

@@ -47,7 +47,7 @@ from workbench.errors import PatternError
 __all__ = ["PatternBuilder", "alternation", "begin", "permute"]
 
 StageLike = Stage | GroupStage | Alternation | Permute
-Step = Union[str, "PatternBuilder", Alternation, Permute]  # noqa: UP007 - runtime alias
+Step = Union[str, "PatternBuilder", Alternation, Permute]
 
 
 @dataclass(frozen=True)

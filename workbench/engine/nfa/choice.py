@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterable
 
 from workbench.engine.nfa.conditions import TRUE
 from workbench.engine.nfa.elements import STRATEGY, Info
-from workbench.engine.nfa.pattern import Alternation, Contiguity, Element, GroupStage, Permute, SequencePattern
+from workbench.engine.nfa.pattern import (
+    Alternation,
+    Contiguity,
+    Element,
+    GroupStage,
+    Permute,
+    SequencePattern,
+)
 from workbench.errors import PatternError
 
 __all__ = ["has_choice", "read_choice", "set_head_strategy"]
@@ -54,7 +61,8 @@ def read_choice(
     _check_before(before, error)
     alt = _as_alternation(elem, error)
     if len(alt.branches) < 2:
-        raise error("an alternation needs at least two branches", alt.name)
+        msg = "an alternation needs at least two branches"
+        raise error(msg, alt.name)
     strategy = "strict" if first else STRATEGY[Contiguity(alt.contiguity)]
     info = Info(alt.name, strategy, TRUE, None)
     base = set(seen)
@@ -63,9 +71,11 @@ def read_choice(
         names = set(base) if isinstance(elem, Permute) else seen
         last = read(branch, f"branch {i + 1} of {alt.name}", names)
         if last.strategy in ("not_follow", "not_next"):
-            raise error("a negated stage cannot end an alternation branch", last.name)
+            msg = "a negated stage cannot end an alternation branch"
+            raise error(msg, last.name)
         if _can_be_empty(last):
-            raise error(f"branch {i + 1} of {alt.name} can match no event (every element optional)", alt.name)
+            msg = f"branch {i + 1} of {alt.name} can match no event (every element optional)"
+            raise error(msg, alt.name)
         set_head_strategy(last, strategy)
         lasts.append(last)
         if isinstance(elem, Permute):
@@ -74,11 +84,14 @@ def read_choice(
     return info
 
 
-def _as_alternation(elem: Alternation | Permute, error: Callable[[str, str | None], PatternError]) -> Alternation:
+def _as_alternation(
+    elem: Alternation | Permute, error: Callable[[str, str | None], PatternError]
+) -> Alternation:
     if isinstance(elem, Alternation):
         return elem
     if len(elem.elements) < 2:
-        raise error("permute needs at least two elements", elem.name)
+        msg = "permute needs at least two elements"
+        raise error(msg, elem.name)
     for e in elem.elements:
         if e.negated or e.quantifier.optional:
             msg = "an element of permute cannot be negated or optional (two orders would give one match)"
@@ -90,7 +103,8 @@ def _check_before(before: tuple[Element, ...], error: Callable[[str, str | None]
     """A negated stage (possibly behind optional ones) cannot come right before an alternation."""
     for e in reversed(before):
         if e.negated:
-            raise error("a negated stage cannot come right before an alternation or permute", e.name)
+            msg = "a negated stage cannot come right before an alternation or permute"
+            raise error(msg, e.name)
         if not e.quantifier.optional:
             return
 

@@ -100,7 +100,12 @@ class ElementReader:
         return prev
 
     def _choice(
-        self, elem: Alternation | Permute, first: bool, before: tuple[Element, ...], where: str, seen: set[str]
+        self,
+        elem: Alternation | Permute,
+        first: bool,
+        before: tuple[Element, ...],
+        where: str,
+        seen: set[str],
     ) -> Info:
         """An alternation or permutation (:mod:`~workbench.engine.nfa.choice`)."""
         from workbench.engine.nfa.choice import read_choice
@@ -110,7 +115,9 @@ class ElementReader:
             raise self._error(msg, elem.name)
         return read_choice(self.chain, elem, first, before, seen, self._error)
 
-    def _element(self, elem: Stage | GroupStage, first: bool, prev_elem: Element | None, seen: set[str]) -> Info:
+    def _element(
+        self, elem: Stage | GroupStage, first: bool, prev_elem: Element | None, seen: set[str]
+    ) -> Info:
         name = self._check(elem, prev_elem, seen)
         q = elem.quantifier
         until = (

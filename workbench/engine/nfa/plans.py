@@ -21,9 +21,9 @@ from typing import Protocol, TypeVar
 
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
-from workbench.engine.nfa.choice import pattern_has_choice
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import Time
+from workbench.engine.nfa.choice import pattern_has_choice
 from workbench.engine.nfa.compiler import CompiledNFA
 from workbench.engine.nfa.flink import FlinkOrderPlan
 from workbench.engine.nfa.general import GeneralPlan

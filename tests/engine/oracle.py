@@ -23,6 +23,7 @@ non-decreasing times. Conditions are plain Python predicates.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -141,52 +142,121 @@ class Oracle:
         """Matches emitted under a skip strategy, in emission order."""
         if kind == "no_skip":
             return sorted(self.matches(), key=lambda a: (a[-1][0], a[0][0], a))
-        prefixes = list(self.prefixes())
-        complete = [a for a, s, c in prefixes if self._complete(s, c)]
-        inclusive = kind in ("skip_to_next", "skip_past_last_event")
-        killed: int | None = None  # starts <= killed (inclusive) or < killed are gone
+        entries = [
+            Entry(
+                a,
+                self._complete(s, c),
+                functools.partial(self._alive, a, s, c),
+            )
+            for a, s, c in self.prefixes()
+        ]
+        names = [st.name for st in self.stages]
+        return replay(len(self.events), entries, kind, target, lambda a: a, lambda i: names[i])
 
-        def dead(start: int) -> bool:
-            if killed is None:
-                return False
-            return start <= killed if inclusive else start < killed
 
-        queue: list[Assignment] = []
-        out: list[Assignment] = []
+@dataclass(frozen=True)
+class Entry:
+    """One valid prefix for the skip replay: its assignment, whether it is a match, when it lives."""
 
-        def drain(seen: int, now: int) -> None:
-            nonlocal killed, queue
-            while queue:
-                queue.sort(key=lambda a: (a[0][0], a[-1][0], a))
-                m = queue[0]
-                alive = [
-                    a[0][0] for a, s, c in prefixes if not dead(a[0][0]) and self._alive(a, s, c, seen, now)
-                ]
-                if alive and min(alive) < m[0][0]:
-                    return
-                queue.pop(0)
-                out.append(m)
-                pruning = self._pruning(m, kind, target)
-                if pruning is not None:
-                    killed = pruning if killed is None else max(killed, pruning)
-                    queue = [a for a in queue if not dead(a[0][0])]
+    assignment: Assignment
+    complete: bool
+    alive: Callable[[int, int], bool]
 
-        for i in range(len(self.events)):
-            if i > 0:
-                drain(i - 1, i)  # time advances to event i: windows expire first
-            queue.extend(a for a in complete if a[-1][0] == i and not dead(a[0][0]))
-            drain(i, i)
-        return out
 
-    def _pruning(self, m: Assignment, kind: str, target: str | None) -> int | None:
-        if kind == "skip_to_next":
-            return m[0][0]
-        if kind == "skip_past_last_event":
-            return m[-1][0]
-        positions = [p for p, s in m if self.stages[s].name == target]
-        if not positions:
-            return None
-        return positions[0] if kind == "skip_to_first" else positions[-1]
+def replay(
+    n: int, entries: Sequence[Entry], kind: str, target: str | None,
+    tie: Callable[[Assignment], object], name: Callable[[int], str],
+) -> list[Assignment]:  # fmt: skip
+    """The skip-strategy replay over ``n`` events (see the module docstring); ``tie`` orders matches
+    with the same first and last event, ``name`` gives a stage index's name."""
+    inclusive = kind in ("skip_to_next", "skip_past_last_event")
+    killed: int | None = None  # starts <= killed (inclusive) or < killed are gone
+
+    def dead(start: int) -> bool:
+        if killed is None:
+            return False
+        return start <= killed if inclusive else start < killed
+
+    queue: list[Assignment] = []
+    out: list[Assignment] = []
+
+    def drain(seen: int, now: int) -> None:
+        nonlocal killed, queue
+        while queue:
+            queue.sort(key=lambda a: (a[0][0], a[-1][0], tie(a)))
+            m = queue[0]
+            alive = [
+                e.assignment[0][0] for e in entries if not dead(e.assignment[0][0]) and e.alive(seen, now)
+            ]
+            if alive and min(alive) < m[0][0]:
+                return
+            queue.pop(0)
+            out.append(m)
+            pruning = _pruning(m, kind, target, name)
+            if pruning is not None:
+                killed = pruning if killed is None else max(killed, pruning)
+                queue = [a for a in queue if not dead(a[0][0])]
+
+    for i in range(n):
+        if i > 0:
+            drain(i - 1, i)  # time advances to event i: windows expire first
+        queue.extend(
+            e.assignment
+            for e in entries
+            if e.complete and e.assignment[-1][0] == i and not dead(e.assignment[0][0])
+        )
+        drain(i, i)
+    return out
+
+
+def _pruning(m: Assignment, kind: str, target: str | None, name: Callable[[int], str]) -> int | None:
+    if kind == "skip_to_next":
+        return m[0][0]
+    if kind == "skip_past_last_event":
+        return m[-1][0]
+    positions = [p for p, s in m if name(s) == target]
+    if not positions:
+        return None
+    return positions[0] if kind == "skip_to_first" else positions[-1]
+
+
+class ChoiceOracle:
+    """Reference semantics of a pattern with alternations: the union of its linear expansions.
+
+    ``expansions`` are the stage lists of every way through the alternations (each a plain
+    :class:`Oracle` pattern), most preferred first (SQL's lexicographic order: the left branch,
+    permutations in lexicographic order). A match is one expansion's match; its stages are
+    numbered by ``names`` (every stage name of the pattern, in pattern order). Matches with the
+    same first and last event are ordered by their (position, stage number) sequences, so at equal
+    positions the left branch (the lexicographically first order) comes first.
+    """
+
+    def __init__(
+        self, expansions: Sequence[Sequence[OStage]], names: Sequence[str], events: Sequence[object],
+        times: Sequence[int | float], within: int | float | None = None,
+    ) -> None:  # fmt: skip
+        self.names = list(names)
+        self.oracles = [Oracle(stages, events, times, within) for stages in expansions]
+        self.n = len(events)
+
+    def _global(self, k: int, a: Assignment) -> Assignment:
+        stages = self.oracles[k].stages
+        return tuple((p, self.names.index(stages[s].name)) for p, s in a)
+
+    def matches(self) -> list[Assignment]:
+        """All matches without skipping (stage numbers index ``names``)."""
+        return [self._global(k, a) for k, o in enumerate(self.oracles) for a in o.matches()]
+
+    def skip_matches(self, kind: str, target: str | None = None) -> list[Assignment]:
+        """Matches emitted under a skip strategy, in emission order."""
+        if kind == "no_skip":
+            return sorted(self.matches(), key=lambda a: (a[-1][0], a[0][0], a))
+        entries: list[Entry] = []
+        for k, o in enumerate(self.oracles):
+            for a, s, c in o.prefixes():
+                alive = functools.partial(o._alive, a, s, c)
+                entries.append(Entry(self._global(k, a), o._complete(s, c), alive))
+        return replay(self.n, entries, kind, target, lambda a: a, lambda i: self.names[i])
 
 
 # ---------------------------------------------------------------------- helpers for the NFA tests

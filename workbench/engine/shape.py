@@ -21,7 +21,16 @@ from dataclasses import dataclass
 
 from workbench.engine.expr import ir
 from workbench.engine.expr.parse import parse_expr
-from workbench.engine.nfa.pattern import AllOf, AnyOf, Condition, GroupStage, SequencePattern, Stage
+from workbench.engine.nfa.pattern import (
+    AllOf,
+    Alternation,
+    AnyOf,
+    Condition,
+    GroupStage,
+    Permute,
+    SequencePattern,
+)
+from workbench.engine.nfa.pattern import Element as NFAElement
 from workbench.engine.reactions.patterns import Channel, Fields, ReactionGroup, Receive
 from workbench.errors import ExpressionError
 
@@ -90,8 +99,15 @@ def condition_fields(condition: Condition | None) -> set[str]:
     return _fields(_trees(condition))
 
 
-def _stages(stages: tuple[Stage | GroupStage, ...]) -> Iterator[Element]:
+def _stages(stages: tuple[NFAElement, ...]) -> Iterator[Element]:
     for s in stages:
+        if isinstance(s, Alternation):  # why: every branch's stages, once each
+            for branch in s.branches:
+                yield from _stages(branch)
+            continue
+        if isinstance(s, Permute):
+            yield from _stages(s.elements)
+            continue
         if isinstance(s, GroupStage):
             yield from _stages(s.stages)
             until = _trees(s.until)

@@ -207,6 +207,16 @@ class StageGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class StageChoice:
+    """``(a next b) | c`` (``kind`` ``alternation``) or ``permute(a, b, c)`` (``permute``): each
+    branch is a chain of stages whose first one has contiguity ``begin``."""
+
+    kind: str
+    branches: tuple[tuple[Stage, ...], ...]
+    span: SourceSpan
+
+
+@dataclass(frozen=True, slots=True)
 class Stage:
     """One stage of a sequence.
 
@@ -224,6 +234,7 @@ class Stage:
     within: Duration | None
     within_previous: Duration | None
     span: SourceSpan
+    choice: StageChoice | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from lark.exceptions import UnexpectedInput
 
 from workbench.errors import SourceSpan
 from workbench.language import ast
+from workbench.language.alternation import choice_stage
 from workbench.language.grammar import lark_parser, parse_duration
 from workbench.language.syntax_errors import syntax_error
 
@@ -169,6 +170,11 @@ class _Builder:
             assert isinstance(cont, Tree)
             contiguity = str(cont.data)
         assert isinstance(body, Tree)
+        return self.stage_body(contiguity, body, tree)
+
+    def stage_body(self, contiguity: str, body: Tree[Token], tree: Tree[Token]) -> ast.Stage:
+        if body.data in ("alternation", "permute", "parenthesised"):
+            return choice_stage(self, contiguity, body, self.span(tree))
         head, *clauses = _kids(body)
         name: ast.Name | None = None
         group: ast.StageGroup | None = None
@@ -180,7 +186,7 @@ class _Builder:
             )
         else:
             name = self.name(head)
-            type_node = clauses.pop(0)
+            type_node = clauses.pop(0) if body.data != "choice_stage" else None  # why: branches have none
             if isinstance(type_node, Tree):
                 types = tuple(self.name(t) for t in _kids(type_node))
         clauses_of = self.stage_clauses(clauses)

@@ -25,6 +25,7 @@ from workbench.engine.nfa.measures import UNIVERSAL
 from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
 from workbench.errors import PatternError
+from workbench.language.alternation import choice_lines
 from workbench.language.grammar import DURATION_UNITS, keywords
 from workbench.language.sequences import MATCH_WIDE
 
@@ -174,7 +175,7 @@ _CONTIGUITY_WORDS = {
 }
 
 
-def follow_words(stage: seq.Stage | seq.GroupStage) -> str:
+def follow_words(stage: seq.Element) -> str:
     """How ``stage`` follows the stage before it: ``next``, ``followed by``, ``not followed by``, ..."""
     key = (seq.Contiguity(stage.contiguity), stage.negated)
     if key not in _CONTIGUITY_WORDS:
@@ -183,8 +184,10 @@ def follow_words(stage: seq.Stage | seq.GroupStage) -> str:
     return _CONTIGUITY_WORDS[key]
 
 
-def _stage_lines(stage: seq.Stage | seq.GroupStage, first: bool, indent: str) -> list[str]:
+def _stage_lines(stage: seq.Element, first: bool, indent: str) -> list[str]:
     lead = "begin" if first else follow_words(stage)
+    if isinstance(stage, seq.Alternation | seq.Permute):
+        return choice_lines(stage, lead, indent, _INDENT, _stage_lines)
     parts: list[str] = []
     lines: list[str] = []
     if isinstance(stage, seq.GroupStage):
@@ -230,10 +233,15 @@ def _measures(p: seq.SequencePattern) -> list[str]:
     )
 
 
-def _stage_names(stages: Iterable[seq.Stage | seq.GroupStage]) -> Iterable[str]:
+def _stage_names(stages: Iterable[seq.Element]) -> Iterable[str]:
     for s in stages:
         if isinstance(s, seq.GroupStage):
             yield from _stage_names(s.stages)
+        elif isinstance(s, seq.Alternation):
+            for branch in s.branches:
+                yield from _stage_names(branch)
+        elif isinstance(s, seq.Permute):
+            yield from _stage_names(s.elements)
         else:
             yield s.name
 

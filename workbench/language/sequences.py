@@ -13,6 +13,7 @@ from workbench.engine.nfa import pattern as seq
 from workbench.engine.nfa.measures import UNIVERSAL
 from workbench.errors import PatternError, SourceSpan
 from workbench.language import ast
+from workbench.language.alternation import choice_names, lower_choice
 from workbench.language.arguments import MAX_COUNT, window_ms
 from workbench.language.conditions import EVENT_ATTRIBUTES, Scope, check_condition, nearest
 from workbench.language.context import Context
@@ -148,6 +149,9 @@ class SequenceCompiler:
         for s in stages:
             if s.group is not None:
                 self._collect_names(s.group.stages, seen, depth + 1)
+                continue
+            if s.choice is not None:
+                self._collect_names(choice_names(s), seen, depth + 1)
                 continue
             assert s.name is not None
             if s.name.text in seen:
@@ -350,9 +354,11 @@ class SequenceCompiler:
             msg = "a group of stages cannot be 'greedy' (only a single looping stage can)"
             raise self.ctx.fail(msg, greedy.span)
 
-    def _stage(self, stage: ast.Stage, first: bool) -> seq.Stage | seq.GroupStage:
+    def _stage(self, stage: ast.Stage, first: bool) -> seq.Element:
         ctx = self.ctx
         contiguity, negated = _CONTIGUITY[stage.contiguity]
+        if stage.choice is not None:
+            return lower_choice(ctx, stage, contiguity, negated, self._stage, self.spans)
         if negated and stage.quantifiers:
             msg = "a negated stage ('not next' / 'not followed by') takes no quantifier"
             raise ctx.fail(msg, stage.quantifiers[0].span)
@@ -395,7 +401,7 @@ class SequenceCompiler:
         )
 
 
-def _group_name(stages: Sequence[seq.Stage | seq.GroupStage]) -> str:
+def _group_name(stages: Sequence[seq.Element]) -> str:
     return "(" + " ".join(s.name for s in stages) + ")"
 
 

@@ -30,7 +30,7 @@ def _count(q: seq.Quantifier) -> str:
     return text
 
 
-def _symbol(s: seq.Stage | seq.GroupStage) -> str:
+def _symbol(s: seq.Element) -> str:
     q = s.quantifier
     name = s.name
     if s.negated:
@@ -44,7 +44,7 @@ def _symbol(s: seq.Stage | seq.GroupStage) -> str:
     return name
 
 
-def _arrow(s: seq.Stage | seq.GroupStage) -> str:
+def _arrow(s: seq.Element) -> str:
     return {"strict": " -> ", "relaxed": " ~> ", "nondeterministic_relaxed": " ~~> "}[str(s.contiguity)]
 
 
@@ -55,10 +55,22 @@ def _sequence(p: seq.SequencePattern) -> list[str]:
     lines = [f"states: {diagram} -> (match)", "  (-> next, ~> followed by, ~~> followed by any, ! not)"]
     rows = [("stage", "follows", "count", "condition")]
 
-    def add(stages: tuple[seq.Stage | seq.GroupStage, ...], depth: int) -> None:
+    def add(stages: tuple[seq.Element, ...], depth: int) -> None:
         for i, s in enumerate(stages):
             # the first stage of a pattern or of a group of stages starts it: its contiguity is moot
             follows = "begin" if i == 0 else follow_words(s)
+            if isinstance(s, seq.Alternation | seq.Permute):  # why: one row, then its branches' stages
+                rows.append(
+                    (
+                        "  " * depth + s.name,
+                        follows,
+                        "1",
+                        "(one branch)" if isinstance(s, seq.Alternation) else "(any order)",
+                    )
+                )
+                for branch in s.branches if isinstance(s, seq.Alternation) else (s.elements,):
+                    add(branch, depth + 1)
+                continue
             if isinstance(s, seq.GroupStage):
                 cond = "(group)"
             else:

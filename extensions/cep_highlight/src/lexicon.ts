@@ -47,6 +47,8 @@ export const KEYWORDS: readonly string[] = [
   'including',
   'current',
   'measures',
+  // alternation and permutation of stages: (a next b) | c, permute(a, b, c)
+  'permute',
   'on',
   'once',
   'const',

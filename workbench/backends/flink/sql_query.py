@@ -25,7 +25,16 @@ from dataclasses import dataclass
 
 from workbench.backends.base import BackendError
 from workbench.engine.expr import ir, parse_expr, print_expr
-from workbench.engine.nfa import AggregateSpec, AllOf, AnyOf, Contiguity, Quantifier, SequencePattern, Stage
+from workbench.engine.nfa import (
+    AggregateSpec,
+    AllOf,
+    AnyOf,
+    Contiguity,
+    GroupStage,
+    Quantifier,
+    SequencePattern,
+    Stage,
+)
 from workbench.errors import ExpressionError
 
 __all__ = ["SqlUnsupported", "match_recognize", "positive_stages", "sql_reasons"]
@@ -247,7 +256,12 @@ def sql_reasons(pattern: SequencePattern, fields: Mapping[str, str] | None = Non
         reasons.append(f"within {pattern.within_ms} ms (only whole seconds)")
     stages = pattern.stages
     groups = [s for s in stages if not isinstance(s, Stage)]
-    reasons += [f"group stage {g.name!r}" for g in groups]
+    reasons += [
+        f"group stage {g.name!r}"
+        if isinstance(g, GroupStage)
+        else f"alternation or permute {g.name!r} (Flink SQL rejects '|' and PERMUTE)"
+        for g in groups
+    ]
     if groups:
         return reasons
     positive = positive_stages(pattern)

@@ -15,11 +15,11 @@ events), ``skip`` (after-match strategies), ``runaggs`` (aggregates per partial 
 from __future__ import annotations
 
 from workbench.engine.nfa import pattern
-from workbench.engine.nfa.builder import PatternBuilder, begin
+from workbench.engine.nfa.builder import PatternBuilder, alternation, begin, permute
 from workbench.engine.nfa.conditions import ConditionContext
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.pattern import *  # noqa: F403  (the pattern dataclasses are the package's face)
 from workbench.engine.nfa.state import NFAState
 
-__all__ = ["ConditionContext", "NFAMatcher", "NFAState", "PatternBuilder", "begin"]
+__all__ = ["ConditionContext", "NFAMatcher", "NFAState", "PatternBuilder", "alternation", "begin", "permute"]
 __all__ += pattern.__all__

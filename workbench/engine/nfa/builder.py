@@ -10,6 +10,13 @@
 >>> [s.name for s in p.stages], p.within_ms
 (['a', 'b', 'x'], 10)
 
+Alternation and permutation (SQL ``|`` and ``PERMUTE``) are elements made by :func:`alternation`
+and :func:`permute`, appended like a stage:
+
+>>> p = begin("x").followed_by(alternation(begin("a").next("b"), "c")).build("p")
+>>> [[s.name for s in b] for b in p.stages[1].branches]
+[['a', 'b'], ['c']]
+
 Flink's camelCase names are aliases: ``followedBy``, ``followedByAny``, ``notNext``,
 ``notFollowedBy``, ``oneOrMore``, ``timesOrMore``, ``allowCombinations``.
 """
@@ -17,16 +24,19 @@ Flink's camelCase names are aliases: ``followedBy``, ``followedByAny``, ``notNex
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Union
 
 from workbench.engine.expr import ir
 from workbench.engine.nfa.pattern import (
     AggregateSpec,
     AllOf,
+    Alternation,
     AnyOf,
     Condition,
     Contiguity,
     GroupStage,
     Measure,
+    Permute,
     Quantifier,
     SequencePattern,
     SkipStrategy,
@@ -34,9 +44,10 @@ from workbench.engine.nfa.pattern import (
 )
 from workbench.errors import PatternError
 
-__all__ = ["PatternBuilder", "begin"]
+__all__ = ["PatternBuilder", "alternation", "begin", "permute"]
 
-StageLike = Stage | GroupStage
+StageLike = Stage | GroupStage | Alternation | Permute
+Step = Union[str, "PatternBuilder", Alternation, Permute]
 
 
 @dataclass(frozen=True)
@@ -66,9 +77,12 @@ class PatternBuilder:
             raise PatternError(msg, element=last.name)
         return self._edit(quantifier=replace(last.quantifier, **changes))  # type: ignore[arg-type]
 
-    def _append(
-        self, stage: str | PatternBuilder, contiguity: Contiguity, negated: bool = False
-    ) -> PatternBuilder:
+    def _append(self, stage: Step, contiguity: Contiguity, negated: bool = False) -> PatternBuilder:
+        if isinstance(stage, Alternation | Permute):
+            if negated:
+                msg = "an alternation or permute cannot be negated"
+                raise PatternError(msg, element=stage.name)
+            return replace(self, stages=(*self.stages, replace(stage, contiguity=contiguity)))
         if isinstance(stage, PatternBuilder):
             if negated:
                 msg = "a group cannot be negated"
@@ -81,8 +95,8 @@ class PatternBuilder:
     def where(self, cond: Condition) -> PatternBuilder:
         """AND a condition into the current stage."""
         last = self.stages[-1]
-        if isinstance(last, GroupStage):
-            msg = "a group has no where(); put conditions on its stages"
+        if isinstance(last, GroupStage | Alternation | Permute):
+            msg = "a group or alternation has no where(); put conditions on its stages"
             raise PatternError(msg, element=last.name)
         new: Condition = cond if last.where is None else AllOf((last.where, cond))
         return self._edit(where=new)
@@ -90,7 +104,7 @@ class PatternBuilder:
     def or_(self, cond: Condition) -> PatternBuilder:
         """OR a condition with everything accumulated so far (Flink ``or``)."""
         last = self.stages[-1]
-        if isinstance(last, GroupStage) or last.where is None:
+        if isinstance(last, GroupStage | Alternation | Permute) or last.where is None:
             msg = "or() needs a preceding where()"
             raise PatternError(msg, element=last.name)
         return self._edit(where=AnyOf((last.where, cond)))
@@ -107,15 +121,15 @@ class PatternBuilder:
         return self._edit(types=tuple(types))
 
     # ------------------------------------------------------------------ chaining
-    def next(self, stage: str | PatternBuilder) -> PatternBuilder:
+    def next(self, stage: Step) -> PatternBuilder:
         """Strict contiguity."""
         return self._append(stage, Contiguity.STRICT)
 
-    def followed_by(self, stage: str | PatternBuilder) -> PatternBuilder:
+    def followed_by(self, stage: Step) -> PatternBuilder:
         """Relaxed contiguity."""
         return self._append(stage, Contiguity.RELAXED)
 
-    def followed_by_any(self, stage: str | PatternBuilder) -> PatternBuilder:
+    def followed_by_any(self, stage: Step) -> PatternBuilder:
         """Non-deterministic relaxed contiguity."""
         return self._append(stage, Contiguity.NONDETERMINISTIC_RELAXED)
 
@@ -200,10 +214,35 @@ class PatternBuilder:
     allowCombinations = allow_combinations
 
 
-def begin(name: str | PatternBuilder, skip: SkipStrategy | str | None = None) -> PatternBuilder:
-    """Start a pattern with stage ``name`` (or a group built with another builder)."""
+def begin(name: Step, skip: SkipStrategy | str | None = None) -> PatternBuilder:
+    """Start a pattern with stage ``name`` (or a group built with another builder, or a choice)."""
     strategy = SkipStrategy() if skip is None else SkipStrategy.parse(skip) if isinstance(skip, str) else skip
+    if isinstance(name, Alternation | Permute):
+        return PatternBuilder((name,), strategy)
     if isinstance(name, PatternBuilder):
         group = GroupStage(name="group_0", stages=name.stages, contiguity=Contiguity.STRICT)
         return PatternBuilder((group,), strategy)
     return PatternBuilder((Stage(name, contiguity=Contiguity.STRICT),), strategy)
+
+
+def _branch(item: str | PatternBuilder) -> tuple[StageLike, ...]:
+    return (Stage(item),) if isinstance(item, str) else item.stages
+
+
+def alternation(*branches: str | PatternBuilder) -> Alternation:
+    """SQL ``(a b) | c``: each branch a stage name or a chain built with :func:`begin`; the left
+    branch is preferred. Append it with ``begin`` / ``next`` / ``followed_by`` / ``followed_by_any``."""
+    return Alternation(tuple(_branch(b) for b in branches))
+
+
+def permute(*elements: str | PatternBuilder, inner: Contiguity = Contiguity.RELAXED) -> Permute:
+    """SQL ``PERMUTE(a, b, c)``: the elements in any order (a chain of several stages is one group);
+    ``inner`` is the contiguity between consecutive elements (``STRICT``: SQL's)."""
+    out: list[StageLike] = []
+    for e in elements:
+        stages = _branch(e)
+        if len(stages) > 1:  # why: named and written as the language does, ``(f g)``
+            head = replace(stages[0], contiguity=Contiguity.RELAXED)
+            stages = (GroupStage("(" + " ".join(s.name for s in stages) + ")", (head, *stages[1:])),)
+        out.append(stages[0])
+    return Permute(tuple(out), inner=inner)

@@ -22,6 +22,10 @@ from workbench.errors import PatternError
 __all__ = ["Action", "CompiledNFA", "Kind", "StateDef", "Transition", "compile_nfa", "original_name"]
 
 
+#: the base name of the state in front of an alternation's branches
+CHOICE = "$choice$"
+
+
 class Action(IntEnum):
     """Edge actions."""
 
@@ -335,6 +339,8 @@ class _Compiler:
 
     def _convert(self, sink: _S) -> _S:
         p = self.cur
+        if p.branches is not None:
+            return self._alternation(p, sink)
         if p.looping:
             assert p.times is not None
             self._set_first_of_loop(False)
@@ -418,6 +424,22 @@ class _Compiler:
             st.add(Action.IGNORE, ign_state, ignore)
             self._add_stop_to_looping(ign_state)
         return st
+
+    def _alternation(self, alt: Info, sink: _S) -> _S:
+        """Each branch built in front of ``sink``; a state whose PROCEED edges enter them, the
+        left branch's followed first (the run steps pop PROCEED targets last-in first-out)."""
+        assert alt.branches is not None
+        saved = (self.cur, self.following, self.cur_group)
+        heads: list[_S] = []
+        for last in alt.branches:
+            self.cur, self.following, self.cur_group = last, saved[1], None
+            self.window = _min_window(self.window, last.within)
+            heads.append(self._convert(self._middle(sink)))
+        self.cur, self.following, self.cur_group = saved
+        choice = self._new(CHOICE, Kind.NORMAL)
+        for head in reversed(heads):
+            choice.add(Action.PROCEED, head, TRUE)
+        return choice
 
     def _enter(self, group: Info) -> tuple[Info, Info | None, Info | None]:
         saved = (self.cur, self.following, self.cur_group)

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from workbench.engine.faults import FaultSink
 from workbench.engine.nfa.conditions import TRUE, And, Cond, compile_condition, type_test
-from workbench.engine.nfa.pattern import Contiguity, GroupStage, Stage
+from workbench.engine.nfa.pattern import Alternation, Contiguity, Element, GroupStage, Permute, Stage
 from workbench.errors import PatternError
 
 __all__ = ["DELIM", "END", "ElementReader", "Info"]
 
 END = "$endState$"
 DELIM = ":"
-Element = Stage | GroupStage
 
 STRATEGY = {
     Contiguity.STRICT: "strict",
@@ -30,6 +29,7 @@ class Info:
     """Derived facts about one stage or group, linked to the previous element of its chain."""
 
     __slots__ = (
+        "branches",
         "greedy",
         "group",
         "inner",
@@ -63,6 +63,7 @@ class Info:
         self.prev: Info | None = None
         self.group = False
         self.last: Info | None = None  # groups: the last element of the inner chain
+        self.branches: tuple[Info, ...] | None = None  # alternations: each branch's last element
 
 
 class ElementReader:
@@ -86,16 +87,37 @@ class ElementReader:
         prev_elem: Element | None = None
         for i, elem in enumerate(elements):
             obj: object = elem
-            if not isinstance(obj, Stage | GroupStage):
+            if isinstance(obj, Alternation | Permute):
+                info = self._choice(obj, i == 0, elements[:i], where, seen)
+            elif not isinstance(obj, Stage | GroupStage):
                 msg = f"a stage must be a Stage or GroupStage, got {type(obj).__name__}"
                 raise self._error(msg)
-            info = self._element(elem, first=i == 0, prev_elem=prev_elem, seen=seen)
+            else:
+                info = self._element(obj, first=i == 0, prev_elem=prev_elem, seen=seen)
             info.prev = prev
             prev, prev_elem = info, elem
         assert prev is not None
         return prev
 
-    def _element(self, elem: Element, first: bool, prev_elem: Element | None, seen: set[str]) -> Info:
+    def _choice(
+        self,
+        elem: Alternation | Permute,
+        first: bool,
+        before: tuple[Element, ...],
+        where: str,
+        seen: set[str],
+    ) -> Info:
+        """An alternation or permutation (:mod:`~workbench.engine.nfa.choice`)."""
+        from workbench.engine.nfa.choice import read_choice
+
+        if where.startswith("group "):
+            msg = f"an alternation or permute cannot be inside a group ({where}); put groups in its branches"
+            raise self._error(msg, elem.name)
+        return read_choice(self.chain, elem, first, before, seen, self._error)
+
+    def _element(
+        self, elem: Stage | GroupStage, first: bool, prev_elem: Element | None, seen: set[str]
+    ) -> Info:
         name = self._check(elem, prev_elem, seen)
         q = elem.quantifier
         until = (
@@ -121,7 +143,8 @@ class ElementReader:
                 where = test if where is TRUE else And(test, where)
             info = Info(name, strategy, where, until)
             info.within_prev = elem.within_prev_ms
-            self.names.append(name)
+            if name not in self.names:  # why: a permuted stage is read once per order
+                self.names.append(name)
         info.optional = q.optional
         info.looping = q.looping
         info.times = None if q.single else (q.min, q.min if q.max is None else q.max)

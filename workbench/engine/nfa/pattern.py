@@ -29,8 +29,9 @@ Conditions (:data:`Condition`) are either
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as _field
 from enum import StrEnum
 from typing import Any, Literal, Union
@@ -42,11 +43,14 @@ from workbench.errors import PatternError
 __all__ = [
     "AggregateSpec",
     "AllOf",
+    "Alternation",
     "AnyOf",
     "Condition",
     "Contiguity",
+    "Element",
     "GroupStage",
     "Measure",
+    "Permute",
     "Quantifier",
     "SequencePattern",
     "SkipKind",
@@ -214,7 +218,7 @@ class GroupStage:
     """
 
     name: str
-    stages: tuple[Stage | GroupStage, ...]
+    stages: tuple[Element, ...]
     contiguity: Contiguity = Contiguity.RELAXED
     quantifier: Quantifier = _field(default_factory=Quantifier)
     until: Condition | None = None
@@ -230,6 +234,97 @@ class GroupStage:
     def negated(self) -> bool:
         """Groups are never negated."""
         return False
+
+
+class _Choice:
+    """What an alternation or permutation answers where a stage would: one pass, never negated."""
+
+    __slots__ = ()
+
+    @property
+    def quantifier(self) -> Quantifier:
+        """Exactly once (alternations take no quantifier)."""
+        return Quantifier()
+
+    @property
+    def negated(self) -> bool:
+        """Never negated."""
+        return False
+
+    @property
+    def until(self) -> None:
+        """No stop condition."""
+        return None
+
+    @property
+    def within_ms(self) -> None:
+        """No window of its own."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Alternation(_Choice):
+    """Alternation of sub-sequences (SQL ``(a b) | c``): a match takes exactly one branch.
+
+    Each branch is a chain of stages (its first element's contiguity is irrelevant: the branch
+    follows the previous element with the alternation's ``contiguity``). Branches are preferred in
+    order (SQL's lexicographic order): when several complete at the same event, the left one comes
+    first, so it is the one that survives a skip strategy. The stages of the branch not taken have
+    no events in the match. An alternation takes no quantifier, is never negated and cannot be
+    inside a :class:`GroupStage` (groups may be inside its branches).
+
+    Attributes:
+        branches: at least two chains of at least one element each; stage names unique across all.
+        contiguity: how the taken branch's first event follows the previous element.
+        name: the name used in messages.
+    """
+
+    branches: tuple[tuple[Element, ...], ...]
+    contiguity: Contiguity = Contiguity.RELAXED
+    name: str = _field(default="alternation", compare=False)
+
+    def __post_init__(self) -> None:
+        # A branch head's own contiguity is moot (the alternation's applies): stored as RELAXED so
+        # equal alternations compare equal however they were written.
+        branches = tuple(tuple(_moot(e) if i == 0 else e for i, e in enumerate(b)) for b in self.branches)
+        object.__setattr__(self, "branches", branches)
+
+
+@dataclass(frozen=True, slots=True)
+class Permute(_Choice):
+    """SQL ``PERMUTE(a, b, c)``: the elements in any order, each exactly once.
+
+    It is the :class:`Alternation` of every permutation in lexicographic order of the listed
+    elements (``a b c | a c b | b a c | ...``, the first listed preferred); ``inner`` is the
+    contiguity between consecutive elements of the permutation (``STRICT`` is SQL's). Elements
+    cannot be optional or negated (two orders would give the same match).
+    """
+
+    elements: tuple[Element, ...]
+    contiguity: Contiguity = Contiguity.RELAXED
+    inner: Contiguity = Contiguity.RELAXED
+    name: str = _field(default="permute", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "elements", tuple(_moot(e) for e in self.elements))
+
+    def alternation(self) -> Alternation:
+        """The alternation of all orders (lexicographic in the listed order)."""
+        orders = itertools.permutations(self.elements)
+        branches = tuple(tuple(replace(e, contiguity=self.inner) for e in order) for order in orders)
+        return Alternation(branches, self.contiguity, self.name)
+
+
+def _moot(e: Element) -> Element:
+    """``e`` with the contiguity it ignores (at the head of a branch) set to ``RELAXED``."""
+    obj: object = e
+    if isinstance(obj, Stage | GroupStage | Alternation | Permute) and not e.negated:
+        return replace(e, contiguity=Contiguity.RELAXED)
+    return e
+
+
+#: an element of a sequence: a stage, a group, an alternation or a permutation
+Element = Union[Stage, GroupStage, Alternation, Permute]  # noqa: UP007 - runtime alias
 
 
 SkipKind = Literal["no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last"]
@@ -321,7 +416,7 @@ class SequencePattern:
     """
 
     name: str
-    stages: tuple[Stage | GroupStage, ...]
+    stages: tuple[Element, ...]
     within_ms: int | float | None = None
     skip: SkipStrategy = _field(default_factory=SkipStrategy)
     aggregates: tuple[AggregateSpec, ...] = ()

@@ -23,6 +23,7 @@ from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import Time
+from workbench.engine.nfa.choice import pattern_has_choice
 from workbench.engine.nfa.compiler import CompiledNFA
 from workbench.engine.nfa.flink import FlinkOrderPlan
 from workbench.engine.nfa.general import GeneralPlan
@@ -88,6 +89,8 @@ def choose_plan(
         return FlinkOrderPlan(pattern, nfa, facts, aggs, BufferStore())
     if not specialise:
         return GeneralPlan(pattern, nfa, facts, aggs, BufferStore())
+    if pattern_has_choice(pattern):  # why: the fast plans' shapes have no alternation
+        return GeneralPlan(pattern, nfa, facts, aggs, PathStore())
     return (
         LinearPlan.build(pattern, nfa, facts)
         or LoopPlan.build(pattern, nfa, facts)

@@ -17,7 +17,7 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         "typo_within",
         "sequence s wthin 10s begin a",
         "CepSyntaxError",
-        "line 2, column 12: unexpected 'wthin'; expected one of 'aggregate', 'begin', 'max', 'measures', 'no', 'partition', 'skip', 'within' (did you mean 'within'?)\n    sequence s wthin 10s begin a\n               ^",
+        "line 2, column 12: unexpected 'wthin'; expected one of 'aggregate', 'begin', 'emit', 'max', 'measures', 'no', 'partition', 'skip', 'within' (did you mean 'within'?)\n    sequence s wthin 10s begin a\n               ^",
         2,
         12,
     ),

@@ -47,6 +47,8 @@ export const KEYWORDS: readonly string[] = [
   'including',
   'current',
   'measures',
+  'emit',
+  'into',
   'on',
   'once',
   'const',

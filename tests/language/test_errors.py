@@ -41,7 +41,7 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         "missing_begin",
         "sequence s next a",
         "CepSyntaxError",
-        "line 2, column 12: unexpected 'next'; expected one of 'aggregate', 'begin', 'max', 'measures', 'no', 'partition', 'skip', 'within'\n    sequence s next a\n               ^",
+        "line 2, column 12: unexpected 'next'; expected one of 'aggregate', 'begin', 'emit', 'max', 'measures', 'no', 'partition', 'skip', 'within'\n    sequence s next a\n               ^",
         2,
         12,
     ),

@@ -9,6 +9,8 @@ an :class:`~workbench.engine.events.Event` of type ``TYPE``:
   same key;
 * its ``time`` is the detection's time: the time of its last event for a match, the release time
   (when the clock proved the window over) for a timeout;
+* it is an event of the key's stream: a pattern that reads that stream (``prev(e, n)``) sees it
+  after the event that completed the detection, even when no stage of it reads the type;
 * its ``seq`` is negative (-2, -3, ... in the order the engine derives them): it is no input row
   and takes no input position. A consumer's detection lists it among its events like any other
   (``types`` names the derived type, the detection-events frame shows its fields).
@@ -35,7 +37,15 @@ if TYPE_CHECKING:
     from workbench.engine.detection import Detection
     from workbench.engine.matcher import Matcher
 
-__all__ = ["FIRST_DERIVED_SEQ", "RESERVED_FIELDS", "Emitter", "emits_of", "emitter_of", "find_cycle"]
+__all__ = [
+    "FIRST_DERIVED_SEQ",
+    "RESERVED_FIELDS",
+    "Emitter",
+    "emits_of",
+    "emitter_of",
+    "find_cycle",
+    "matched_types",
+]
 
 #: the ``seq`` of the first derived event (then -3, -4, ...; -1 means "not stamped yet")
 FIRST_DERIVED_SEQ = -2
@@ -48,6 +58,16 @@ def emits_of(matcher: object) -> str | None:
     """The type a compiled matcher's pattern emits its detections into (``None``: it does not)."""
     value = getattr(getattr(matcher, "pattern", None), "emit_into", None)
     return value if isinstance(value, str) else None
+
+
+def matched_types(matcher: Matcher) -> frozenset[str] | None:
+    """The types that can start or change a matcher's partial matches (``None``: every type).
+
+    A matcher that keeps the key's stream for ``prev(e, n)`` and windows sees every type, but only
+    these can lead to a detection: a derived event of another type only enters its stream.
+    """
+    relevant = getattr(matcher, "relevant", False)
+    return matcher.event_types() if relevant is False else relevant  # type: ignore[return-value]
 
 
 def find_cycle(reads: Mapping[str, frozenset[str] | None], emits: Mapping[str, str]) -> list[str] | None:
@@ -134,7 +154,7 @@ def emitter_of(matchers: Iterable[Matcher]) -> Emitter | None:
     for m in listed:
         if m.name in emits:
             _check_measures(m)
-    cycle = find_cycle({m.name: m.event_types() for m in listed}, emits)
+    cycle = find_cycle({m.name: matched_types(m) for m in listed}, emits)
     if cycle is not None:
         raise PatternError(cycle_message(cycle, emits), pattern=cycle[0])
     return Emitter(emits)

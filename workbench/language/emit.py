@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from workbench.engine.derived import RESERVED_FIELDS, cycle_message, emits_of, find_cycle
+from workbench.engine.derived import RESERVED_FIELDS, cycle_message, emits_of, find_cycle, matched_types
 from workbench.engine.families import compile_matcher
 from workbench.errors import CepError, SourceSpan
 from workbench.language import ast
@@ -61,7 +61,7 @@ def emitted_cycle(patterns: Sequence[Pattern]) -> tuple[list[str], str] | None:
     emits = {m.name: t for m in matchers if (t := emits_of(m)) is not None}
     if not emits:
         return None
-    cycle = find_cycle({m.name: m.event_types() for m in matchers}, emits)
+    cycle = find_cycle({m.name: matched_types(m) for m in matchers}, emits)
     return None if cycle is None else (cycle, cycle_message(cycle, emits))
 
 

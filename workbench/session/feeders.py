@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from workbench.engine.derived import matched_types
 from workbench.engine.families import compile_matcher
 from workbench.errors import CepError
 from workbench.language.compile import Definition
@@ -34,7 +35,7 @@ def with_feeders(
         consumer = todo.pop()
         if consumer not in definitions:
             continue  # why: an unknown name is reported by the caller, with the nearest name
-        reads = compile_matcher(definitions[consumer].pattern).event_types()
+        reads = matched_types(compile_matcher(definitions[consumer].pattern))
         for feeder, into in emits.items():
             if feeder == consumer or (reads is not None and into not in reads):
                 continue

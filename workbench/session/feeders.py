@@ -15,7 +15,7 @@ from workbench.errors import CepError
 from workbench.language.compile import Definition
 from workbench.session.inputs import KeyFields
 
-__all__ = ["with_feeders"]
+__all__ = ["derived_shape", "with_feeders"]
 
 
 def with_feeders(
@@ -67,3 +67,16 @@ def _by(partition: str | tuple[str, ...] | None) -> str:
 
 def _emits(definition: Definition) -> object:
     return getattr(definition.pattern, "emit_into", None)
+
+
+def derived_shape(
+    definitions: Mapping[str, Definition], names: Sequence[str], types: frozenset[str], fields: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The event types and fields a run's patterns met: the input's and those of the derived events."""
+    for name in names:
+        pattern = definitions[name].pattern
+        into = getattr(pattern, "emit_into", None)
+        if isinstance(into, str):
+            types |= {into}
+            fields |= {m.name for m in getattr(pattern, "measures", ())}
+    return types, fields

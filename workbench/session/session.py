@@ -24,7 +24,7 @@ from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
 from workbench.language.emit import session_cycle
-from workbench.session.feeders import with_feeders
+from workbench.session.feeders import derived_shape, with_feeders
 from workbench.session.inputs import KeyFields
 from workbench.session.notes import kind_of
 from workbench.session.ordering import check_order_by, order_fields
@@ -223,6 +223,7 @@ class CepSession:
                 outcomes.append(self._replay_columns(group, loaded, report, **settings))
                 seen = Seen.of_columns(loaded)
             types, fields, rows, keyed = seen.types, seen.fields, seen.rows, keyed or seen.keyed
+        types, fields = derived_shape(self.definitions, names, types, fields)  # why: no note on them
         return Replay(self.merge(outcomes), types, fields, rows, keyed or rows == 0, missing)
 
     def _replay_columns(

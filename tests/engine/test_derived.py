@@ -192,3 +192,16 @@ def test_find_cycle_agrees_with_the_transitive_closure(
         assert cycle[0] == cycle[-1]
         for a, b in itertools.pairwise(cycle):
             assert reads[b] is None or emits[a] in reads[b]  # type: ignore[operator]
+
+
+def test_shards_derive_within_the_key_s_shard() -> None:
+    from workbench.engine.sharding import ShardedEngine
+
+    keys = ["a", "b", ("u", "10.0.0.1"), ("u", "10.0.0.2")]
+    events = [{"type": "fail", "time": t, "key": k} for t in range(8) for k in keys]
+    sharded = ShardedEngine([BURST, ATTACK], 3)
+    sharded.process_many(events)
+    sharded.finish()
+    want = run([BURST, ATTACK], events).detections
+    assert sorted(map(_shape, sharded.detections), key=repr) == sorted(map(_shape, want), key=repr)
+    assert {d.key for d in sharded.detections if d.pattern == "attack"} == set(keys)

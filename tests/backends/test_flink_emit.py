@@ -21,7 +21,9 @@ def test_the_backend_refuses_emit_into_before_any_job() -> None:
 
     patterns = compile_patterns(TEXT)
     events = [{"type": "fail", "time": t, "key": "k"} for t in range(6)]
-    with pytest.raises(BackendError, match=r"pattern 'burst' emits into 'burst', which the Flink backend does not"):
+    with pytest.raises(
+        BackendError, match=r"pattern 'burst' emits into 'burst', which the Flink backend does not"
+    ):
         FlinkBackend(report=lambda line: None).execute(patterns, events, RunOptions())
     with pytest.raises(BackendError, match="second keyed operator"):
         run_many([FlinkRun(tuple(patterns), tuple(events))])

@@ -109,3 +109,28 @@ sequence b emit into y begin q: x
 sequence c begin r: y
 """
     assert [d.pattern.name for d in compile_text(text)] == ["a", "b", "c"]
+
+
+def test_a_chain_of_three_levels_runs_in_order_in_one_engine() -> None:
+    from workbench.engine import run
+
+    patterns = [
+        d.pattern
+        for d in compile_text(
+            """
+sequence a emit into x measures v = p.n begin p: input
+sequence b emit into y measures w = q.v * 10 begin q: x
+sequence c measures z = r.w begin r: y
+"""
+        )
+    ]
+    result = run(patterns, [{"type": "input", "time": t, "n": t} for t in (1, 2)])
+    got = [(d.pattern, d.time, dict(d.measures)) for d in result.detections]
+    assert got == [
+        ("a", 1, {"v": 1}),
+        ("b", 1, {"w": 10}),
+        ("c", 1, {"z": 10}),
+        ("a", 2, {"v": 2}),
+        ("b", 2, {"w": 20}),
+        ("c", 2, {"z": 20}),
+    ]

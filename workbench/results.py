@@ -7,12 +7,14 @@ fixed, documented set of columns, in a fixed order, also when the input is empty
 
 ===============  =================================================================================
 ``pattern``      the pattern's name
-``key``          the partition key
+``key``          the partition key (a tuple for ``partition by user, ip``: one column, as pandas
+                 names the groups of ``groupby(["user", "ip"])``)
 ``instance``     instance id (unique per pattern and key within one run)
 ``kind``         ``"match"`` or ``"timeout"``
 ``emit_time``    emit time (event time, ms)
 ``n_events``     number of contributing events
-``events``       tuple of the events' arrival positions (``seq``), in the detection's order
+``events``       tuple of the events' arrival positions (``seq``), in the detection's order; an
+                 event derived from another pattern's detection (``emit into``) has a negative one
 ``types``        tuple of the events' types, parallel to ``events``
 ``channels``     tuple of the channel or stage of each event, parallel to ``events``
 ``negated``      tuple of the ``@not`` channels satisfied by absence

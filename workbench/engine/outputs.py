@@ -103,6 +103,8 @@ class Outputs:
         #: outputs of the transitions under way, and events fed back by callbacks (always empty
         #: between two calls: see :meth:`deliver`)
         self._pending: list[Pending] = []
+        #: the event a delivered detection becomes (``emit into``: :mod:`~workbench.engine.derived`)
+        self.derive: Callable[[Detection], Event | None] | None = None
         #: one owner at a time: every public call holds the lock (re-entered only by callbacks)
         self._lock = threading.RLock()
         self._busy = False
@@ -176,6 +178,8 @@ class Outputs:
     def publish(self, detection: Detection) -> None:
         """Count, collect and call back one detection whose transitions are complete."""
         self._publish(detection, counter_of(detection), self.detections, self._on_detection, "on_detection")
+        if self.derive is not None and (event := self.derive(detection)) is not None:
+            self._pending.append(Fed(event))  # why: processed after the current event, in order
 
     def publish_reaction(self, reaction: Reaction) -> None:
         """Count, collect and call back one reaction whose transitions are complete."""

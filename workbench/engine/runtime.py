@@ -51,6 +51,7 @@ from workbench.engine.clock import (
     stamp,
     tie_order,
 )
+from workbench.engine.derived import emitter_of
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
@@ -145,7 +146,9 @@ class Engine(Imaging):
         if any(m.name == matcher.name for m in self.matchers):
             msg = "a pattern with this name is already in the engine"
             raise PatternError(msg, pattern=matcher.name)
+        derive = emitter_of([*self.matchers, matcher])  # why first: a cycle leaves the engine as it was
         index = self.host.add(matcher)
+        self.derive = derive.derive if derive is not None else None
         self._loop = None
         self._adopt_faults(matcher)
         # Optional hook: a matcher may ask for timers before any event (Prova groups created at
@@ -298,7 +301,10 @@ class Engine(Imaging):
         clock = self.event_clock
         position = clock.next_seq
         clock.next_seq = position + 1  # a rejected event still occupies its input position
-        self._accept(stamp(raw, position), position, out)
+        event = stamp(raw, position)
+        if event.seq < -1:  # why: a derived event (emit into) takes no input position
+            clock.next_seq = position
+        self._accept(event, position, out)
 
     def _accept(self, event: Event, position: int, out: list[Detection]) -> None:
         """Handle one stamped event: late, processed at once, or buffered until the watermark."""
@@ -378,7 +384,8 @@ class Engine(Imaging):
                     continue
                 clock, position = self.event_clock, self.event_clock.next_seq
                 event = stamp(fed.event, position)
-                clock.next_seq, t = max(position + 1, event.seq + 1), event.time
+                # why the test: a derived event (emit into, seq < -1) takes no input position
+                clock.next_seq, t = max(position + (event.seq >= -1), event.seq + 1), event.time
                 if t > clock.max_seen and t > clock.watermark[0]:
                     waiting.append(Fed(event))  # why: newer than anything seen: an input of its own
                 elif t < now:

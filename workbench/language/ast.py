@@ -163,7 +163,7 @@ class GroupDef:
 
     name: Name | None
     initiator: Initiator | None
-    partition: Name | None
+    partition: tuple[Name, ...]  # ``partition by user, ip``: the key fields (none: empty)
     constants: tuple[Assignment, ...]
     state: tuple[Assignment, ...]
     instances: tuple[InstanceDecl, ...]
@@ -181,7 +181,7 @@ class ReceiveDef:
     head: ChannelHead
     where: Expr | None
     span: SourceSpan
-    partition: Name | None = None
+    partition: tuple[Name, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,13 +273,14 @@ class SequenceDef:
     name: Name | None
     within: Duration | None
     skip: Skip | None
-    partition: Name | None
+    partition: tuple[Name, ...]  # ``partition by user, ip``: the key fields (none: empty)
     aggregates: tuple[AggregateDecl, ...]
     emit_timeouts: bool
     max_partial: int | str | None
     stages: tuple[Stage, ...]
     span: SourceSpan
     measures: tuple[MeasureDecl, ...] = ()
+    emit_into: Name | None = None  # ``emit into TYPE``
 
 
 @dataclass(frozen=True, slots=True)

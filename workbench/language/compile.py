@@ -25,6 +25,7 @@ from workbench.errors import CepError, SourceSpan
 from workbench.language import ast
 from workbench.language.arguments import CHANNEL_ANNOTATIONS, EXIT_ANNOTATIONS, INITIATOR_ANNOTATIONS
 from workbench.language.context import Context, Definition, Pattern
+from workbench.language.emit import check_emits, declare_emitted, partition_of
 from workbench.language.errors import CepCompileError
 from workbench.language.groups import GroupCompiler
 from workbench.language.parser import parse
@@ -139,6 +140,7 @@ def compile_script(script: ast.Script, **options: Unpack[CompileOptions]) -> lis
     out: list[Definition] = []
     names: dict[str, SourceSpan] = {}
     unnamed = 0
+    emitted: dict[str, SourceSpan] = {}  # pattern -> its 'emit into' clause
     for item in script.items:
         if isinstance(item, ast.EventDecl):
             ctx.schema[item.type.text] = tuple(f.text for f in item.fields)
@@ -150,10 +152,13 @@ def compile_script(script: ast.Script, **options: Unpack[CompileOptions]) -> lis
         names[name] = item.span
         ctx.pattern = name
         pattern, spans = _compile_definition(ctx, item, name, validate=validate)
+        if isinstance(item, ast.SequenceDef) and item.emit_into is not None:
+            declare_emitted(ctx, item, pattern)
+            emitted[name] = item.emit_into.span
         out.append(
             Definition(
                 pattern,
-                item.partition.text if item.partition else None,
+                partition_of(ctx, item.partition),
                 dict(ctx.schema),
                 item.span,
                 {k: dict(v) for k, v in ctx.field_types.items()},
@@ -161,6 +166,8 @@ def compile_script(script: ast.Script, **options: Unpack[CompileOptions]) -> lis
                 source,
             )
         )
+    if emitted and validate:
+        check_emits(ctx, [d.pattern for d in out], emitted)
     return out
 
 

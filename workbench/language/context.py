@@ -23,7 +23,8 @@ class Definition:
 
     Attributes:
         pattern: the engine pattern object.
-        partition: the ``partition by`` field, if any (the key column when loading events).
+        partition: the ``partition by`` field, if any (the key column when loading events); a tuple
+            of fields for a composite key (``partition by user, ip``: the key is the tuple of values).
         schema: the ``event`` declarations in force (type -> fields).
         field_types: declared field types (type -> field -> ``str``/``int``/``float``/``bool``/``number``).
         span: where the definition was written.
@@ -32,7 +33,7 @@ class Definition:
     """
 
     pattern: Pattern
-    partition: str | None
+    partition: str | tuple[str, ...] | None
     schema: Mapping[str, tuple[str, ...]]
     span: SourceSpan
     field_types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)

@@ -102,10 +102,11 @@ class _Builder:
         name_node, *rest = _kids(tree)
         within: ast.Duration | None = None
         skip: ast.Skip | None = None
-        partition: ast.Name | None = None
+        partition: tuple[ast.Name, ...] = ()
         stages: list[ast.Stage] = []
         aggregates: list[ast.AggregateDecl] = []
         measures: list[ast.MeasureDecl] = []
+        emit_into: ast.Name | None = None
         emit_timeouts = True
         max_partial: int | str | None = "default"
         for child in rest:
@@ -115,7 +116,7 @@ class _Builder:
                 assert isinstance(tok, Token)
                 within = self.duration(tok)
             elif child.data == "partition":
-                partition = self.name(_kids(child)[0])
+                partition = tuple(self.name(k) for k in _kids(child) if k is not None)
             elif child.data.startswith("skip"):
                 skip = self.skip(child)
             elif child.data == "aggregate_decl":
@@ -127,6 +128,8 @@ class _Builder:
                 )
             elif child.data == "measures_clause":
                 measures.extend(self.measure(m) for m in _kids(child) if isinstance(m, Tree))
+            elif child.data == "emit_into":
+                emit_into = self.name(_kids(child)[0])
             elif child.data == "no_timeouts":
                 emit_timeouts = False
             elif child.data == "max_partial":
@@ -147,6 +150,7 @@ class _Builder:
             tuple(stages),
             self.span(tree),
             tuple(measures),
+            emit_into,
         )
 
     def measure(self, tree: Tree[Token]) -> ast.MeasureDecl:
@@ -244,7 +248,7 @@ class _Builder:
     def group(self, tree: Tree[Token]) -> ast.GroupDef:
         name_node, *rest = _kids(tree)
         initiator: ast.Initiator | None = None
-        partition: ast.Name | None = None
+        partition: tuple[ast.Name, ...] = ()
         block: ast.Block | None = None
         constants: list[ast.Assignment] = []
         state: list[ast.Assignment] = []
@@ -263,7 +267,7 @@ class _Builder:
                     self.span(child),
                 )
             elif child.data == "partition":
-                partition = self.name(_kids(child)[0])
+                partition = tuple(self.name(k) for k in _kids(child) if k is not None)
             elif child.data == "constant":
                 constants.append(self.assignment(child))
             elif child.data == "state_var":

@@ -285,6 +285,8 @@ def _format_sequence(p: seq.SequencePattern) -> str:
         lines.append(f"{_INDENT}{words}")
     lines.extend(f"{_INDENT}{_aggregate(a)}" for a in p.aggregates)
     lines.extend(_measures(p))
+    if p.emit_into is not None:
+        lines.append(f"{_INDENT}emit into {format_name(p.emit_into)}")
     if not p.emit_timeouts:
         lines.append(f"{_INDENT}no timeouts")
     if p.max_partial_matches != _DEFAULT_MAX_PARTIAL:
@@ -454,11 +456,12 @@ def _format_receive(r: grp.Receive) -> str:
     return "\n".join(lines)
 
 
-def format_pattern(pattern: Any, *, partition: str | None = None) -> str:
+def format_pattern(pattern: Any, *, partition: str | tuple[str, ...] | None = None) -> str:
     """``pattern`` (a sequence pattern, a reaction group or a receive) as ``%%cep`` text.
 
     ``partition`` is the ``partition by`` field of its definition (a property of the definition,
-    not of the pattern object), written back so that the text compiles to the same definition.
+    not of the pattern object; a tuple of fields for a composite key), written back so that the
+    text compiles to the same definition.
 
     >>> from workbench.language import compile_text
     >>> (d,) = compile_text("sequence s partition by user begin a next b")
@@ -483,4 +486,5 @@ def format_pattern(pattern: Any, *, partition: str | None = None) -> str:
     if partition is None:
         return text
     head, _, rest = text.partition("\n")
-    return f"{head}\n{_INDENT}partition by {format_name(partition)}" + (f"\n{rest}" if rest else "")
+    fields = ", ".join(format_name(f) for f in ((partition,) if isinstance(partition, str) else partition))
+    return f"{head}\n{_INDENT}partition by {fields}" + (f"\n{rest}" if rest else "")

@@ -70,6 +70,7 @@ class SequenceCompiler:
             max_partial_matches=max_partial,  # type: ignore[arg-type]
             emit_timeouts=node.emit_timeouts,
             measures=self._measures(node.measures),
+            emit_into=node.emit_into.text if node.emit_into is not None else None,
         )
 
     def _measures(self, decls: Sequence[ast.MeasureDecl]) -> tuple[seq.Measure, ...]:

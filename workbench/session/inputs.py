@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SUFFIXES",
+    "KeyFields",
     "check_columns",
     "check_out_of_orderness",
     "load_columns",
@@ -34,6 +35,14 @@ __all__ = [
 ]
 
 SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
+
+#: the partition key: one field, or several (``partition by user, ip``: the key is the tuple of values)
+KeyFields = str | tuple[str, ...]
+
+
+def key_text(key: KeyFields) -> str:
+    """How a key reads in messages: ``user`` or ``user, ip``."""
+    return key if isinstance(key, str) else ", ".join(key)
 
 
 def read_frame(path: str | Path) -> pd.DataFrame:
@@ -84,33 +93,49 @@ def check_columns(frame: pd.DataFrame) -> None:
         raise EventError(msg, field=repeated[0])
 
 
-def _check_keys(frame: pd.DataFrame, key: str, allow_missing: bool) -> int:
-    """The number of rows with no value in the partition ``key`` column; an :class:`EventError`
-    naming the first one unless ``allow_missing``."""
-    missing = frame[key].isna().to_numpy()
+def _check_keys(frame: pd.DataFrame, key: KeyFields, allow_missing: bool) -> int:
+    """The number of rows with no value in a partition ``key`` column (any of them, for a composite
+    key); an :class:`EventError` naming the first one and its column unless ``allow_missing``."""
+    parts = (key,) if isinstance(key, str) else key
+    blanks = frame[list(parts)].isna().to_numpy()
+    missing = blanks.any(axis=1)
     count = int(missing.sum())
     if count and not allow_missing:
         row = int(missing.argmax())
+        column = parts[int(blanks[row].argmax())]
         msg = (
-            f"row {row} (index {frame.index[row]!r}) has no value in the partition key column {key!r} "
+            f"row {row} (index {frame.index[row]!r}) has no value in the partition key column {column!r} "
             f"({count} row(s) in all); fill it, {MISSING_KEY_HINT}"
         )
-        raise EventError(msg, position=row, field=key)
+        raise EventError(msg, position=row, field=column)
     return count
+
+
+def _keyed(frame: pd.DataFrame, key: KeyFields) -> pd.DataFrame:
+    """``frame`` with a ``key`` column: a copy of the key field, or the tuple of a composite key's."""
+    if isinstance(key, str):
+        return frame.assign(key=frame[key])
+    import pandas as pd
+
+    rows = zip(*(frame[k] for k in key), strict=True)
+    tuples = [None if any(v is None or v != v for v in t) else t for t in rows]  # why v != v: NaN
+    return frame.assign(key=pd.Series(tuples, index=frame.index, dtype=object))
 
 
 def load_columns(
     source: object,
     *,
     time: str | None = None,
-    key: str | None = None,
+    key: KeyFields | None = None,
     type: str | None = None,
     allow_missing_key: bool = False,
 ) -> EventColumns | None:
     """A DataFrame's (or an event file's) events as columns; ``None`` for an iterable of events.
 
     ``key`` names the partition key column (checked; a column other than ``key`` is copied, so it
-    stays a field that conditions can read). Raises :class:`EventError` for a missing column, and
+    stays a field that conditions can read), or a tuple of columns: then the key is the tuple of
+    the row's values (``partition by user, ip``), and a row missing any of them has none.
+    Raises :class:`EventError` for a missing column, and
     for a row with no value in the ``key`` column unless ``allow_missing_key`` (then such rows share
     the key ``None``).
     """
@@ -123,25 +148,26 @@ def load_columns(
     if not isinstance(source, pd.DataFrame):
         return None
     check_columns(source)
-    if key is not None and key not in source.columns:
-        columns = [str(c) for c in source.columns]
-        msg = (
-            f"the events have no partition key column {key!r}{nearest(key, columns)} "
-            f"(it comes from --key or the pattern's 'partition by {key}'); "
-            f"columns: {', '.join(columns) or 'none'}"
-        )
-        raise EventError(msg, field=key)
+    for part in (key,) if isinstance(key, str) else key or ():
+        if part not in source.columns:
+            columns = [str(c) for c in source.columns]
+            msg = (
+                f"the events have no partition key column {part!r}{nearest(part, columns)} "
+                f"(it comes from --key or the pattern's 'partition by {key_text(key or part)}'); "
+                f"columns: {', '.join(columns) or 'none'}"
+            )
+            raise EventError(msg, field=part)
     if key is not None:
         _check_keys(source, key, allow_missing_key)
-    if key is not None and key != "key" and key in source.columns and "key" not in source.columns:
+    if key is not None and key != "key" and "key" not in source.columns:
         # key by a copy, so the column stays a field conditions can read (partition by symbol)
-        source = source.assign(key=source[key])
+        source = _keyed(source, key)
         key = "key"
     return EventColumns.from_frame(
         source,
         type_column=type or "type",
         time_column=time,
-        key_column=key if key is not None else "key",
+        key_column=key if isinstance(key, str) else "key",
     )
 
 
@@ -149,7 +175,7 @@ def load_events(
     source: Any,
     *,
     time: str | None = None,
-    key: str | None = None,
+    key: KeyFields | None = None,
     type: str | None = None,
     allow_missing_key: bool = False,
 ) -> list[Event]:
@@ -170,6 +196,7 @@ def load_events(
     out: list[Event] = []
     keyed = mappings = False
     first_missing: int | None = None
+    missing_part = ""
     for i, item in enumerate(source):
         if isinstance(item, Event):
             out.append(make_event(item, i))  # why: a built Event is checked too (a NaN time, ...)
@@ -178,11 +205,12 @@ def load_events(
             mappings = True
             if time is not None and time in raw:
                 raw["time"] = raw.pop(time)
-            if key is not None and not _is_blank(raw.get(key)):
-                raw["key"] = raw[key]  # the field stays readable in conditions, as for DataFrames
+            value = _key_of(raw, key)
+            if value is not None:
+                raw["key"] = value  # the field stays readable in conditions, as for DataFrames
                 keyed = True
             elif key is not None and first_missing is None:
-                first_missing = i
+                first_missing, missing_part = i, _blank_part(raw, key)
             if type is not None and type in raw:
                 raw["type"] = raw.pop(type)
             out.append(make_event(raw, i))
@@ -191,24 +219,44 @@ def load_events(
             raise EventError(msg, position=i)
     if key is not None and mappings and not keyed:
         msg = (
-            f"no event has the partition key field {key!r} "
-            f"(it comes from --key or the pattern's 'partition by {key}')"
+            f"no event has the partition key field {key_text(key)!r} "
+            f"(it comes from --key or the pattern's 'partition by {key_text(key)}')"
         )
-        raise EventError(msg, field=key)
+        raise EventError(msg, field=key_text(key))
     if first_missing is not None and not allow_missing_key:
-        msg = f"event {first_missing} has no value for the partition key field {key!r}; give one, "
-        raise EventError(msg + MISSING_KEY_HINT, position=first_missing, field=key)
+        msg = f"event {first_missing} has no value for the partition key field {missing_part!r}; give one, "
+        raise EventError(msg + MISSING_KEY_HINT, position=first_missing, field=missing_part)
     return out
 
 
-def missing_keys(data: object, key: str) -> int:
-    """How many events of ``data`` (a DataFrame or a list of events) have no value for ``key``."""
+def _key_of(raw: Mapping[str, object], key: KeyFields | None) -> object:
+    """An event mapping's key value (a tuple for a composite key); ``None`` when a part is blank."""
+    if key is None:
+        return None
+    if isinstance(key, str):
+        value = raw.get(key)
+        return None if _is_blank(value) else value
+    values = tuple(raw.get(k) for k in key)
+    return None if any(_is_blank(v) for v in values) else values
+
+
+def _blank_part(raw: Mapping[str, object], key: KeyFields) -> str:
+    """The first key field an event mapping has no value for."""
+    parts = (key,) if isinstance(key, str) else key
+    return next((k for k in parts if _is_blank(raw.get(k))), parts[0])
+
+
+def missing_keys(data: object, key: KeyFields) -> int:
+    """How many events of ``data`` (a DataFrame or a list of events) have no value for ``key``
+    (for a composite key: for one of its fields)."""
     import pandas as pd
 
+    parts = [key] if isinstance(key, str) else [k for k in key]
     if isinstance(data, pd.DataFrame):
-        return int(data[key].isna().sum()) if key in data.columns else 0
+        present = [k for k in parts if k in data.columns]
+        return int(data[present].isna().any(axis=1).sum()) if present else 0
     if isinstance(data, list):
-        return sum(1 for e in data if isinstance(e, Mapping) and _is_blank(e.get(key)))
+        return sum(1 for e in data if isinstance(e, Mapping) and _key_of(e, key) is None)
     return 0
 
 

@@ -23,6 +23,9 @@ from workbench.errors import CepError, CepRuntimeError
 from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
+from workbench.language.emit import session_cycle
+from workbench.session.feeders import derived_shape, with_feeders
+from workbench.session.inputs import KeyFields
 from workbench.session.notes import kind_of
 from workbench.session.ordering import check_order_by, order_fields
 from workbench.session.runs import (
@@ -80,6 +83,7 @@ class CepSession:
             field_types=self.field_types,
             default_name=default_name,
         )
+        session_cycle(self.definitions, defs)  # why: a cycle can close across cells
         if default_name is not None and defs and default_name not in {d.pattern.name for d in defs}:
             defined = ", ".join(repr(d.pattern.name) for d in defs)
             msg = f"the cell is called {default_name!r} but defines {defined}; drop the name or rename"
@@ -204,6 +208,7 @@ class CepSession:
         settings = RunSettings(trace=trace, out_of_orderness=out_of_orderness, strict=strict)
         settings["order_by"] = fields_by
         columnar = backend == "local"
+        names = with_feeders(self.definitions, names, key)  # why: the patterns whose events they read
         for part_key, group in self.partition_groups(names, key):
             if allow_missing_key and part_key is not None:
                 missing = max(missing, missing_keys(data, part_key))
@@ -218,6 +223,7 @@ class CepSession:
                 outcomes.append(self._replay_columns(group, loaded, report, **settings))
                 seen = Seen.of_columns(loaded)
             types, fields, rows, keyed = seen.types, seen.fields, seen.rows, keyed or seen.keyed
+        types, fields = derived_shape(self.definitions, names, types, fields)  # why: no note on them
         return Replay(self.merge(outcomes), types, fields, rows, keyed or rows == 0, missing)
 
     def _replay_columns(
@@ -295,7 +301,9 @@ class CepSession:
         formats = [self.runs[n].times for n in names if n in self.runs]
         return next((f for f in formats if f.dates), NUMBERS)
 
-    def partition_groups(self, names: Sequence[str], key: str | None) -> list[tuple[str | None, list[str]]]:
+    def partition_groups(
+        self, names: Sequence[str], key: KeyFields | None
+    ) -> list[tuple[KeyFields | None, list[str]]]:
         """The patterns to run together, by the key column each needs.
 
         An explicit ``key`` (``--key``) keys every pattern; otherwise each pattern is keyed by its own
@@ -303,7 +311,7 @@ class CepSession:
         """
         if key is not None:
             return [(key, list(names))]
-        groups: dict[str | None, list[str]] = {}
+        groups: dict[KeyFields | None, list[str]] = {}
         for n in names:
             groups.setdefault(self.get(n).partition, []).append(n)
         return list(groups.items())
@@ -345,6 +353,7 @@ class CepSession:
         raises with the place the failing element was written); only the clock differs: the
         wall clock (or ``clock``) stamps each event.
         """
+        names = with_feeders(self.definitions, names, None)  # why: the patterns whose events they read
         patterns = self._patterns(names)
         self.live = Engine(patterns, time_mode="processing", clock=clock, trace=True, strict=strict)
         self.live_names = tuple(names)
@@ -475,7 +484,7 @@ class CepSession:
 
 
 def _load(
-    data: object, columnar: bool, time: str | None, key: str | None, type: str | None, allow: bool
+    data: object, columnar: bool, time: str | None, key: KeyFields | None, type: str | None, allow: bool
 ) -> EventColumns | list[Event]:
     """``data`` as columns (a table replayed locally), else as events; ``allow``: missing keys."""
     from workbench.session.inputs import load_columns, load_events

@@ -49,6 +49,8 @@ export const KEYWORDS: readonly string[] = [
   'measures',
   // alternation and permutation of stages: (a next b) | c, permute(a, b, c)
   'permute',
+  'emit',
+  'into',
   'on',
   'once',
   'const',

@@ -174,6 +174,7 @@ def feed_plan(
         or engine.order_by is not None
         or engine.time_mode != "event"
         or not cols.clean()
+        or engine.derive is not None  # why: derived events can complete what the rows alone cannot
     ):
         return None, {}
     times = cols.columns["time"].to_numpy(dtype=np.float64)

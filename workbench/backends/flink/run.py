@@ -11,13 +11,14 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from workbench.backends.base import Backend, Input, PatternLike, RunOptions, compile_all
+from workbench.backends.base import Backend, BackendError, Input, PatternLike, RunOptions, compile_all
 from workbench.backends.flink.env import ExecutionMode, make_environment
 from workbench.backends.flink.function import STARTUP_TIMESTAMP, FlinkRecord, Startup, millis
 from workbench.backends.flink.paths import PathChoice, choose_paths
 from workbench.backends.flink.pipeline import detect
 from workbench.backends.keyed import HostOutput, KeyedDriver, collect_results
 from workbench.backends.replay import ReplayPlan, plan_replay
+from workbench.engine.derived import emits_of
 from workbench.engine.nfa import SequencePattern
 from workbench.engine.runtime import RunResult
 from workbench.errors import CepError, PatternError
@@ -143,6 +144,8 @@ def run_many(
     if parallelism < 1:
         msg = f"parallelism must be >= 1, got {parallelism!r}"
         raise CepError(msg)
+    for run in runs:
+        refuse_emits(run.patterns)
     if not runs:
         return []
     hosts = [run.host() for run in runs]
@@ -224,6 +227,7 @@ class FlinkBackend(Backend):
         """See :meth:`workbench.backends.base.Backend.run`."""
         from workbench.backends.flink.sql import SqlUnsupported, run_sql
 
+        refuse_emits(patterns)
         events = list(inputs)
         self.paths = choose_paths(patterns, events, options) if self.native else []
         native: list[RunResult] = []
@@ -264,6 +268,20 @@ class FlinkBackend(Backend):
     def run_many(self, runs: Sequence[FlinkRun]) -> list[RunResult]:
         """Several runs in one job (see :func:`run_many`)."""
         return run_many(runs, parallelism=self.parallelism, execution_mode=self.execution_mode)
+
+
+def refuse_emits(patterns: Sequence[PatternLike]) -> None:
+    """Refuse ``emit into`` (a :class:`BackendError` naming the pattern and why)."""
+    for pattern in patterns:
+        into = emits_of(pattern) or getattr(pattern, "emit_into", None)
+        if into:
+            name = getattr(pattern, "name", pattern)
+            msg = (
+                f"pattern {name!r} emits into {into!r}, which the Flink backend does not run: its "
+                "operator keeps each key's matchers in Flink state but cannot feed detections back "
+                "into them as events (that needs a second keyed operator); run it with --backend local"
+            )
+            raise BackendError(msg)
 
 
 def _to_stderr(line: str) -> None:

@@ -413,6 +413,9 @@ class SequencePattern:
         measures: named expressions evaluated once per detection (:class:`Measure`, SQL
             ``MEASURES``); a mapping ``name -> expression`` is accepted too. They become the
             detection's ``measures`` and columns of the detections DataFrame, in this order.
+        emit_into: an event type: each detection (match or timeout) is also an event of this type
+            for the other patterns of the engine, its measures as fields
+            (:mod:`workbench.engine.derived`).
     """
 
     name: str
@@ -424,6 +427,7 @@ class SequencePattern:
     emit_timeouts: bool = True
     flink_order: bool = False
     measures: tuple[Measure, ...] = ()
+    emit_into: str | None = None
 
     def __post_init__(self) -> None:
         # Accept lists for convenience; store tuples so equal patterns compare (and hash) equal.
@@ -434,6 +438,10 @@ class SequencePattern:
         if not isinstance(aggregates, tuple):
             object.__setattr__(self, "aggregates", tuple(self.aggregates))
         object.__setattr__(self, "measures", _measures(self.measures, self.name))
+        into: object = self.emit_into
+        if into is not None and (not isinstance(into, str) or not into):
+            msg = f"emit_into must be an event type name, got {self.emit_into!r}"
+            raise PatternError(msg, pattern=self.name)
         if self.max_partial_matches is not None and self.max_partial_matches < 1:
             msg = f"max_partial_matches must be >= 1 or None, got {self.max_partial_matches!r}"
             raise PatternError(msg, pattern=self.name)

@@ -53,7 +53,8 @@ def test_leading_text_api_and_printer_agree() -> None:
         "sequence quiet\n    begin every not hb: heartbeat | ping for 1500ms",
         "sequence quiet\n    begin not `my stage` for 250ms where e.x in (1, 2)",
         "sequence quiet\n    begin not hb for 2h\n    followed by (\n        begin a\n        next b\n    )",
-        "sequence quiet\n    within 1min\n    begin every not hb for 1d\n    followed by a one or more\n    not followed by c",
+        "sequence quiet\n    within 1min\n    begin every not hb for 1d\n"
+        "    followed by a one or more\n    not followed by c",
     ],
 )
 def test_printing_round_trips(text: str) -> None:
@@ -89,7 +90,11 @@ def test_the_language_detects_silences() -> None:
     text = "sequence quiet partition by host begin every not hb: heartbeat for 10s"
     events = [{"type": "heartbeat", "time": t, "host": "h"} for t in (0, 5_000, 40_000)]
     result = run([compile_pattern(text)], [{**e, "key": e["host"]} for e in events], until=45_000)
-    assert [(d.measures["silence_start"], d.time) for d in result.detections] == [(5_000, 15_000), (15_000, 25_000), (25_000, 35_000)]
+    assert [(d.measures["silence_start"], d.time) for d in result.detections] == [
+        (5_000, 15_000),
+        (15_000, 25_000),
+        (25_000, 35_000),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -117,7 +122,9 @@ def test_bad_absences_are_refused_with_a_position(text: str, message: str, colum
         compile_text(text)
     assert message in str(info.value)
     if column > 1:
-        assert str(info.value).startswith(f"line {text.count(chr(10)) + 1}, column {column}:"), str(info.value)
+        assert str(info.value).startswith(f"line {text.count(chr(10)) + 1}, column {column}:"), str(
+            info.value
+        )
 
 
 def test_every_stays_a_name_except_right_after_begin() -> None:

@@ -97,4 +97,5 @@ def test_a_session_window_is_refused_outside_sequences() -> None:
 
 def test_session_stays_a_name_elsewhere() -> None:
     p = compile_pattern("sequence s begin session where e.session > 1 and count(e over last 1s) > 0")
-    assert isinstance(p, SequencePattern) and p.stages[0].name == "session"
+    assert isinstance(p, SequencePattern)
+    assert p.stages[0].name == "session"

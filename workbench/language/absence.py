@@ -36,7 +36,9 @@ def compile_absence(
     if node.stages:
         first = node.stages[0]
         if first.contiguity != "relaxed":
-            msg = "after a leading absence the sequence goes on with 'followed by' (any event after the silence)"
+            msg = (
+                "after a leading absence the sequence goes on with 'followed by' (any event after the proof)"
+            )
             raise ctx.fail(msg, first.span)
         compiler = SequenceCompiler(ctx)
         then = compiler.build(node, name)
@@ -94,4 +96,3 @@ def _standalone_options(ctx: Context, node: ast.SequenceDef) -> None:
                 "silence_start and silence_end only"
             )
             raise ctx.fail(msg, span)
-

@@ -47,7 +47,8 @@ def test_a_session_aggregate_equals_the_recomputed_session(
         session.update(v, t=t)
         expected = FUNCTIONS[function](_current_session(times[: i + 1], values[: i + 1], gap))
         got = session.get()
-        assert got is not None and math.isclose(float(got), float(expected)), (function, got, expected)
+        assert got is not None
+        assert math.isclose(float(got), float(expected)), (function, got, expected)
 
 
 def test_the_boundary_a_gap_of_exactly_the_gap_keeps_the_session() -> None:

@@ -24,7 +24,9 @@ def _events(spec: list[tuple[str, int, str, int]]) -> list[Raw]:
 events_strategy = st.lists(
     st.tuples(st.sampled_from("ab"), st.integers(0, 6), st.sampled_from(["k1", "k2"]), st.integers(-1, 2)),
     max_size=25,
-).map(lambda rows: _events([(t, sum(r[1] for r in rows[: i + 1]), k, v) for i, (t, _, k, v) in enumerate(rows)]))
+).map(
+    lambda rows: _events([(t, sum(r[1] for r in rows[: i + 1]), k, v) for i, (t, _, k, v) in enumerate(rows)])
+)
 
 
 def _breaks(e: Raw) -> bool:
@@ -78,9 +80,14 @@ def _silence(every: bool, d: int) -> Silence:
 @given(events_strategy, st.integers(1, 8), st.booleans())
 def test_standalone_silences_match_the_oracle(events: list[Raw], d: int, every: bool) -> None:
     result = run([AbsencePattern("q", _silence(every, d))], events)
-    got = sorted((str(x.key), x.measures["silence_start"], x.measures["silence_end"]) for x in result.detections)
+    got = sorted(
+        (str(x.key), x.measures["silence_start"], x.measures["silence_end"]) for x in result.detections
+    )
     assert got == silence_oracle(events, d, every)
-    assert all(x.events == () and x.negated == ("a",) and x.time == x.measures["silence_end"] for x in result.detections)
+    assert all(
+        x.events == () and x.negated == ("a",) and x.time == x.measures["silence_end"]
+        for x in result.detections
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -130,7 +137,10 @@ def test_the_continuation_must_happen_during_the_silence() -> None:
 
 def test_continuation_measures_and_timeouts_follow_the_silence_columns() -> None:
     then = SequencePattern(
-        "q", (Stage("b", types=("b",)), Stage("c", types=("c",))), within_ms=5, measures={"gap": "last(matched('c')).t - first(matched('b')).t"}
+        "q",
+        (Stage("b", types=("b",)), Stage("c", types=("c",))),
+        within_ms=5,
+        measures={"gap": "last(matched('c')).t - first(matched('b')).t"},
     )
     p = AbsencePattern("q", _silence(False, 10), then)
     result = run([p], _events([("x", 0, "k", 0), ("b", 11, "k", 0), ("c", 14, "k", 0), ("b", 40, "k", 0)]))
@@ -140,7 +150,7 @@ def test_continuation_measures_and_timeouts_follow_the_silence_columns() -> None
     assert match.measures.kinds["silence_end"] == "time"  # type: ignore[attr-defined]
     late = run([p], _events([("x", 0, "k", 0), ("b", 11, "k", 0), ("c", 17, "k", 0)]))
     (timeout,) = late.detections
-    assert timeout.kind == "timeout" and timeout.negated == ("a",)
+    assert (timeout.kind, timeout.negated) == ("timeout", ("a",))
     assert (timeout.measures["silence_end"], [e.seq for e in timeout.events]) == (10, [1])
 
 
@@ -181,11 +191,16 @@ def test_the_silence_condition_reads_only_the_event_and_measures_keep_their_name
     with pytest.raises(PatternError, match="reads only the event"):
         AbsencePattern("q", Silence("a", 5, where="count(b) > 1")).compile()
     with pytest.raises(PatternError, match="silence's own column"):
-        AbsencePattern("q", Silence("a", 5), SequencePattern("q", (Stage("b"),), measures={"silence_end": "b.t"}))
+        AbsencePattern(
+            "q", Silence("a", 5), SequencePattern("q", (Stage("b"),), measures={"silence_end": "b.t"})
+        )
 
 
 def test_a_callable_condition_and_an_unnamed_continuation_work() -> None:
-    p = AbsencePattern("q", Silence("a", 10, ("a",), lambda e: e.v > 0), SequencePattern("other", (Stage("b"),)))
-    assert p.then is not None and p.then.name == "q"
+    p = AbsencePattern(
+        "q", Silence("a", 10, ("a",), lambda e: e.v > 0), SequencePattern("other", (Stage("b"),))
+    )
+    assert p.then is not None
+    assert p.then.name == "q"
     (d,) = run([p], _events([("a", 0, "k", 1), ("b", 11, "k", 0)])).detections
     assert d.pattern == "q"

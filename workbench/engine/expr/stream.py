@@ -4,9 +4,10 @@
 whatever stage took it (SQL's ``PREV``); ``avg(e.price over last 5min)`` and
 ``count(e over last 100 events)`` (:class:`~workbench.engine.expr.ir.Window`) read a sliding window
 over the key's events of the current event's type, ``count(e over session 10min)`` the current
-session of them (a gap of more than 10 minutes starts a new one). Both live in a :class:`KeyStream`, part of the
-key's matcher state (released with it); the matcher points :data:`CURSOR` at the key's stream
-while its conditions run, so the compiled closures read it without a frame of their own.
+session of them (a gap of more than 10 minutes starts a new one). Both live in a
+:class:`KeyStream`, part of the key's matcher state (released with it); the matcher points
+:data:`CURSOR` at the key's stream while its conditions run, so the compiled closures read it
+without a frame of their own.
 
 The window clause is not Python syntax: :func:`window_marks` finds ``over last SIZE`` (or
 ``over session GAP``) at the end of

@@ -27,6 +27,7 @@ before its own.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -69,13 +70,10 @@ class Silence:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "where", as_condition(self.where, self.name))
-        types: object = self.types
-        if isinstance(types, str):
-            object.__setattr__(self, "types", (types,))
-        elif not isinstance(types, tuple):
-            object.__setattr__(self, "types", tuple(self.types))
-        d = self.for_ms
-        if isinstance(d, bool) or not isinstance(d, int | float) or not d > 0 or d == float("inf"):
+        types: object = self.types  # a list or one type name is fine; kept as a tuple
+        object.__setattr__(self, "types", (types,) if isinstance(types, str) else tuple(self.types))
+        d: object = self.for_ms
+        if isinstance(d, bool) or not isinstance(d, int | float) or not 0 < d < math.inf:
             msg = f"an absence lasts a finite duration > 0, got {d!r}"
             raise PatternError(msg, element=self.name)
 
@@ -171,7 +169,7 @@ class AbsenceMatcher:
             self._arm(state, event.time, ctx)
         if state.gate and self.inner is not None:  # Why: only a proved silence admits the continuation
             gate = _Gate(ctx, state.gate)
-            self.inner.process(state.inner, event, gate)  # type: ignore[arg-type]
+            self.inner.process(state.inner, event, gate)
             self._after(state, gate, ctx)
 
     def on_timer(self, state: AbsenceState, time: Time, token: Hashable, ctx: Context) -> None:
@@ -180,7 +178,7 @@ class AbsenceMatcher:
         if token[0] == "then":
             if token[1] == state.gate and self.inner is not None:  # Why: else the continuation is gone
                 gate = _Gate(ctx, state.gate)
-                self.inner.on_timer(state.inner, time, token[2], gate)  # type: ignore[arg-type]
+                self.inner.on_timer(state.inner, time, token[2], gate)
                 self._after(state, gate, ctx)
             return
         if token[1] != state.epoch or state.start is None:  # Why: an absent event came since
@@ -199,7 +197,7 @@ class AbsenceMatcher:
         """Advance the open continuation's time."""
         if state.gate and self.inner is not None:
             gate = _Gate(ctx, state.gate)
-            self.inner.advance(state.inner, t, gate)  # type: ignore[arg-type]
+            self.inner.advance(state.inner, t, gate)
             self._after(state, gate, ctx)
 
     def _arm(self, state: AbsenceState, start: Time, ctx: Context) -> None:
@@ -287,7 +285,11 @@ def _test(cond: Condition | None, name: str) -> Callable[[Event], bool]:
         return lambda e: bool(run(e, EMPTY_FRAME, None))
     if callable(cond):
         fn = cond
-        if len(inspect.signature(fn).parameters) != 1:
+        try:
+            arity = len(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):  # a builtin without a signature: assume fn(e)
+            arity = 1
+        if arity != 1:
             msg = "a callable absence condition takes the event only: fn(e)"
             raise PatternError(msg, element=name)
         return lambda e: bool(fn(e))

@@ -22,9 +22,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from workbench.engine.aggregates import make_aggregate
+from workbench.engine.aggregates.session import Session
 from workbench.engine.events import Event
 from workbench.engine.expr import EMPTY_FRAME, Run, compile_tree, ir, print_expr
-from workbench.engine.aggregates.session import Session
 from workbench.engine.expr.stream import CURSOR, KeyStream, Unit, WindowAggregate
 from workbench.engine.faults import FaultSink
 from workbench.engine.matcher import Context

@@ -204,3 +204,15 @@ def test_a_callable_condition_and_an_unnamed_continuation_work() -> None:
     assert p.then.name == "q"
     (d,) = run([p], _events([("a", 0, "k", 1), ("b", 11, "k", 0)])).detections
     assert d.pattern == "q"
+
+
+def test_a_proved_silence_is_traced() -> None:
+    result = run([AbsencePattern("q", _silence(False, 30))], _events([("a", 0, "k", 1)]), trace=True)
+    (d,) = result.detections
+    (rec,) = [r for r in result.trace if r.kind == "detected"]
+    assert (rec.instance, rec.element, rec.time, dict(rec.detail)) == (
+        d.instance,
+        "a",
+        30,
+        {"silence_start": 0, "silence_end": 30},
+    )

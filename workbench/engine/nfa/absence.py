@@ -32,7 +32,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from workbench.engine.detection import Detection, MeasureValues
+from workbench.engine.detection import Detection, MeasureValues, TraceKind
 from workbench.engine.events import Event
 from workbench.engine.expr import EMPTY_FRAME, compile_tree, ir
 from workbench.engine.faults import FaultSink
@@ -227,6 +227,8 @@ class AbsenceMatcher:
         if d is None:
             d = Detection(self.name, ctx.key, ctx.new_instance(), "match", proved[1], (), ())
             kinds: dict[str, str] = dict(_KINDS)
+            if ctx.tracing:  # Why: the proof is the detection; the timeline shows it as one
+                ctx.trace(TraceKind.DETECTED, d.instance, self.silence.name, None, dict(values))
         else:
             values.update(d.measures)
             kinds = {**_KINDS, **getattr(d.measures, "kinds", {})}

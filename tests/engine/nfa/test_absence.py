@@ -216,3 +216,14 @@ def test_a_proved_silence_is_traced() -> None:
         30,
         {"silence_start": 0, "silence_end": 30},
     )
+
+
+def test_a_key_keeps_one_pending_timer_however_many_absent_events_it_has() -> None:
+    engine = Engine([AbsencePattern("q", _silence(True, 30))])
+    engine.process_many(_events([("a", t, "k", 1) for t in range(0, 1000, 3)]))
+    state = engine.state_of("q", "k")
+    assert state.start == 999
+    assert 999 - 30 < state.pending <= 999 + 30  # one timer, re-armed each time it fires early
+    assert engine.keys["k"].timer_counts[0] == 1
+    (d,) = engine.finish()
+    assert (d.measures["silence_start"], d.time) == (999, 1029)

@@ -110,27 +110,34 @@ class AbsenceState:
     """One key's silence and continuation.
 
     Attributes:
+        seen: whether the key has had an event (its clock runs).
         start: when the running silence began (``None``: waiting for an absent event).
-        epoch: the running silence's number (a timer of another one is stale).
+        pending: the time of the key's one pending silence timer (``None``: none). An absent event
+            moves ``start`` without a new timer; the pending one, when it fires early, re-arms at
+            the new end (so a key has one timer however many absent events it has).
+        gates: how many continuations were opened (the open one's number is ``gate``).
         gate: the open continuation's number (``0``: none is open).
         opened: the proved silence ``(start, end)`` the open continuation follows.
         inner: the open continuation's state.
     """
 
-    __slots__ = ("epoch", "gate", "inner", "opened", "start")
+    __slots__ = ("gate", "gates", "inner", "opened", "pending", "seen", "start")
 
     def __init__(self) -> None:
+        self.seen = False
         self.start: Time | None = None
-        self.epoch = 0
+        self.pending: Time | None = None
+        self.gates = 0
         self.gate = 0
         self.opened: tuple[Time, Time] = (0, 0)
         self.inner: Any = None
 
     def __getstate__(self) -> tuple[object, ...]:
-        return (self.start, self.epoch, self.gate, self.opened, self.inner)
+        return tuple(getattr(self, name) for name in self.__slots__)
 
     def __setstate__(self, data: tuple[Any, ...]) -> None:
-        self.start, self.epoch, self.gate, self.opened, self.inner = data
+        for name, value in zip(self.__slots__, data, strict=True):
+            setattr(self, name, value)
 
 
 class AbsenceMatcher:
@@ -165,7 +172,7 @@ class AbsenceMatcher:
             state.inner = None
             self._arm(state, event.time, ctx)
             return
-        if state.epoch == 0:  # Why: the key's first sighting starts its clock
+        if not state.seen:  # Why: the key's first sighting starts its clock
             self._arm(state, event.time, ctx)
         if state.gate and self.inner is not None:  # Why: only a proved silence admits the continuation
             gate = _Gate(ctx, state.gate)
@@ -181,7 +188,12 @@ class AbsenceMatcher:
                 self.inner.on_timer(state.inner, time, token[2], gate)
                 self._after(state, gate, ctx)
             return
-        if token[1] != state.epoch or state.start is None:  # Why: an absent event came since
+        state.pending = None
+        if state.start is None:  # Why: proved already; waiting for an absent event
+            return
+        end = state.start + self.silence.for_ms
+        if end > time:  # Why: an absent event moved the start: wait for the new end
+            self._schedule(state, end, ctx)
             return
         proved = (state.start, time)
         state.start = None
@@ -189,7 +201,8 @@ class AbsenceMatcher:
             self._emit(ctx, proved, None)
             self._rearm(state, time, ctx)
             return
-        state.gate = state.epoch
+        state.gates += 1
+        state.gate = state.gates
         state.opened = proved
         state.inner = self.inner.new_state(ctx.key)
 
@@ -201,9 +214,15 @@ class AbsenceMatcher:
             self._after(state, gate, ctx)
 
     def _arm(self, state: AbsenceState, start: Time, ctx: Context) -> None:
-        state.epoch += 1
+        state.seen = True
         state.start = start
-        ctx.schedule(start + self.silence.for_ms, ("silence", state.epoch))
+        if state.pending is None:  # Why: else the pending timer re-arms itself when it fires
+            self._schedule(state, start + self.silence.for_ms, ctx)
+
+    @staticmethod
+    def _schedule(state: AbsenceState, end: Time, ctx: Context) -> None:
+        state.pending = end
+        ctx.schedule(end, ("silence",))
 
     def _rearm(self, state: AbsenceState, time: Time, ctx: Context) -> None:
         # Why: at the final flush time runs to infinity; a re-armed silence would never end

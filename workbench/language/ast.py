@@ -281,6 +281,19 @@ class SequenceDef:
     span: SourceSpan
     measures: tuple[MeasureDecl, ...] = ()
     emit_into: Name | None = None  # ``emit into TYPE``
+    absence: Absence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Absence:
+    """``begin [every] not NAME[: TYPES] for D [where COND]``: a leading or standalone silence."""
+
+    every: bool
+    name: Name
+    types: tuple[Name, ...]
+    duration: Duration
+    where: Expr | None
+    span: SourceSpan
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from typing import TypedDict, Unpack
 from workbench.engine.families import compile_matcher
 from workbench.errors import CepError, SourceSpan
 from workbench.language import ast
+from workbench.language.absence import compile_absence
 from workbench.language.arguments import CHANNEL_ANNOTATIONS, EXIT_ANNOTATIONS, INITIATOR_ANNOTATIONS
 from workbench.language.context import Context, Definition, Pattern
 from workbench.language.emit import check_emits, declare_emitted, partition_of
@@ -78,7 +79,9 @@ def _compile_definition(
     """
     pattern: Pattern
     spans: dict[str, SourceSpan]
-    if isinstance(item, ast.SequenceDef):
+    if isinstance(item, ast.SequenceDef) and item.absence is not None:
+        pattern, spans = compile_absence(ctx, item, name)
+    elif isinstance(item, ast.SequenceDef):
         seq_builder = SequenceCompiler(ctx)
         pattern = seq_builder.build(item, name)
         spans = seq_builder.spans

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.engine.nfa import pattern as seq
+from workbench.engine.nfa.absence import AbsencePattern
 from workbench.engine.reactions import patterns as grp
 from workbench.errors import SourceSpan
 from workbench.language import ast
@@ -14,7 +15,7 @@ from workbench.language.errors import CepCompileError
 
 __all__ = ["Context", "Definition", "Pattern"]
 
-Pattern = seq.SequencePattern | grp.ReactionGroup | grp.Receive
+Pattern = seq.SequencePattern | grp.ReactionGroup | grp.Receive | AbsencePattern
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,7 @@ class _Builder:
         emit_into: ast.Name | None = None
         emit_timeouts = True
         max_partial: int | str | None = "default"
+        absence: ast.Absence | None = None
         for child in rest:
             assert isinstance(child, Tree)
             if child.data == "pattern_within":
@@ -138,6 +139,8 @@ class _Builder:
                 max_partial = None if tok.type == "NONE" else int(str(tok))
             elif child.data in ("first_stage", "stage"):
                 stages.append(self.stage(child))
+            elif child.data == "absence_start":
+                absence = self.absence(child)
         name = self.name(name_node) if name_node is not None else None
         return ast.SequenceDef(
             name,
@@ -151,6 +154,19 @@ class _Builder:
             self.span(tree),
             tuple(measures),
             emit_into,
+            absence,
+        )
+
+    def absence(self, tree: Tree[Token]) -> ast.Absence:
+        every, name, types, duration, where = _kids(tree)
+        assert isinstance(duration, Token)
+        return ast.Absence(
+            every is not None,
+            self.name(name),
+            tuple(self.name(t) for t in _kids(types)) if isinstance(types, Tree) else (),
+            self.duration(duration),
+            self.expr(_kids(where)[0]) if isinstance(where, Tree) else None,
+            self.span(tree),
         )
 
     def measure(self, tree: Tree[Token]) -> ast.MeasureDecl:

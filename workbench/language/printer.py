@@ -21,6 +21,7 @@ from typing import Any
 
 from workbench.engine.expr import ir, print_expr
 from workbench.engine.nfa import pattern as seq
+from workbench.engine.nfa.absence import AbsencePattern
 from workbench.engine.nfa.measures import UNIVERSAL
 from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
@@ -297,6 +298,27 @@ def _format_sequence(p: seq.SequencePattern) -> str:
     return "\n".join(lines)
 
 
+def _format_absence(p: AbsencePattern) -> str:
+    """``begin [every] not NAME for D [where ...]``, then the continuation's stages (``followed by``)."""
+    s = p.silence
+    head = f"{_INDENT}begin {'every ' if s.every else ''}not {format_name(s.name)}"
+    if s.types:
+        head += ": " + " | ".join(format_name(t) for t in s.types)
+    head += f" for {format_duration(s.for_ms)}"
+    if s.where is not None:
+        head += f" where {_cond(s.where, f'absence {s.name!r}')}"
+    if p.then is None:
+        return f"sequence {format_name(p.name)}\n{head}"
+    first = p.then.stages[0]
+    if first.contiguity != seq.Contiguity.RELAXED or first.negated:
+        msg = f"pattern {p.name!r}: the stage after a leading absence follows by 'followed by'"
+        raise PatternError(msg)
+    lines = _format_sequence(p.then).split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"{_INDENT}begin "))
+    lines[at] = f"{_INDENT}followed by " + lines[at][len(_INDENT) + len("begin ") :]
+    return "\n".join([*lines[:at], head, *lines[at:]])
+
+
 # ---- reaction groups -------------------------------------------------------------------------------
 
 
@@ -473,6 +495,8 @@ def format_pattern(pattern: Any, *, partition: str | tuple[str, ...] | None = No
     """
     if isinstance(pattern, seq.SequencePattern):
         text = _format_sequence(pattern)
+    elif isinstance(pattern, AbsencePattern):
+        text = _format_absence(pattern)
     elif isinstance(pattern, grp.ReactionGroup):
         text = _format_group(pattern)
     elif isinstance(pattern, grp.Receive):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.engine.nfa import pattern as seq
+from workbench.engine.nfa.absence import AbsencePattern
 from workbench.engine.reactions import patterns as grp
 from workbench.language.printer import condition_text, follow_words, format_duration
 
@@ -146,6 +147,15 @@ def outline(pattern: Any) -> str:
     """The outline text of a sequence pattern or a reaction group."""
     if isinstance(pattern, seq.SequencePattern):
         return "\n".join(_sequence(pattern))
+    if isinstance(pattern, AbsencePattern):
+        s = pattern.silence
+        what = " | ".join(s.types) or "any"
+        cond = f" where {condition_text(s.where)}" if s.where is not None else ""
+        again = "each absent event and each detection" if s.every else "each absent event"
+        span = format_duration(s.for_ms)
+        head = f"silence: no {s.name} ({what}{cond}) for {span} per key; restarts at {again}"
+        rest = _sequence(pattern.then) if pattern.then is not None else []
+        return "\n".join([head, *(f"then {line}" if i == 0 else line for i, line in enumerate(rest))])
     if isinstance(pattern, grp.ReactionGroup):
         lines = []
         ini = pattern.initiator

@@ -62,6 +62,9 @@ export const KEYWORDS: readonly string[] = [
   // sliding windows in conditions: avg(e.price over last 5min), count(e over last 100 events)
   'over',
   'events',
+  'session',
+  // leading and standalone absence: begin every not hb for 30s
+  'every',
   // field types in `event login(user: str, n: int)` declarations
   'str',
   'int',

@@ -240,13 +240,14 @@ class Window(Node):
     """``avg(e.price over last 5min)``: an aggregate over a sliding window of the key's events of the
     current event's type, the current event included.
 
-    ``size`` is milliseconds of event time (``unit="ms"``) or a number of events (``"events"``).
+    ``size`` is milliseconds of event time (``unit="ms"``) or a number of events (``"events"``);
+    with ``unit="session"`` it is a session window's gap in ms (``over session 10min``).
     """
 
     func: str
     value: Node
     size: int | float
-    unit: L["ms", "events"] = "ms"
+    unit: L["ms", "events", "session"] = "ms"
 
 
 def children(node: Node) -> Iterator[Node]:

@@ -80,7 +80,8 @@ class _Printer:
             return f"prev(e, {node.n})", _PRIMARY
         if isinstance(node, ir.Window):
             size = format_size(node.size, node.unit)
-            return f"{node.func}({self.text(node.value, _OR)} over last {size})", _PRIMARY
+            over = "over session" if node.unit == "session" else "over last"
+            return f"{node.func}({self.text(node.value, _OR)} {over} {size})", _PRIMARY
         if isinstance(node, ir.Unary):
             if node.op == "not":
                 return f"not {self.text(node.operand, _NOT)}", _NOT

@@ -3,17 +3,22 @@
 ``prev(e, n)`` (:class:`~workbench.engine.expr.ir.Offset`) reads the key's ``n``-th previous event,
 whatever stage took it (SQL's ``PREV``); ``avg(e.price over last 5min)`` and
 ``count(e over last 100 events)`` (:class:`~workbench.engine.expr.ir.Window`) read a sliding window
-over the key's events of the current event's type. Both live in a :class:`KeyStream`, part of the
-key's matcher state (released with it); the matcher points :data:`CURSOR` at the key's stream
-while its conditions run, so the compiled closures read it without a frame of their own.
+over the key's events of the current event's type, ``count(e over session 10min)`` the current
+session of them (a gap of more than 10 minutes starts a new one). Both live in a
+:class:`KeyStream`, part of the key's matcher state (released with it); the matcher points
+:data:`CURSOR` at the key's stream while its conditions run, so the compiled closures read it
+without a frame of their own.
 
-The window clause is not Python syntax: :func:`window_marks` finds ``over last SIZE`` at the end of
+The window clause is not Python syntax: :func:`window_marks` finds ``over last SIZE`` (or
+``over session GAP``) at the end of
 a call's only argument and blanks it to a trailing comma of the same length (spans stay exact);
 the reader then builds the :class:`~workbench.engine.expr.ir.Window` from the recorded mark.
 
 >>> text, marks = window_marks("avg(e.price over last 5min) > 1")
 >>> text, marks
 ('avg(e.price ,             ) > 1', {(1, 12): (300000, 'ms')})
+>>> window_marks("count(e over session 10min)")[1]
+{(1, 8): (600000, 'session')}
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ MAX_WINDOW_EVENTS = 1_000_000
 #: milliseconds per duration unit (the ``%%cep`` language's units).
 UNITS: Mapping[str, int] = {"ms": 1, "s": 1000, "sec": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
-Unit = Literal["ms", "events"]
+Unit = Literal["ms", "events", "session"]
 #: a window mark: the (line, column) of the comma that stands for ``over last SIZE``, and the size.
 Marks = dict[tuple[int, int], tuple[int | float, Unit]]
 
@@ -124,6 +129,8 @@ def format_size(size: int | float, unit: Unit) -> str:
 
     >>> format_size(300000, "ms"), format_size(1500, "ms"), format_size(7, "events")
     ('5min', '1500ms', '7 events')
+    >>> format_size(600000, "session")
+    '10min'
     """
     if unit == "events":
         return f"{size} events"
@@ -135,10 +142,11 @@ def format_size(size: int | float, unit: Unit) -> str:
 
 
 def window_marks(text: str) -> tuple[str, Marks]:
-    """``text`` with each ``over last SIZE)`` blanked to ``,`` and spaces, and where each was.
+    """``text`` with each ``over last SIZE)`` / ``over session GAP)`` blanked to ``,`` and spaces,
+    and where each was.
 
-    Only the exact shape ``NAME over`` ``last`` ``NUMBER UNIT`` before a ``)`` on one line is
-    rewritten; text Python cannot tokenise is returned as it is (its parser reports it).
+    Only the exact shape ``NAME over`` ``last`` (``session``) ``NUMBER UNIT`` before a ``)`` on one
+    line is rewritten; text Python cannot tokenise is returned as it is (its parser reports it).
     """
     if "over" not in text:
         return text, {}
@@ -150,10 +158,12 @@ def window_marks(text: str) -> tuple[str, Marks]:
     marks: Marks = {}
     for i in range(len(tokens) - 4):
         over, last, number = tokens[i], tokens[i + 1], tokens[i + 2]
-        if not (over.string == "over" and last.string == "last" and number.type == tokenize.NUMBER):
+        if not (over.string == "over" and last.string in _KINDS and number.type == tokenize.NUMBER):
             continue
         unit, close = tokens[i + 3], tokens[i + 4]
         found = _size(number.string, unit.string)
+        if found is not None and last.string == "session":
+            found = (found[0], "session") if found[1] == "ms" else None  # a session's gap is a duration
         if found is None or close.string != ")" or over.start[0] != unit.end[0]:
             continue
         line, start, end = over.start[0], over.start[1], unit.end[1]
@@ -161,6 +171,10 @@ def window_marks(text: str) -> tuple[str, Marks]:
         lines[line - 1] = row[:start] + "," + " " * (end - start - 1) + row[end:]
         marks[(line, start)] = found
     return "\n".join(lines), marks
+
+
+#: the words after ``over``: a sliding window, a session window.
+_KINDS = frozenset({"last", "session"})
 
 
 def _size(number: str, unit: str) -> tuple[int | float, Unit] | None:

@@ -1,11 +1,12 @@
-"""Sequence patterns whose conditions read the key's stream: ``prev(e, n)`` and sliding windows.
+"""Sequence patterns whose conditions read the key's stream: ``prev(e, n)``, sliding and session windows.
 
 :func:`compile_sequence` returns the plain :class:`~workbench.engine.nfa.matcher.NFAMatcher` unless
 a condition holds an :class:`~workbench.engine.expr.ir.Offset` or a
 :class:`~workbench.engine.expr.ir.Window`; then a :class:`StreamMatcher` wraps it. Its per-key
 state adds a :class:`~workbench.engine.expr.stream.KeyStream` to the plan's: the key's last ``n``
 events and one incremental aggregate per window and event type
-(:class:`~workbench.engine.aggregates.Rolling` / ``TimeRolling``: O(1) amortised per event).
+(:class:`~workbench.engine.aggregates.Rolling` / ``TimeRolling`` / a
+:class:`~workbench.engine.aggregates.session.Session`: O(1) amortised per event).
 
 Every event of the key reaches the wrapper (``event_types()`` is ``None``: the previous event is
 the key's, whatever its type); it updates the windows of the event's type (the window includes
@@ -21,9 +22,10 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from workbench.engine.aggregates import make_aggregate
+from workbench.engine.aggregates.session import Session
 from workbench.engine.events import Event
 from workbench.engine.expr import EMPTY_FRAME, Run, compile_tree, ir, print_expr
-from workbench.engine.expr.stream import CURSOR, KeyStream
+from workbench.engine.expr.stream import CURSOR, KeyStream, Unit, WindowAggregate
 from workbench.engine.faults import FaultSink
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.matcher import NFAMatcher
@@ -78,7 +80,7 @@ class _Spec:
     value: Callable[[Event], object]
     function: str
     size: int | float
-    by_time: bool
+    unit: Unit
 
 
 class StreamMatcher:
@@ -96,7 +98,7 @@ class StreamMatcher:
                 text = print_expr(node)
                 run = compile_tree(node.value).run
                 value = _reader(run, inner.faults, f"window {text!r}")
-                specs[text] = _Spec(text, value, node.func, node.size, node.unit == "ms")
+                specs[text] = _Spec(text, value, node.func, node.size, node.unit)
         self.specs = tuple(specs.values())
         #: the types the plan uses (``None``: all); the stream sees every type
         self.relevant = inner.event_types()
@@ -129,15 +131,12 @@ class StreamMatcher:
             by_type = stream.windows[spec.text] = {}
         agg = by_type.get(event.type)
         if agg is None:
-            if spec.by_time:
-                agg = by_type[event.type] = make_aggregate(spec.function, period=spec.size)
-            else:
-                agg = by_type[event.type] = make_aggregate(spec.function, window=int(spec.size))
+            agg = by_type[event.type] = _window(spec)
         value = spec.value(event)
-        if spec.by_time:
-            agg.update(value, t=event.time)  # type: ignore[attr-defined]
-        else:
+        if spec.unit == "events":
             agg.update(value)  # type: ignore[attr-defined]
+        else:  # Why: time and session windows need the value's time
+            agg.update(value, t=event.time)  # type: ignore[attr-defined]
 
     def advance(self, state: StreamState, t: Time, ctx: Context) -> None:
         """Advance the plan's time."""
@@ -154,6 +153,15 @@ class StreamMatcher:
     def is_idle(self, state: StreamState) -> bool:
         """Idle when the plan is and the stream holds nothing."""
         return self.inner.is_idle(state.inner) and not state.stream.holds()
+
+
+def _window(spec: _Spec) -> WindowAggregate:
+    """A fresh window of ``spec``: sliding by count or time, or a session."""
+    if spec.unit == "events":
+        return make_aggregate(spec.function, window=int(spec.size))
+    if spec.unit == "session":
+        return Session(make_aggregate(spec.function), spec.size)
+    return make_aggregate(spec.function, period=spec.size)
 
 
 def _reader(run: Run, faults: FaultSink, where: str) -> Callable[[Event], object]:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
+from workbench.engine.matcher import Pattern
 from workbench.engine.nfa.pattern import Contiguity, SequencePattern
 from workbench.engine.runtime import Engine
 
@@ -88,11 +89,10 @@ def live_by_element(engine: Engine, name: str, key: Hashable) -> dict[str, int]:
     return out
 
 
-def _member_name(members: Any, index: int) -> str:
-    try:
-        member = members[index]
-    except (TypeError, IndexError, KeyError):
+def _member_name(members: object, index: int) -> str:
+    if not isinstance(members, Sequence) or not 0 <= index < len(members):
         return f"channel {index}"
+    member = members[index]
     spec = getattr(member, "spec", None)
     return str(getattr(member, "id", None) or getattr(spec, "name", None) or f"channel {index}")
 
@@ -118,8 +118,8 @@ def _runs(state: Any, plan: Any) -> Iterable[tuple[Any, str]]:
 
 
 def measure_cost(
-    patterns: Sequence[Any],
-    events: Iterable[Event | Mapping[str, Any]],
+    patterns: Sequence[Pattern],
+    events: Iterable[Event | Mapping[str, object]],
     *,
     every: int = 1,
     out_of_orderness: int | float = 0,
@@ -166,7 +166,7 @@ def _sample(
     shown.update(now)
 
 
-def growth_warnings(report: CostReport, patterns: Mapping[str, Any]) -> list[str]:
+def growth_warnings(report: CostReport, patterns: Mapping[str, object]) -> list[str]:
     """A warning per pattern whose live count rose through the second half of the input and
     reached :data:`GROWTH_FLOOR`, naming the constructs that let partial matches multiply."""
     totals = report.totals()
@@ -184,7 +184,7 @@ def growth_warnings(report: CostReport, patterns: Mapping[str, Any]) -> list[str
     return out
 
 
-def causes_of(pattern: Any) -> list[str]:
+def causes_of(pattern: object) -> list[str]:
     """The constructs of ``pattern`` that let its live state grow without bound."""
     causes: list[str] = []
     if isinstance(pattern, SequencePattern):

@@ -42,7 +42,7 @@ class Example:
     """One generated input: ``events`` (plain dicts, ready for ``%cep run`` or a replay) and ``why``."""
 
     kind: str
-    events: tuple[dict[str, Any], ...]
+    events: tuple[dict[str, object], ...]
     why: str
 
     def frame(self) -> pd.DataFrame:
@@ -59,7 +59,7 @@ class Examples:
     almost: list[Example] = field(default_factory=list)
     times_out: list[Example] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    source: Any = field(default=None, repr=False, compare=False)  # the pattern object
+    source: object = field(default=None, repr=False, compare=False)  # the pattern object
 
     @property
     def all(self) -> list[Example]:
@@ -95,7 +95,7 @@ class Examples:
         return "\n".join(lines)
 
 
-def _short(e: dict[str, Any]) -> str:
+def _short(e: dict[str, object]) -> str:
     fields = " ".join(f"{k}={v!r}" for k, v in e.items() if k not in ("type", "time", "key"))
     return f"{e['type']}@{e['time']}" + (f"({fields})" if fields else "")
 
@@ -124,7 +124,7 @@ class _Run:
         return frozenset((*k, n) for k, n in taken.items())
 
 
-def _shape(seq: Sequence[EventSpec], res: _Run) -> tuple[Any, ...]:
+def _shape(seq: Sequence[EventSpec], res: _Run) -> tuple[object, ...]:
     """The types of a firing sequence and the channels or stages of its matches."""
     matched = tuple(sorted({d.channels for d in res.detections if d.kind == "match"}))
     return (tuple(t for t, _ in seq), matched)
@@ -133,7 +133,7 @@ def _shape(seq: Sequence[EventSpec], res: _Run) -> tuple[Any, ...]:
 class _Search:
     """One pattern's example search (see the module docstring)."""
 
-    def __init__(self, pattern: Any, *, max_events: int, budget: int) -> None:
+    def __init__(self, pattern: object, *, max_events: int, budget: int) -> None:
         self.pattern = pattern
         self.matcher: Matcher = compile_matcher(pattern)
         self.alphabet: Alphabet = alphabet_of(pattern)
@@ -145,14 +145,14 @@ class _Search:
 
     def events(
         self, specs: Sequence[EventSpec], times: Sequence[float] | None = None
-    ) -> list[dict[str, Any]]:
-        out = []
+    ) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
         for i, (typ, fields) in enumerate(specs):
             t = times[i] if times is not None else i * self.gap
             out.append({"type": typ, "time": t, "key": _KEY, **fields})
         return out
 
-    def run(self, events: list[dict[str, Any]]) -> _Run:
+    def run(self, events: list[dict[str, object]]) -> _Run:
         self.runs += 1
         engine = Engine([self.matcher], trace=True)
         found = engine.process_many(events)
@@ -162,13 +162,13 @@ class _Search:
     def shortest_firing(self, count: int) -> tuple[list[list[EventSpec]], list[list[EventSpec]]]:
         """Breadth first: the shortest firing sequences (at most ``count``) and the open ones met."""
         letters = [(t, f) for t, f, _ in self.alphabet.events()]
-        frontier: list[tuple[list[EventSpec], frozenset[Any]]] = [([], frozenset())]
+        frontier: list[tuple[list[EventSpec], frozenset[Hashable]]] = [([], frozenset())]
         fired: list[list[EventSpec]] = []
-        shapes: set[tuple[Any, ...]] = set()
+        shapes: set[tuple[object, ...]] = set()
         open_: list[list[EventSpec]] = []
         for _depth in range(self.max_events):
-            nxt: list[tuple[list[EventSpec], frozenset[Any]]] = []
-            seen: set[frozenset[Any]] = set()
+            nxt: list[tuple[list[EventSpec], frozenset[Hashable]]] = []
+            seen: set[frozenset[Hashable]] = set()
             for seq, progress in frontier:
                 for letter in letters:
                     if self.runs >= self.budget:
@@ -193,7 +193,7 @@ class _Search:
             frontier = nxt[:200]
         return fired[:count], open_
 
-    def why_not(self, events: list[dict[str, Any]], res: _Run) -> str:
+    def why_not(self, events: list[dict[str, object]], res: _Run) -> str:
         """The most advanced instance's outcome, in words, from the trace."""
         by_inst: dict[tuple[Hashable, int], list[TraceRecord]] = {}
         for r in res.trace:
@@ -210,7 +210,7 @@ def _whole(x: float) -> float:
     return int(x) if float(x).is_integer() else x
 
 
-def _window_ms(pattern: Any) -> float | None:
+def _window_ms(pattern: object) -> float | None:
     for attr in ("within_ms", "timeout_ms"):
         v = getattr(pattern, attr, None)
         if isinstance(v, int | float):
@@ -218,7 +218,9 @@ def _window_ms(pattern: Any) -> float | None:
     return None
 
 
-def generate_examples(pattern: Any, *, count: int = 3, max_events: int = 6, budget: int = 20_000) -> Examples:
+def generate_examples(
+    pattern: object, *, count: int = 3, max_events: int = 6, budget: int = 20_000
+) -> Examples:
     """The examples of ``pattern`` (see the module docstring).
 
     ``count``: examples of each kind; ``max_events``: the longest sequence tried; ``budget``: the

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.engine.detection import TraceKind, TraceRecord
 from workbench.engine.shape import taking_elements
@@ -31,7 +30,7 @@ class Outcome:
     reason: str = ""
 
 
-def outcome_of(pattern: Any, records: Sequence[TraceRecord], detections: int) -> Outcome:
+def outcome_of(pattern: object, records: Sequence[TraceRecord], detections: int) -> Outcome:
     """The outcome of the instance whose trace is ``records`` (``detections``: its matches)."""
     kinds = {r.kind for r in records}
     if detections or TraceKind.DETECTED in kinds:
@@ -63,7 +62,7 @@ def _got(records: Sequence[TraceRecord]) -> Counter[str]:
     return got
 
 
-def _needed(pattern: Any, records: Sequence[TraceRecord]) -> dict[str, int]:
+def _needed(pattern: object, records: Sequence[TraceRecord]) -> dict[str, int]:
     """How many events each taking element needs: a stage's minimum count, a channel's ``of``."""
     needed = {s.name: s.quantifier.min for s in getattr(pattern, "stages", ()) if hasattr(s, "quantifier")}
     for r in records:
@@ -73,7 +72,7 @@ def _needed(pattern: Any, records: Sequence[TraceRecord]) -> dict[str, int]:
     return needed
 
 
-def _short(pattern: Any, records: Sequence[TraceRecord], when: str) -> str:
+def _short(pattern: object, records: Sequence[TraceRecord], when: str) -> str:
     """What the instance still lacked ``when`` it ended: ``k of n 'E' events`` or ``no 'E' event``."""
     got, needed = _got(records), _needed(pattern, records)
     names = taking_elements(pattern) if pattern is not None else list(got)
@@ -91,13 +90,13 @@ def _short(pattern: Any, records: Sequence[TraceRecord], when: str) -> str:
     return f"no '{first}' event {when}"
 
 
-def _window(pattern: Any) -> str:
+def _window(pattern: object) -> str:
     """``6h timeout`` from the pattern's window (``within``) or group ``@timeout``."""
     ms = getattr(pattern, "within_ms", None) or getattr(pattern, "timeout_ms", None)
     return f"{format_duration(ms)} timeout" if ms else "timeout"
 
 
-def _pruned(pattern: Any, end: TraceRecord) -> str:
+def _pruned(pattern: object, end: TraceRecord) -> str:
     """Why a partial match was discarded, without the event number that caused it."""
     d = end.detail
     if "waiting" in d:
@@ -112,7 +111,7 @@ def _pruned(pattern: Any, end: TraceRecord) -> str:
     return str(d.get("reason", "pruned"))
 
 
-def _violated(pattern: Any, end: TraceRecord) -> str:
+def _violated(pattern: object, end: TraceRecord) -> str:
     """A violation: too many events on a counting channel, or a forbidden (negated) event."""
     if end.element and "max" in end.detail:
         return f"more than {end.detail['max']} '{end.element}' events"

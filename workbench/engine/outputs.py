@@ -103,6 +103,8 @@ class Outputs:
         #: outputs of the transitions under way, and events fed back by callbacks (always empty
         #: between two calls: see :meth:`deliver`)
         self._pending: list[Pending] = []
+        if type(self).emit is Outputs.emit:  # why: queueing a detection is then one C call
+            self.emit = self._pending.append  # type: ignore[method-assign, assignment]
         #: one owner at a time: every public call holds the lock (re-entered only by callbacks)
         self._lock = threading.RLock()
         self._busy = False

@@ -167,7 +167,10 @@ class Outputs:
             # Why by class: one queue keeps the order of detections, reactions and trace records
             if cls is Detection:
                 out.append(item)  # type: ignore[arg-type]
-                self.publish(item)  # type: ignore[arg-type]
+                if item.extra or self._on_detection is not None or not self.collect:  # type: ignore[union-attr]
+                    self.publish(item)  # type: ignore[arg-type]
+                else:  # why: the usual detection (no counter, no callback) is only collected
+                    self.detections.append(item)  # type: ignore[arg-type]
             elif cls is Reaction:
                 self.publish_reaction(item)  # type: ignore[arg-type]
             elif cls is TraceRecord:

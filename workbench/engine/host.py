@@ -19,7 +19,7 @@ detections.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -82,11 +82,15 @@ class HostContext:
     """The :class:`~workbench.engine.matcher.Context` of every driver (one per host, reused)."""
 
     __slots__ = (
-        "budget", "final", "forget", "key", "keystate", "now", "pattern", "pindex", "sink", "tracing",
+        "budget", "emit", "final", "forget", "key", "keystate", "now", "pattern", "pindex", "sink", "tracing",
     )  # fmt: skip
+
+    #: ``emit(detection)``: the sink's own, bound once (a detection is handed over with one call)
+    emit: Callable[[Detection], None]
 
     def __init__(self, sink: Sink, tracing: bool, budget: Budget | None = None, forget: bool = False) -> None:
         self.sink = sink
+        self.emit = sink.emit
         self.tracing = tracing
         self.final = False
         self.key: Hashable = None
@@ -102,9 +106,6 @@ class HostContext:
         #: id of any released key (per pattern index). Off by default: the columnar replay
         #: renumbers instances by their rank among a key's start rows.
         self.forget = forget
-
-    def emit(self, detection: Detection) -> None:
-        self.sink.emit(detection)
 
     def release_time(self) -> Time:
         self.now = self.sink.release_time(self.key, self.now)

@@ -105,6 +105,8 @@ class Outputs:
         self._pending: list[Pending] = []
         #: the event a delivered detection becomes (``emit into``: :mod:`~workbench.engine.derived`)
         self.derive: Callable[[Detection], Event | None] | None = None
+        if type(self).emit is Outputs.emit:  # why: queueing a detection is then one C call
+            self.emit = self._pending.append  # type: ignore[method-assign, assignment]
         #: one owner at a time: every public call holds the lock (re-entered only by callbacks)
         self._lock = threading.RLock()
         self._busy = False
@@ -167,7 +169,11 @@ class Outputs:
             # Why by class: one queue keeps the order of detections, reactions and trace records
             if cls is Detection:
                 out.append(item)  # type: ignore[arg-type]
-                self.publish(item)  # type: ignore[arg-type]
+                plain = self._on_detection is None and self.derive is None and self.collect
+                if item.extra or not plain:  # type: ignore[union-attr]
+                    self.publish(item)  # type: ignore[arg-type]
+                else:  # why: the usual detection (no counter, callback or emit into) is only collected
+                    self.detections.append(item)  # type: ignore[arg-type]
             elif cls is Reaction:
                 self.publish_reaction(item)  # type: ignore[arg-type]
             elif cls is TraceRecord:

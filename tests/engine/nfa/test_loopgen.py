@@ -89,8 +89,30 @@ def interpreted(pattern: SequencePattern) -> NFAMatcher:
     """The matcher running the loop plan's interpreter instead of its generated code."""
     m = NFAMatcher(pattern)
     assert isinstance(m.plan, LoopPlan)
-    m.process = m.plan.interpret  # type: ignore[assignment]
+    # the plan's own too: the engine's fused loop calls it from the plan's kernel
+    m.process = m.plan.process = m.plan.interpret  # type: ignore[assignment]
     return m
+
+
+def test_the_fused_loop_keeps_no_state_for_events_that_change_nothing() -> None:
+    pattern = SequencePattern(
+        "p",
+        (
+            Stage("a", types=("a",)),
+            Stage("b", types=("b",), contiguity=RELAXED, quantifier=Quantifier.one_or_more()),
+            Stage("c", types=("c",), contiguity=RELAXED),
+        ),
+        within_ms=10,
+    )
+    for matcher in (NFAMatcher(pattern), interpreted(pattern)):
+        engine = Engine([matcher])
+        engine.process_many([{"type": "d", "time": 1, "key": "k"}, {"type": "b", "time": 2, "key": "k"}])
+        assert engine.state_of("p", "k") is None  # neither event can start a partial match
+        engine.process_many([{"type": t, "time": 3 + i, "key": "k"} for i, t in enumerate("abdbc")])
+        state = engine.state_of("p", "k")
+        assert isinstance(state, LoopState)
+        assert state.time == 7  # a "d" that changes nothing still moves the key's clock
+        assert [d.seqs for d in engine.detections] == [(2, 3, 6), (2, 3, 5, 6)]
 
 
 def _state(state: LoopState | None) -> Any:

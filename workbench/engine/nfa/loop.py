@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from workbench.engine.aggregates import Aggregate, input_of
 from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
-from workbench.engine.matcher import Context
+from workbench.engine.matcher import Context, Kernel
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
 from workbench.engine.nfa.chain import ChainPlan, ChainState, Done, by_start
@@ -35,7 +35,7 @@ from workbench.engine.nfa.conditions import (
     compile_predicate,
     needs_context,
 )
-from workbench.engine.nfa.loopgen import generate
+from workbench.engine.nfa.loopgen import generate, loop_kernel
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.runaggs import RunAggregates
 from workbench.engine.nfa.shapes import loop_shape
@@ -140,7 +140,8 @@ class LoopPlan(ChainPlan[LoopState]):
         super().__init__(pattern, nfa)
         self.n = len(entry)
         self.stages = (start.stage, states[loop].stage, states[last].stage)
-        self.start_pred = compile_predicate(start.transitions[0].cond)
+        self.start_cond = start.transitions[0].cond
+        self.start_pred = compile_predicate(self.start_cond)
         take = self.take_cond = states[loop].transitions[1].cond
         self.take_pred = compile_predicate(take)
         self.take_ctx = needs_context(take)
@@ -178,6 +179,10 @@ class LoopPlan(ChainPlan[LoopState]):
     def new_state(self) -> LoopState:
         """A fresh per-key state."""
         return LoopState()
+
+    def kernel(self, prefix: str) -> Kernel:
+        """The step for the engine's fused loop (names of its constants start with ``prefix``)."""
+        return loop_kernel(self, prefix)
 
     def is_idle(self, state: LoopState) -> bool:
         """Nothing in flight."""

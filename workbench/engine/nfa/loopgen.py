@@ -25,12 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from workbench.engine.aggregates import Aggregate, input_of, make_aggregate, value_with
+from workbench.engine.aggregates import Aggregate, Avg, input_of, make_aggregate, value_with
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
 from workbench.engine.expr import clean, ir
 from workbench.engine.expr.values import ARITH, COMPARE, EVENT_ATTRIBUTES, field_of
-from workbench.engine.matcher import Context
+from workbench.engine.matcher import Context, Kernel
 from workbench.engine.nfa.chain import WINDOW_TIMER, by_start
 from workbench.engine.nfa.conditions import (
     And,
@@ -49,11 +49,13 @@ from workbench.engine.nfa.pattern import AggregateSpec
 if TYPE_CHECKING:
     from workbench.engine.nfa.loop import LoopPlan, LoopState
 
-__all__ = ["generate"]
+__all__ = ["generate", "loop_kernel"]
 
 Process = Callable[["LoopState", Event, Context], None]
 
 _CMP = ("==", "!=", "<", "<=", ">", ">=")
+#: the code of a partial match waiting for the last stage (``loop.LAST``; its wake set is ``wakes[-2]``)
+LAST_CODE = -2
 
 
 class _Unsupported(Exception):
@@ -111,7 +113,9 @@ class _Emitter(Source):
             if c.tree is None:
                 raise _Unsupported
             return f"({self.expr(c.tree, c.stage)})"
-        if not isinstance(c, Const | TypeIn | Not | And | Or):
+        if isinstance(c, TypeIn):
+            return self.probe(super().gen(c))  # why: reads only the event's type, once per event
+        if not isinstance(c, Const | Not | And | Or):
             raise _Unsupported
         return super().gen(c)
 
@@ -163,13 +167,21 @@ class _Emitter(Source):
         spec = aggs.specs[i]
         if spec.include_current and stage == spec.stage:
             probe = make_aggregate(spec.function, **dict(spec.params))
-            if hasattr(probe, "get_with"):
-                value = f"ra[{i}].get_with({self.input(i)})"
+            x = self.input(i)
+            if type(probe) is Avg:  # why inline: Avg.get_with, without a call per partial match
+                a = self.temp()
+                value = (
+                    f"((({a} := ra[{i}]).total + {x}) / ({a}.n + 1) if {x} is not None else ra[{i}].get())"
+                )
+            elif hasattr(probe, "get_with"):
+                value = f"ra[{i}].get_with({x})"
             else:
-                value = f"{self.const(value_with)}(ra[{i}], {self.input(i)})"
+                value = f"{self.const(value_with)}(ra[{i}], {x})"
         else:
             value = f"ra[{i}].get()"
-        return f"{self.const(clean)}({value})"
+        # why inline: a number that is not NaN is its own clean value (the usual case), else clean()
+        v = self.temp()
+        return f"({v} if ({v} := {value}).__class__ is _float and {v} == {v} else {self.const(clean)}({v}))"
 
 
 def _first_take(
@@ -304,18 +316,22 @@ _WAKE = """\
 {fresh_run}
             else:
                 nc.append(run)
-        if starts and _start_pred(e, None):
+        # why: cold is kept sorted; a new partial match usually starts after every other one
+        cs = vc or len(nc) != nc0
+        if starts and {start_test}:
             inst = ctx.new_instance()
             r0 = rid
             rid += 1
             run = _LoopRun((t, e.seq), r0, _N, t, t, inst, (e,), {start_aggs})
+            if nc and not cs and nc[-1].start_id > run.start_id:
+                cs = True
             nc.append(run)
 {fresh_start}
     finally:
         state.next_rid = rid
     if len(nh) > 1:
         nh.sort(key=_by_start)
-    if vc or len(nc) != nc0:
+    if cs:
         nc.sort(key=_by_start)
     if vl or len(nl) != nl0:
         nl.sort(key=_by_start)
@@ -365,6 +381,19 @@ def _took(plan: LoopPlan, em: _Emitter) -> str:
     )
 
 
+def _start_test(plan: LoopPlan, em: _Emitter) -> str:
+    """Whether the event takes the first stage: inlined when it tests only types (it cannot raise)."""
+
+    def plain(c: Cond) -> bool:
+        if isinstance(c, Not):
+            return plain(c.inner)
+        if isinstance(c, And | Or):
+            return plain(c.left) and plain(c.right)
+        return isinstance(c, Const | TypeIn)
+
+    return Source.gen(em, plan.start_cond) if plain(plan.start_cond) else "_start_pred(e, None)"
+
+
 def generate(plan: LoopPlan) -> Process:
     """The specialised ``process(state, e, ctx)`` of ``plan`` (same steps as ``plan.interpret``)."""
     em = _Emitter(plan)
@@ -403,6 +432,7 @@ def _source(plan: LoopPlan, em: _Emitter) -> str:
             fresh_w=_indent(_fresh("w", window), 20),
             fresh_start=_indent(_fresh("run", window), 12),
             start_aggs=em.fresh_aggregates(),
+            start_test=_start_test(plan, em),
             cap=_CAP if plan.cap is not None else "",
         )
     )
@@ -417,6 +447,7 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         **em.consts,
         "len": len,
         "sorted": sorted,
+        "_float": float,
         "_interp": plan.interpret,
         "_advance": plan.advance,
         "_W": plan.window,
@@ -441,3 +472,39 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         "_CAPN": plan.cap,
         "_capfn": plan._cap,
     }
+
+
+def loop_kernel(plan: LoopPlan, prefix: str) -> Kernel:
+    """The plan's step for the engine's fused loop: the step is called only when it can do anything.
+
+    An event that can change no partial match (its type wakes no list that holds one, no window
+    has passed, and it cannot start one) only moves the state's clock, as in ``process``; the fused
+    loop then creates no state for a key that has none, nor asks whether it became idle.
+    """
+    src = Source(prefix)
+    c = src.const
+
+    def wakes(types: frozenset[str] | None) -> str:
+        if types is None:
+            return "True"
+        if len(types) == 1:
+            return f"e.type == {src.literal(next(iter(types)))}"
+        return f"e.type in {c(types)}"
+
+    w = c(plan.window)
+    cold_test, last_test = wakes(plan.cold_wakes), wakes(plan.wakes[LAST_CODE])
+    if plan.window is not None:  # why: a passed window is expired by the step itself
+        cold_test = f"{cold_test} or cold[0].start_ts + {w} <= t"
+        last_test = f"{last_test} or last[0].start_ts + {w} <= t"
+    starts = wakes(plan.start_wakes)
+    body = (
+        "cold = st.cold\n"
+        "last = st.last\n"
+        f"if st.hot or (cold and ({cold_test})) or (last and ({last_test})) or {starts}:\n"
+        "    {ctx}\n"
+        f"    {c(plan.process)}(st, e, ctx)\n"
+        "else:\n"
+        "    st.time = t\n"
+    )
+    idle = "not st.hot and not st.cold and not st.last"
+    return Kernel(body, src.consts, None if plan.start_wakes is None else starts, idle)

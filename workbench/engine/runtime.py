@@ -116,11 +116,6 @@ class Engine(Imaging):
         if time_mode not in ("event", "processing") or (order_by is not None and time_mode != "event"):
             msg = f"time_mode must be 'event' (or 'processing' without order_by), got {time_mode!r}"
             raise CepError(msg)
-        if max_live is not None and (
-            isinstance(max_live, bool) or not isinstance(max_live, int) or max_live < 1
-        ):
-            msg = f"max_live must be an integer >= 1 or None, got {max_live!r}"
-            raise CepError(msg)
         #: the engine-wide budget of partial matches and group instances (checked between events)
         self.shedder = Shedder(max_live)
         self.order_by = order_by

@@ -38,6 +38,7 @@ from workbench.engine.nfa.streamed import StreamMatcher
 from workbench.engine.reactions.delivery import Delivery
 from workbench.engine.reactions.matcher import GroupMatcher
 from workbench.engine.reactions.state import GroupState
+from workbench.errors import CepError
 
 if TYPE_CHECKING:
     from workbench.engine.nfa.linear import LinearState
@@ -171,9 +172,12 @@ class Shedder:
     __slots__ = ("countdown", "last", "limit", "since")
 
     def __init__(self, limit: int | None) -> None:
+        if limit is not None and (type(limit) is not int or limit < 1):
+            msg = f"max_live must be an integer >= 1 or None, got {limit!r}"
+            raise CepError(msg)
         self.limit = limit
-        #: events left before the next count
-        self.countdown = MAX_STRIDE
+        #: events left before the next count (the first comes before one event each could fill it)
+        self.countdown = MAX_STRIDE if limit is None else max(1, min(MAX_STRIDE, limit // 2))
         #: the live total after the last count (and shed), and the events processed since
         self.last = 0
         self.since = 0

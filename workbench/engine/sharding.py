@@ -173,7 +173,7 @@ class ShardedEngine(Outputs):
 
     @property
     def stats(self) -> dict[str, int]:
-        """Run totals over all shards: ``dropped`` partial matches, ``late`` events, ``keys`` holding state."""
+        """Run totals over all shards: ``dropped`` partial matches, ``late`` events, ``keys`` with state."""
         shards = [engine.stats for engine in self.engines]
         return {
             "dropped": sum(s["dropped"] for s in shards),

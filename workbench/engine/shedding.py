@@ -8,7 +8,7 @@ partial matches and reaction-group instances live at once across *all* keys and 
   (and group instances) that started earliest -- by the time and arrival position of their first
   event, or the creation time of an instance -- are dropped, whichever key and pattern holds them.
 * **Down to 7/8 of the limit.** A shed leaves room for ``limit // 8`` new ones, so its cost (one
-  census of the keys holding state and a sort of their start positions) is spread over the
+  census of the keys holding state and a merge of their start positions) is spread over the
   partial matches started before the next one: a constant cost per partial match, amortised.
 * **Checked between events, not inside them.** The engine counts the live total every ``stride``
   events; the stride follows the growth seen since the last count (at most :data:`MAX_STRIDE`
@@ -23,6 +23,8 @@ and run, with the same text every time.
 from __future__ import annotations
 
 import bisect
+import heapq
+import itertools
 from collections.abc import Hashable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -219,8 +221,11 @@ class Shedder:
         """Drop the ``excess`` oldest across all keys (ties at the cut may take a few more)."""
         assert self.limit is not None
         found = [(key, pindex, ages(matchers[pindex], keys[key].states[pindex])) for key, pindex, _ in sizes]
-        every = sorted(age for _, _, own in found for age in own)
-        cut = every[min(excess, len(every)) - 1]
+        # why merge: each key's ages are already in order, so the cut needs no sort of them all
+        merged = heapq.merge(*(own for _, _, own in found))
+        cut = next(itertools.islice(merged, excess - 1, None), None)
+        if cut is None:
+            return 0
         proxy = _ShedContext(ctx, self.limit)
         for key, pindex, own in found:
             n = bisect.bisect_right(own, cut)
@@ -236,4 +241,4 @@ class Shedder:
                 ctx.release(ks, pindex)
                 if ks.is_empty():
                     del keys[key]
-        return len(every) - sum(bisect.bisect_right(own, cut) for _, _, own in found)
+        return sum(len(own) - bisect.bisect_right(own, cut) for _, _, own in found)

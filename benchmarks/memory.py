@@ -8,7 +8,9 @@ Reports (never asserts):
           against the same events with no cap (the partial matches keep piling up). Each mode runs in
           a fresh child process, so the peaks are separate. The ratio ``uncapped / capped`` should stay
           under 2.
-``budget`` the same 8 keys and pattern with no per-key cap, against the engine-wide budget
+``budget`` 8 keys whose partial matches pile up with no per-key cap (``begin a followed by b``: an
+          ``a`` event costs the same however many wait, unlike ``followed by any`` above, whose
+          every event steps every partial match of its key), against the engine-wide budget
           (``Engine(max_live=...)``, default :data:`~workbench.engine.shedding.DEFAULT_MAX_LIVE`):
           fill the engine to the budget, then time ``--events`` more (each count sheds the oldest
           partial matches across the keys). Peak RSS of the child against 512 MB, and the ratio of
@@ -54,10 +56,23 @@ def _stream(n: int, start: int = 0) -> Iterator[Event]:
         yield Event("a", i, i % KEYS, {})
 
 
-def _cap_child(cap: int | None, fill: int, events: int, live: int | None = None) -> dict[str, float]:
-    """One mode in this (child) process: fill every key to ``fill``, then time ``events`` more."""
+def piling() -> SequencePattern:
+    """``begin a followed by b`` with no window and no per-key cap: every ``a`` waits for a ``b``."""
+    stages = (Stage("a", types=("a",)), Stage("b", types=("b",)))
+    return SequencePattern("pile", stages, max_partial_matches=None)
+
+
+def _cap_child(mode: str, limit: int | None, fill: int, events: int) -> dict[str, float]:
+    """One mode in this (child) process: fill every key to ``fill``, then time ``events`` more.
+
+    ``mode`` ``"cap"``: the exploding pattern with ``max_partial_matches=limit``; ``"budget"``:
+    the piling pattern in an engine with ``max_live=limit``.
+    """
     # the default warning filters, as a user has them (the old per-event text grew the registry)
-    engine = Engine([exploding(cap)], collect=False, max_live=live)
+    if mode == "cap":
+        engine = Engine([exploding(limit)], collect=False)
+    else:
+        engine = Engine([piling()], collect=False, max_live=limit)
     engine.process_many(_stream(KEYS * fill))
     gc.collect()
     t0 = time.process_time()  # CPU time: a busy machine does not skew the ratio
@@ -70,7 +85,7 @@ def _cap_child(cap: int | None, fill: int, events: int, live: int | None = None)
 def bench_cap(cap: int, events: int) -> None:
     out = {}
     for mode, c in (("capped", cap), ("uncapped", None)):
-        cmd = [sys.executable, "-m", "benchmarks.memory", "--child", json.dumps([c, cap, events])]
+        cmd = [sys.executable, "-m", "benchmarks.memory", "--child", json.dumps(["cap", c, cap, events])]
         out[mode] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     capped, free = out["capped"], out["uncapped"]
     print(
@@ -84,7 +99,7 @@ def bench_cap(cap: int, events: int) -> None:
 def bench_budget(live: int, events: int) -> None:
     out = {}
     for mode, limit in (("budget", live), ("unlimited", None)):
-        spec = json.dumps([None, live // KEYS, events, limit])
+        spec = json.dumps(["budget", limit, live // KEYS, events])
         cmd = [sys.executable, "-m", "benchmarks.memory", "--child", spec]
         out[mode] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     held, free = out["budget"], out["unlimited"]

@@ -47,9 +47,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MAX_LIVE", "MAX_STRIDE", "Shedder", "budget_detail"]
 
-#: the default engine-wide limit: about 512 MB of partial matches of a few events each (a partial
-#: match of the general plan with its event path takes 300-500 bytes; see ``benchmarks/budget.py``)
-DEFAULT_MAX_LIVE = 1_000_000
+#: the default engine-wide limit, sized for about 512 MB: a two-event partial match with its first
+#: event takes about 460 bytes in the linear plan and 1,060 in the general one (tracemalloc), so
+#: 230-530 MB at the limit (``python -m benchmarks.memory --only budget``)
+DEFAULT_MAX_LIVE = 500_000
 #: the most events between two counts of the live total
 MAX_STRIDE = 4096
 #: a partial match's or instance's age: the time and arrival position of its first event

@@ -39,7 +39,7 @@ from workbench.engine.nfa.state import NFAState
 from workbench.engine.nfa.streamed import StreamMatcher
 from workbench.engine.reactions.delivery import Delivery
 from workbench.engine.reactions.matcher import GroupMatcher
-from workbench.engine.reactions.state import GroupState
+from workbench.engine.reactions.state import GroupState, InstanceState
 from workbench.errors import CepError
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def ages(matcher: Matcher, state: object) -> list[Age]:
     if isinstance(plan, LinearPlan):
         return [r.start_id for r in cast("LinearState", st).runs]  # kept in start order
     if isinstance(st, GroupState):
-        return sorted((inst.created, -1) for inst in st.instances.values())
+        return sorted(map(_instance_age, st.instances.values()))
     return []
 
 
@@ -154,9 +154,14 @@ def shed(matcher: Matcher, state: object, n: int, ctx: _ShedContext) -> None:
         _shed_instances(plan, st, n, ctx)
 
 
+def _instance_age(inst: InstanceState) -> Age:
+    """A group instance's age: its creation time and its initiator's position (start-up ones first)."""
+    return (inst.created, -1 if inst.initiator is None else inst.initiator.seq)
+
+
 def _shed_instances(matcher: GroupMatcher, state: GroupState, n: int, ctx: _ShedContext) -> None:
     """End the ``n`` oldest group instances without a result (their pending timers go stale)."""
-    roots = sorted(state.instances.values(), key=lambda inst: (inst.created, inst.id))[:n]
+    roots = sorted(state.instances.values(), key=_instance_age)[:n]
     for root in roots:
         Delivery(matcher.plan, state, root, matcher.group, root, (), ctx.inner, None).end()
         if ctx.tracing:

@@ -1,4 +1,4 @@
-"""The memory budget: ``python -m benchmarks.memory [--only cap,keys] [--events N] [--keys N]``.
+"""The memory budget: ``python -m benchmarks.memory [--only cap,budget,keys] [--events N] [--keys N]``.
 
 Reports (never asserts):
 
@@ -8,6 +8,14 @@ Reports (never asserts):
           against the same events with no cap (the partial matches keep piling up). Each mode runs in
           a fresh child process, so the peaks are separate. The ratio ``uncapped / capped`` should stay
           under 2.
+``budget`` 8 keys whose partial matches pile up with no per-key cap (``begin a followed by b``: an
+          ``a`` event costs the same however many wait, unlike ``followed by any`` above, whose
+          every event steps every partial match of its key), against the engine-wide budget
+          (``Engine(max_live=...)``, default :data:`~workbench.engine.shedding.DEFAULT_MAX_LIVE`):
+          fill the engine to the budget, then time ``--events`` more (each count sheds the oldest
+          partial matches across the keys). Peak RSS of the child against 512 MB, and the ratio of
+          the rate with no budget (the partial matches keep piling up) to the rate at the budget,
+          which should stay under 2.
 ``keys``  N distinct keys (default 1,000,000), each with an ``a`` that starts a partial match and a
           group instance and a ``b`` that ends both. The engine's traced memory (``tracemalloc``,
           outputs not collected) before the run, after it, and the keys left in its table: after the
@@ -31,6 +39,7 @@ from workbench.engine.events import Event
 from workbench.engine.nfa import Contiguity, SequencePattern, Stage
 from workbench.engine.reactions import Channel, Initiator, ReactionGroup
 from workbench.engine.runtime import Engine
+from workbench.engine.shedding import DEFAULT_MAX_LIVE
 
 __all__ = ["main"]
 
@@ -47,10 +56,23 @@ def _stream(n: int, start: int = 0) -> Iterator[Event]:
         yield Event("a", i, i % KEYS, {})
 
 
-def _cap_child(cap: int | None, fill: int, events: int) -> dict[str, float]:
-    """One mode in this (child) process: fill every key to ``fill``, then time ``events`` more."""
+def piling() -> SequencePattern:
+    """``begin a followed by b`` with no window and no per-key cap: every ``a`` waits for a ``b``."""
+    stages = (Stage("a", types=("a",)), Stage("b", types=("b",)))
+    return SequencePattern("pile", stages, max_partial_matches=None)
+
+
+def _cap_child(mode: str, limit: int | None, fill: int, events: int) -> dict[str, float]:
+    """One mode in this (child) process: fill every key to ``fill``, then time ``events`` more.
+
+    ``mode`` ``"cap"``: the exploding pattern with ``max_partial_matches=limit``; ``"budget"``:
+    the piling pattern in an engine with ``max_live=limit``.
+    """
     # the default warning filters, as a user has them (the old per-event text grew the registry)
-    engine = Engine([exploding(cap)], collect=False)
+    if mode == "cap":
+        engine = Engine([exploding(limit)], collect=False)
+    else:
+        engine = Engine([piling()], collect=False, max_live=limit)
     engine.process_many(_stream(KEYS * fill))
     gc.collect()
     t0 = time.process_time()  # CPU time: a busy machine does not skew the ratio
@@ -63,7 +85,7 @@ def _cap_child(cap: int | None, fill: int, events: int) -> dict[str, float]:
 def bench_cap(cap: int, events: int) -> None:
     out = {}
     for mode, c in (("capped", cap), ("uncapped", None)):
-        cmd = [sys.executable, "-m", "benchmarks.memory", "--child", json.dumps([c, cap, events])]
+        cmd = [sys.executable, "-m", "benchmarks.memory", "--child", json.dumps(["cap", c, cap, events])]
         out[mode] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     capped, free = out["capped"], out["uncapped"]
     print(
@@ -71,6 +93,21 @@ def bench_cap(cap: int, events: int) -> None:
         f"capped_events_per_s={capped['rate']:.0f} uncapped_events_per_s={free['rate']:.0f} "
         f"ratio={free['rate'] / capped['rate']:.2f} capped_peak_mb={capped['peak_mb']:.1f} "
         f"uncapped_peak_mb={free['peak_mb']:.1f} dropped={capped['dropped']:.0f}"
+    )
+
+
+def bench_budget(live: int, events: int) -> None:
+    out = {}
+    for mode, limit in (("budget", live), ("unlimited", None)):
+        spec = json.dumps(["budget", limit, live // KEYS, events])
+        cmd = [sys.executable, "-m", "benchmarks.memory", "--child", spec]
+        out[mode] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    held, free = out["budget"], out["unlimited"]
+    print(
+        f"budget keys={KEYS} max_live={live} events={events} "
+        f"budget_events_per_s={held['rate']:.0f} unlimited_events_per_s={free['rate']:.0f} "
+        f"ratio={free['rate'] / held['rate']:.2f} budget_peak_mb={held['peak_mb']:.1f} "
+        f"unlimited_peak_mb={free['peak_mb']:.1f} dropped={held['dropped']:.0f}"
     )
 
 
@@ -107,19 +144,21 @@ def bench_keys(n: int, forget: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.memory")
-    parser.add_argument("--only", default="cap,keys")
+    parser.add_argument("--only", default="cap,budget,keys")
     parser.add_argument("--cap", type=int, default=10_000, help="max_partial_matches per key (cap)")
     parser.add_argument("--events", type=int, default=100_000, help="events timed at the cap (cap)")
+    parser.add_argument("--max-live", type=int, default=DEFAULT_MAX_LIVE, help="engine budget (budget)")
     parser.add_argument("--keys", type=int, default=1_000_000, help="distinct keys (keys)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        cap, fill, events = json.loads(args.child)
-        print(json.dumps(_cap_child(cap, fill, events)))
+        print(json.dumps(_cap_child(*json.loads(args.child))))
         return
     only = set(args.only.split(","))
     if "cap" in only:
         bench_cap(args.cap, args.events)
+    if "budget" in only:
+        bench_budget(args.max_live, args.events)
     if "keys" in only:
         bench_keys(args.keys, forget=True)
         bench_keys(args.keys, forget=False)

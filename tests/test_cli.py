@@ -274,3 +274,17 @@ def test_run_order_by_orders_equal_time_rows(tmp_path: Path) -> None:
     assert bad.returncode != 0
     assert "no field 'rnak' (did you mean 'rank'?)" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_dropped_partial_matches_are_reported_even_when_quiet(tmp_path: Path) -> None:
+    patterns, events = tmp_path / "s.cep", tmp_path / "events.csv"
+    patterns.write_text(LATE_CEP.replace("partition by user", "partition by user max partial matches 2"))
+    events.write_text("type,time,user\n" + "".join(f"login,{t},u\n" for t in range(5)) + "logout,10,u\n")
+    result = cli("run", str(patterns), str(events), "-q", "-o", str(tmp_path / "out.csv"))
+    assert result.returncode == 0, result.stderr
+    assert "warning: 3 partial match(es) or group instance(s) dropped" in result.stderr
+    assert list(pd.read_csv(tmp_path / "out.csv")["instance"]) == [4, 5]  # the newest two were kept
+    events.write_text("type,time,user\nlogin,0,u\nlogout,10,u\n")
+    kept = cli("run", str(patterns), str(events), "-q")  # nothing dropped: no line
+    assert kept.returncode == 0, kept.stderr
+    assert "partial match(es)" not in kept.stderr

@@ -281,6 +281,7 @@ def _notes(session: CepSession, names: Sequence[str], done: Replay) -> None:
 def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int) -> None:
     """Write the late events and condition errors where asked; warn and summarise on stderr."""
     from workbench.session.notes import late_note
+    from workbench.session.runs import dropped_note
 
     if args.late:
         from workbench.results import events_to_frame
@@ -293,6 +294,8 @@ def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int) -> Non
         from workbench.results import errors_to_frame
 
         _write(errors_to_frame(outcome.errors), args.errors)
+    if outcome.dropped:  # never silent, even with --quiet
+        print(f"warning: {dropped_note(outcome.dropped)}", file=sys.stderr)
     for fault in outcome.errors:  # never silent, even with --quiet
         print(f"error in condition: {fault.describe()}", file=sys.stderr)
     if not args.quiet:

@@ -224,3 +224,18 @@ def test_run_order_by_orders_equal_time_rows(ip: Any) -> None:
     assert [tuple(ev) for ev in frame["events"]] == [(1, 0), (0, 3), (3, 2)]
     plain = ip.run_line_magic("cep", "run rise --on ticks")
     assert [tuple(ev) for ev in plain["events"]] == [(1, 2)]
+
+
+def test_run_notes_dropped_partial_matches(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.user_ns["piles"] = pd.DataFrame(
+        {"type": ["login"] * 5 + ["logout"], "time": [0, 1, 2, 3, 4, 10], "user": ["u"] * 6}
+    )
+    text = "sequence s partition by user max partial matches 2\n  begin a: login\n  followed by b: logout"
+    ip.run_cell_magic("cep", "", text)
+    capsys.readouterr()
+    with pytest.warns(RuntimeWarning, match="max_partial_matches"):
+        frame = ip.run_line_magic("cep", "run s --on piles")
+    assert len(frame) == 2
+    out = capsys.readouterr().out
+    assert "note: 3 partial match(es) or group instance(s) dropped" in out
+    assert magics(ip).session.replay(["s"], ip.user_ns["piles"]).outcome.dropped == 3

@@ -43,5 +43,6 @@ class LocalBackend(Backend):
         if options.finish:
             engine.finish(until)
         return RunResult(
-            engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors
-        )
+            engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors,
+            engine.stats["dropped"],
+        )  # fmt: skip

@@ -61,6 +61,7 @@ from workbench.engine.imaging import EngineSnapshot, Imaging, Time, Timer
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import Fed, OutputOptions
 from workbench.engine.result import RunResult
+from workbench.engine.shedding import DEFAULT_MAX_LIVE, Shedder
 from workbench.errors import CepError, PatternError
 
 __all__ = ["Engine", "EngineSnapshot", "KeyState", "RunResult", "run"]
@@ -84,6 +85,9 @@ class Engine(Imaging):
         time_mode: ``"event"`` (default) or ``"processing"`` (events stamped with ``clock()``).
         clock: the processing-time clock in ms (default: wall clock).
         forget_idle_keys: drop a key's instance counters with its idle states (see ``HostContext``).
+        max_live: the most partial matches and group instances live at once across all keys and
+            patterns (``None``: no limit); past it the oldest are dropped (see
+            :mod:`~workbench.engine.shedding`), alongside each pattern's per-key cap.
         trace: record state changes (see :class:`~workbench.engine.detection.TraceRecord`).
         on_detection / on_reaction / on_late / on_trace: callbacks, called synchronously.
         collect: keep detections, reactions and trace records in lists on the engine (default).
@@ -106,12 +110,15 @@ class Engine(Imaging):
         clock: Clock | None = None,
         trace: bool = False,
         forget_idle_keys: bool = False,
+        max_live: int | None = DEFAULT_MAX_LIVE,
         order_by: OrderBy | None = None,
         **outputs: Unpack[OutputOptions],
     ) -> None:
         if time_mode not in ("event", "processing") or (order_by is not None and time_mode != "event"):
             msg = f"time_mode must be 'event' (or 'processing' without order_by), got {time_mode!r}"
             raise CepError(msg)
+        #: the engine-wide budget of partial matches and group instances (checked between events)
+        self.shedder = Shedder(max_live)
         self.order_by = order_by
         #: the sort key of equal-time events (``None``: arrival order)
         self._order = tie_order(order_by)
@@ -221,6 +228,28 @@ class Engine(Imaging):
             return out
 
     def _feed(self, events: Iterable[EventLike], out: list[Detection]) -> None:
+        """Feed the events in runs of at most ``shedder.countdown``, counting the budget in between."""
+        shedder, clock = self.shedder, self.event_clock
+        if shedder.limit is None:  # why: no engine-wide limit: nothing to count
+            self._feed_run(events, out)
+            return
+        if isinstance(events, list | tuple):  # why: slices of a list keep the loop's fast list iteration
+            done, n = 0, len(events)
+            while done < n:
+                start, stop = clock.next_seq, done + shedder.countdown
+                self._feed_run(events if not done and stop >= n else events[done:stop], out)
+                done = stop
+                if shedder.spent(clock.next_seq - start):  # why: the budget's count is due
+                    shedder.check(self._keys, self.matchers, self.host.context)
+            return
+        it = iter(events)
+        for first in it:
+            start = clock.next_seq
+            self._feed_run(itertools.chain((first,), itertools.islice(it, shedder.countdown - 1)), out)
+            if shedder.spent(clock.next_seq - start):  # why: the budget's count is due
+                shedder.check(self._keys, self.matchers, self.host.context)
+
+    def _feed_run(self, events: Iterable[EventLike], out: list[Detection]) -> None:
         if self._processing or self.out_of_orderness or self._buffer or self._order:
             for raw in events:
                 self._take(raw, out)

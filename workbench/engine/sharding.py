@@ -43,6 +43,7 @@ from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import Fed, OutputOptions, Outputs
 from workbench.engine.runtime import Engine, EngineSnapshot
+from workbench.engine.shedding import DEFAULT_MAX_LIVE, Shedder
 from workbench.engine.snapshot import dump, fingerprints, load
 from workbench.errors import CepError, EventError
 
@@ -123,6 +124,8 @@ class ShardedEngine(Outputs):
         shards: the number of engines.
         out_of_orderness, trace, order_by, on_detection, on_reaction, on_late, on_trace, collect,
             strict: as for :class:`~workbench.engine.runtime.Engine` (the shards share one error log).
+        max_live: the engine-wide budget of :class:`~workbench.engine.runtime.Engine`, split evenly
+            over the shards (each sheds its own oldest).
 
     >>> ShardedEngine([], shards=3).process({"type": "a", "time": 1, "key": "k"})
     []
@@ -136,9 +139,11 @@ class ShardedEngine(Outputs):
         out_of_orderness: int | float = 0,
         trace: bool = False,
         order_by: OrderBy | None = None,
+        max_live: int | None = DEFAULT_MAX_LIVE,
         **outputs: Unpack[OutputOptions],
     ) -> None:
         _check_shards(shards)
+        Shedder(max_live)  # why: a bad limit is refused before any shard is built
         self.matchers: list[Matcher] = [compile_matcher(p) for p in patterns]
         self.shards = shards
         self._clock = EventClock(out_of_orderness)
@@ -152,6 +157,7 @@ class ShardedEngine(Outputs):
                 out_of_orderness=out_of_orderness,
                 trace=trace,
                 order_by=order_by,
+                max_live=None if max_live is None else max(1, max_live // shards),
                 on_detection=self.publish,
                 on_reaction=self.publish_reaction,
                 on_trace=self.publish_trace,
@@ -164,6 +170,16 @@ class ShardedEngine(Outputs):
             engine.fault_log = self.fault_log
         for matcher in self.matchers:
             self._adopt_faults(matcher)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Run totals over all shards: ``dropped`` partial matches, ``late`` events, ``keys`` with state."""
+        shards = [engine.stats for engine in self.engines]
+        return {
+            "dropped": sum(s["dropped"] for s in shards),
+            "late": self.late_count,
+            "keys": sum(s["keys"] for s in shards),
+        }
 
     def shard(self, key: Hashable) -> int:
         """The shard index of a key (cached)."""

@@ -29,6 +29,7 @@ __all__ = [
     "RunOutcome",
     "RunSettings",
     "Seen",
+    "dropped_note",
     "reporting",
     "result_of",
     "stamped",
@@ -85,6 +86,19 @@ class RunOutcome:
     late: list[Event]
     events: Mapping[int, Event]  # by seq (a replay of a DataFrame builds them on first read)
     errors: list[ConditionFault] = field(default_factory=list)
+    dropped: int = 0  # partial matches and group instances dropped by caps (``RunResult.dropped``)
+
+
+def dropped_note(dropped: int) -> str:
+    """What every front end says when a run dropped partial matches to stay within its caps.
+
+    >>> dropped_note(3).split(" dropped ")[0]
+    '3 partial match(es) or group instance(s)'
+    """
+    return (
+        f"{dropped} partial match(es) or group instance(s) dropped to stay within max_partial_matches "
+        "(per key) or the engine's max_live budget; the oldest went first"
+    )
 
 
 @dataclass

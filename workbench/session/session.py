@@ -258,8 +258,9 @@ class CepSession:
         self.errors = list(result.errors)
         self._keep(names, result, events)
         return RunOutcome(
-            list(result.detections), list(result.trace), list(result.late), events, list(result.errors)
-        )
+            list(result.detections), list(result.trace), list(result.late), events, list(result.errors),
+            result.dropped,
+        )  # fmt: skip
 
     def _patterns(self, names: Sequence[str]) -> list[Pattern]:
         """The patterns called ``names`` (at least one), for a replay or a live feed."""
@@ -326,7 +327,9 @@ class CepSession:
         errors = [f for o in outcomes for f in o.errors]
         self.late = list(late)
         self.errors = errors
-        return RunOutcome(detections, trace, late, outcomes[-1].events, errors)
+        return RunOutcome(
+            detections, trace, late, outcomes[-1].events, errors, sum(o.dropped for o in outcomes)
+        )
 
     def _locate(self, names: Sequence[str], message: str) -> str:
         """Where the stage or channel a runtime error names was written (text with a caret), or ``""``."""

@@ -99,7 +99,10 @@ def replay_columns(
     engine.finish(until)
     if renumber:
         engine.detections[:] = [_renumbered(d, renumber) for d in engine.detections]
-    return RunResult(engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors)
+    return RunResult(
+        engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors,
+        engine.stats["dropped"],
+    )  # fmt: skip
 
 
 def replay_chunks(

@@ -11,6 +11,7 @@ from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
 from workbench.session.notes import errors_note, late_note, missing_key_note, partition_note
 from workbench.session.ordering import ORDER_BY_HELP
+from workbench.session.runs import dropped_note
 from workbench.session.session import to_frame
 from workbench.session.times import TimeFormat, with_time_unit
 from workbench.session.typecheck import field_mismatches, type_mismatches
@@ -99,6 +100,8 @@ def replay(
         print("note: " + missing_key_note(done.missing_keys))
     if outcome.late:
         print("note: " + late_note(outcome.late, out_of_orderness, "see them with %cep late"))
+    if outcome.dropped:
+        print("note: " + dropped_note(outcome.dropped))
     if outcome.errors:
         print("note: " + errors_note(outcome.errors, "see them with %cep errors"))
     return to_frame(outcome.detections, session.times)

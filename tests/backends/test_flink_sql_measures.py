@@ -3,6 +3,7 @@ same detections and measure values as the local engine."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from typing import Any
@@ -12,7 +13,10 @@ import pytest
 from workbench.backends import LocalBackend
 from workbench.backends.flink.sql import SqlUnsupported, match_recognize, sql_reasons
 from workbench.engine.detection import Detection
+from workbench.engine.expr import parse_expr
 from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, SkipStrategy, Stage
+from workbench.engine.nfa.measures import Measure
+from workbench.language.compile import compile_pattern
 from workbench.session.runs import to_frame
 
 FIELDS = {"type": "type", "time": "t", "t": "t", "price": "f_price", "qty": "f_qty", "tag": "f_tag"}
@@ -46,8 +50,32 @@ RELAXED_MEASURES = {
     "spread": "last(matched('c')).price - first(matched('b')).price",
     "qty": "first(matched('a')).qty + first(matched('b')).qty * 2",
     "wait": "first(matched('c')).t - first(matched('a')).t",
-    "big": "'big' if first(matched('b')).qty > 4 else ('none' if first(matched('b')).qty is None else 'small')",
+    "big": "'big' if first(matched('b')).qty > 4 else ('no' if first(matched('b')).qty is None else 'small')",
 }
+
+
+#: the %%cep language's spelling: last event of a stage, the universal variable, a composite key
+CEP_TEXT = """
+sequence spell
+    measures last_b = b.price, second = b[1].qty, opening = first(price), closing = last(qty),
+             latest = max(time), n = count(price), mean = avg(qty), b_n = count(b),
+             span = last(c).time - first(a).time
+    partition by user, ip
+    begin a where e.type == 'a'
+    next b where e.type == 'b' and (e.qty is None or e.qty < 8) one or more consecutive
+    next c where e.type == 'c'
+"""
+
+
+def _measures(measures: dict[str, str]) -> tuple[Measure, ...]:
+    return tuple(Measure(name, parse_expr(text)) for name, text in measures.items())
+
+
+def cep_pattern() -> SequencePattern:
+    """:data:`CEP_TEXT` with skip past last event (SQL's exact strategy for a loop)."""
+    pattern = compile_pattern(CEP_TEXT)
+    assert isinstance(pattern, SequencePattern)
+    return dataclasses.replace(pattern, skip=SkipStrategy("skip_past_last_event"))
 
 
 def strict_pattern() -> SequencePattern:
@@ -60,7 +88,7 @@ def strict_pattern() -> SequencePattern:
             Stage("c", types=("c",), contiguity=STRICT),
         ),
         skip=SkipStrategy("skip_past_last_event"),
-        measures=STRICT_MEASURES,
+        measures=_measures(STRICT_MEASURES),
     )
 
 
@@ -77,7 +105,7 @@ def relaxed_pattern() -> SequencePattern:
         within_ms=30_000,
         emit_timeouts=False,
         skip=SkipStrategy("skip_to_next"),
-        measures=RELAXED_MEASURES,
+        measures=_measures(RELAXED_MEASURES),
     )
 
 
@@ -114,7 +142,9 @@ def test_hostile_strings_and_columns_are_quoted_never_pasted() -> None:
     pattern = SequencePattern(
         "p",
         (Stage("a"), Stage("b", contiguity=STRICT)),
-        measures={"drop_table": f"first(matched('a')).tag == {hostile!r}", "col": "first(matched('b')).weird"},
+        measures=_measures(
+            {"drop_table": f"first(matched('a')).tag == {hostile!r}", "col": "first(matched('b')).weird"}
+        ),
     )
     fields = {**FIELDS, "weird": "f_we`ird; --"}
     query = match_recognize(pattern, "ev", fields)
@@ -128,15 +158,17 @@ def test_measures_sql_cannot_express_say_why() -> None:
         "r",
         (Stage("a"), Stage("b"), Stage("c", quantifier=Quantifier(2, 2)), Stage("z")),
         skip=SkipStrategy("skip_past_last_event"),
-        measures={
-            "everything": "count(matched('*'))",
-            "floor": "first(matched('a')).price // 2",
-            "now": "e.price",
-            "spread": "stdev(matched('a').price)",
-            "region": "first(matched('c')).price",
-            "var_n": "first(matched('a'), first(matched('b')).qty).price",
-            "inf": "first(matched('a')).price + 1e999",
-        },
+        measures=_measures(
+            {
+                "everything": "count(matched('*'))",
+                "floor": "first(matched('a')).price // 2",
+                "now": "e.price",
+                "spread": "stdev(matched('a').price)",
+                "region": "first(matched('c')).price",
+                "var_n": "first(matched('a'), first(matched('b')).qty).price",
+                "inf": "first(matched('a')).price + 1e999",
+            }
+        ),
     )
     text = " ".join(sql_reasons(relaxed))
     for part in (
@@ -151,6 +183,25 @@ def test_measures_sql_cannot_express_say_why() -> None:
         assert part in text
     with pytest.raises(SqlUnsupported, match="measure 'floor'"):
         match_recognize(relaxed, "ev", FIELDS)
+
+
+def test_the_languages_measures_and_composite_key_translate() -> None:
+    pattern = cep_pattern()
+    assert sql_reasons(pattern) == []
+    query = match_recognize(pattern, "ev", FIELDS, ["k0", "k1"])
+    for part in (
+        "LAST(V1.`f_price`) AS m0",
+        "FIRST(V1.`f_qty`, 1) AS m1",
+        "FIRST(`f_price`) AS m2",
+        "LAST(`f_qty`) AS m3",
+        "MAX(`t`) AS m4",
+        "COUNT(`f_price`) AS m5",
+        "PARTITION BY `k0`, `k1`",
+    ):
+        assert part in query
+    as_written = compile_pattern(CEP_TEXT)
+    assert isinstance(as_written, SequencePattern)
+    assert "no_skip with a quantified stage" in " ".join(sql_reasons(as_written))
 
 
 def test_the_relaxed_pattern_translates_but_not_the_universal_variable() -> None:
@@ -248,10 +299,12 @@ def _flink(fn: Any) -> Any:
 
 @_flink
 def test_measures_and_composite_keys_equal_the_local_engine_on_flink_sql() -> None:
-    assert_equal_on_flink([strict_pattern(), relaxed_pattern()], FIXED)
+    assert_equal_on_flink([strict_pattern(), relaxed_pattern(), cep_pattern()], FIXED)
 
 
 @_flink
 @pytest.mark.parametrize("seed", [7, 2026])
 def test_random_data_measures_equal_the_local_engine_on_flink_sql(seed: int) -> None:
-    assert_equal_on_flink([strict_pattern(), relaxed_pattern()], events(random.Random(seed), 300))
+    assert_equal_on_flink(
+        [strict_pattern(), relaxed_pattern(), cep_pattern()], events(random.Random(seed), 300)
+    )

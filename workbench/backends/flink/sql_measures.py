@@ -98,7 +98,7 @@ class _MeasureSql:
         return f"{var}.{_quote(column)}"
 
     def __call__(self, node: ir.Node) -> str:
-        if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Call):
+        if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Call | ir.Index):
             return self.navigation(node.obj, node.name)
         if isinstance(node, ir.Call):
             return self.aggregate(node)
@@ -123,28 +123,30 @@ class _MeasureSql:
         msg = f"{print_expr(node)!r} has no SQL form here"
         raise _Unsupported(msg)
 
-    def navigation(self, call: ir.Call, name: str) -> str:
-        """``first(matched('a'), n).x``: ``FIRST(V.x, n - 1)``."""
-        function = _NAVIGATION.get(call.func)
-        if function is None or not call.args or len(call.args) > 2:
-            msg = f"{print_expr(call)}.{name} (only first/last(matched(..), n).field)"
-            raise _Unsupported(msg)
-        n = 1
-        if len(call.args) == 2:
-            arg = call.args[1]
-            value = arg.value if isinstance(arg, ir.Literal) else None
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                msg = f"{print_expr(call)}: the position must be a whole-number literal from 1"
-                raise _Unsupported(msg)
-            n = value
-        offset = f", {n - 1}" if n > 1 else ""
-        return f"{function}({self.column(call.args[0], name)}{offset})"
+    def navigation(self, obj: ir.Node, name: str) -> str:
+        """``first(matched('a'), n).x`` and ``matched('a')[i].x``: ``FIRST(V.x, n - 1)`` / ``LAST``."""
+        if isinstance(obj, ir.Index) and isinstance(obj.index, ir.Literal):
+            i = obj.index.value
+            if isinstance(i, int) and not isinstance(i, bool):
+                return self.nth(obj.obj, name, "FIRST" if i >= 0 else "LAST", i if i >= 0 else -i - 1)
+        if isinstance(obj, ir.Call) and obj.func in _NAVIGATION and obj.args:
+            return self.nth(obj.args[0], name, _NAVIGATION[obj.func], _position(obj))
+        msg = f"{print_expr(obj)}.{name} (only first/last(matched(..), n).field and matched(..)[i].field)"
+        raise _Unsupported(msg)
+
+    def nth(self, stage: ir.Node, name: str, function: str, offset: int) -> str:
+        """``FIRST(V.x, offset)`` or ``LAST(V.x, offset)``: NULL when the stage has fewer events."""
+        return f"{function}({self.column(stage, name)}{f', {offset}' if offset else ''})"
 
     def aggregate(self, call: ir.Call) -> str:
         """``sum(matched('a').x)`` and the others, with the engine's empty and type rules."""
         arg = call.args[0] if len(call.args) == 1 else None
         if call.func == "count" and isinstance(arg, ir.Stage):
             return f"COUNT({self.column(arg, 'seq')})"
+        if call.func in _NAVIGATION and call.args and isinstance(call.args[0], ir.Attr):
+            # first(matched('*').price): navigation over the values, NULLs included, as locally
+            attr = call.args[0]
+            return self.nth(attr.obj, attr.name, _NAVIGATION[call.func], _position(call))
         if not isinstance(arg, ir.Attr) or call.func not in ("sum", "avg", *_AGGREGATE):
             msg = (
                 f"{print_expr(call)!r} (only sum avg min max count of matched(..).field, count(matched(..)))"
@@ -156,6 +158,17 @@ class _MeasureSql:
         if call.func == "avg":
             return f"AVG(CAST({column} AS DOUBLE))"  # why: AVG of a BIGINT column is a BIGINT
         return f"{_AGGREGATE[call.func]}({column})"
+
+
+def _position(call: ir.Call) -> int:
+    """The offset from the end given by ``first(x, n)`` / ``last(x, n)``: ``n - 1`` (a literal)."""
+    if len(call.args) == 1:
+        return 0
+    n = call.args[1].value if len(call.args) == 2 and isinstance(call.args[1], ir.Literal) else None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        msg = f"{print_expr(call)}: the position n must be a whole-number literal from 1"
+        raise _Unsupported(msg)
+    return n - 1
 
 
 def _writer(

@@ -185,6 +185,24 @@ def test_measures_sql_cannot_express_say_why() -> None:
         match_recognize(relaxed, "ev", FIELDS)
 
 
+def test_adding_text_is_refused_where_a_field_may_hold_text() -> None:
+    pattern = SequencePattern(
+        "p",
+        (Stage("a"), Stage("b", contiguity=STRICT)),
+        measures=_measures(
+            {"both": "first(matched('a')).tag + last(matched('b')).tag", "n": "first(matched('a')).qty + 1"}
+        ),
+    )
+    assert sql_reasons(pattern) == []  # the fields' types unknown: only 'type' holds text
+    reasons = sql_reasons(pattern, strings=("type", "tag"))
+    assert reasons == [
+        "measure 'both': \"first(matched('a')).tag + last(matched('b')).tag\" may add text "
+        "(which SQL's + cannot; the engine concatenates)"
+    ]
+    literal = dataclasses.replace(pattern, measures=_measures({"s": "first(matched('a')).qty + 'x'"}))
+    assert "may add text" in " ".join(sql_reasons(literal))
+
+
 def test_the_languages_measures_and_composite_key_translate() -> None:
     pattern = cep_pattern()
     assert sql_reasons(pattern) == []

@@ -141,7 +141,8 @@ def run_sql(pattern: SequencePattern, inputs: Iterable[Input], *, parallelism: i
         .build()
     )
     t_env.create_temporary_view("cep_events", t_env.from_data_stream(stream, schema))
-    query = match_recognize(pattern, "cep_events", fields, list(key_columns))
+    strings = ["type", *(name for name, kind in columns.items() if kind is str)]
+    query = match_recognize(pattern, "cep_events", fields, list(key_columns), strings)
     by_seq = {e.seq: e for e in used}
     n_keys, n_stages = len(key_columns), len(positive_stages(pattern))
     found = []

@@ -21,7 +21,7 @@ negated stage, stages of a loop that skips events, non-finite floats) is refused
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from workbench.engine.expr import ir, print_expr
 from workbench.engine.nfa import Contiguity, SequencePattern, Stage
@@ -69,10 +69,13 @@ def _literal(value: object) -> str:
 class _MeasureSql:
     """Writes one measure's IR tree as SQL over the pattern variables ``vars_of``."""
 
-    def __init__(self, vars_of: Mapping[str, str], fields: Mapping[str, str], universal: bool) -> None:
+    def __init__(
+        self, vars_of: Mapping[str, str], fields: Mapping[str, str], universal: bool, strings: Collection[str]
+    ) -> None:
         self.vars_of = vars_of
         self.fields = fields
         self.universal = universal
+        self.strings = strings
 
     def column(self, stage: ir.Node, name: str) -> str:
         """``V.col`` (or the bare column for the universal variable) of stage ``stage``."""
@@ -104,6 +107,9 @@ class _MeasureSql:
             return self.aggregate(node)
         if isinstance(node, ir.Literal):
             return _literal(node.value)
+        if isinstance(node, ir.Binary) and node.op == "+" and self.text(node):
+            msg = f"{print_expr(node)!r} may add text (which SQL's + cannot; the engine concatenates)"
+            raise _Unsupported(msg)
         if isinstance(node, ir.Binary) and node.op in ("+", "-", "*"):
             return f"({self(node.left)} {node.op} {self(node.right)})"
         if isinstance(node, ir.Binary) and node.op == "/":
@@ -122,6 +128,14 @@ class _MeasureSql:
             return f"(CASE WHEN {self(node.test)} THEN {self(node.then)} ELSE {self(node.orelse)} END)"
         msg = f"{print_expr(node)!r} has no SQL form here"
         raise _Unsupported(msg)
+
+    def text(self, node: ir.Node) -> bool:
+        """Whether ``node`` reads a text literal or a field that holds text (conservatively)."""
+        return any(
+            (isinstance(n, ir.Literal) and isinstance(n.value, str))
+            or (isinstance(n, ir.Attr) and n.name in self.strings)
+            for n in ir.walk(node)
+        )
 
     def navigation(self, obj: ir.Node, name: str) -> str:
         """``first(matched('a'), n).x`` and ``matched('a')[i].x``: ``FIRST(V.x, n - 1)`` / ``LAST``."""
@@ -176,6 +190,7 @@ def _writer(
     vars_of: Mapping[str, str],
     fields: Mapping[str, str],
     region: _Region,
+    strings: Collection[str] = ("type",),
 ) -> _MeasureSql:
     stages = [s for s in pattern.stages if isinstance(s, Stage)]
     # The SQL match holds only the detection's events when no stage after the first has a gap
@@ -185,7 +200,7 @@ def _writer(
         for i, s in enumerate(stages)
     )
     readable = {name: var for name, var in vars_of.items() if not region(_stage(stages, name))}
-    return _MeasureSql(readable, fields, gapless and len(stages) == len(pattern.stages))
+    return _MeasureSql(readable, fields, gapless and len(stages) == len(pattern.stages), strings)
 
 
 def _stage(stages: Sequence[Stage], name: str) -> Stage:
@@ -197,9 +212,13 @@ def measure_reasons(
     vars_of: Mapping[str, str],
     fields: Mapping[str, str],
     region: _Region,
+    strings: Collection[str] = ("type",),
 ) -> list[str]:
-    """Why some of ``pattern``'s measures cannot be written as SQL ``MEASURES`` (empty: all can)."""
-    writer = _writer(pattern, vars_of, fields, region)
+    """Why some of ``pattern``'s measures cannot be written as SQL ``MEASURES`` (empty: all can).
+
+    ``strings``: the fields that hold text (``+`` of text is refused: SQL cannot concatenate so).
+    """
+    writer = _writer(pattern, vars_of, fields, region, strings)
     reasons = []
     for m in pattern.measures:
         try:

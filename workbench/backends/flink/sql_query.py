@@ -20,7 +20,7 @@ event, so ``no_skip`` is written only where a start event cannot have two matche
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.backends.base import BackendError
@@ -247,8 +247,13 @@ def _aggregate_use_reasons(pattern: SequencePattern, names: Mapping[str, str]) -
     return reasons
 
 
-def sql_reasons(pattern: SequencePattern, fields: Mapping[str, str] | None = None) -> list[str]:
-    """Why ``pattern`` cannot be written as ``MATCH_RECOGNIZE`` (empty list: it can)."""
+def sql_reasons(
+    pattern: SequencePattern, fields: Mapping[str, str] | None = None, strings: Collection[str] = ("type",)
+) -> list[str]:
+    """Why ``pattern`` cannot be written as ``MATCH_RECOGNIZE`` (empty list: it can).
+
+    ``strings``: the fields known to hold text (a measure that may add text is refused).
+    """
     fields = _AnyFields() if fields is None else fields
     reasons = []
     if pattern.within_ms is not None and pattern.emit_timeouts:
@@ -269,7 +274,7 @@ def sql_reasons(pattern: SequencePattern, fields: Mapping[str, str] | None = Non
     vars_of = {s.name: f"V{i}" for i, s in enumerate(positive)}
     names, aggregate_reasons = _aggregate_sql(pattern, vars_of, fields)
     reasons += aggregate_reasons + _aggregate_use_reasons(pattern, names)
-    reasons += measure_reasons(pattern, vars_of, fields, _region)
+    reasons += measure_reasons(pattern, vars_of, fields, _region, strings)
     writer = _Writer(fields, names)
     quantified = any(not s.quantifier.single or s.quantifier.optional for s in positive)
     for i, stage in enumerate(stages):
@@ -372,7 +377,11 @@ def _suffix(q: Quantifier, region: bool) -> str:
 
 
 def match_recognize(
-    pattern: SequencePattern, table: str, fields: Mapping[str, str], keys: Sequence[str] = ("key_id",)
+    pattern: SequencePattern,
+    table: str,
+    fields: Mapping[str, str],
+    keys: Sequence[str] = ("key_id",),
+    strings: Collection[str] = ("type",),
 ) -> str:
     """The ``MATCH_RECOGNIZE`` query for ``pattern`` over ``table``.
 
@@ -381,12 +390,13 @@ def match_recognize(
     composite key), ``rt`` (the event-time attribute), ``t`` (event time, ms) and ``seq``. The
     query selects the keys, then stage ``i``'s events as column ``s<i>``: its ``seq`` (one event)
     or the comma-separated ``seq`` list (a quantified stage; NULL when an optional stage took
-    none), then measure ``i`` as column ``m<i>`` (:mod:`~workbench.backends.flink.sql_measures`).
+    none), then measure ``i`` as column ``m<i>`` (:mod:`~workbench.backends.flink.sql_measures`;
+    ``strings`` names the fields that hold text).
 
     Raises:
         SqlUnsupported: listing every reason the pattern cannot be written so.
     """
-    reasons = sql_reasons(pattern, fields)
+    reasons = sql_reasons(pattern, fields, strings)
     if reasons:
         msg = f"pattern {pattern.name!r} cannot run as MATCH_RECOGNIZE: " + "; ".join(reasons)
         raise SqlUnsupported(msg)

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from workbench.engine.expr import ir, print_expr
 from workbench.engine.nfa import Contiguity, SequencePattern, Stage
-from workbench.engine.nfa.measures import UNIVERSAL
+from workbench.engine.nfa.measures import UNIVERSAL, Measure
 
-__all__ = ["measure_reasons", "measures_sql"]
+__all__ = ["MeasuresSql", "measures_writer"]
 
 _NAVIGATION = {"first": "FIRST", "last": "LAST"}
 _AGGREGATE = {"min": "MIN", "max": "MAX", "count": "COUNT"}
@@ -185,13 +186,15 @@ def _position(call: ir.Call) -> int:
     return n - 1
 
 
-def _writer(
+def measures_writer(
     pattern: SequencePattern,
     vars_of: Mapping[str, str],
     fields: Mapping[str, str],
     region: _Region,
     strings: Collection[str] = ("type",),
-) -> _MeasureSql:
+) -> MeasuresSql:
+    """The writer of ``pattern``'s measures over its variables ``vars_of`` (``region``: whether a
+    stage is a loop that skips events; ``strings``: the fields that hold text)."""
     stages = [s for s in pattern.stages if isinstance(s, Stage)]
     # The SQL match holds only the detection's events when no stage after the first has a gap
     # (relaxed contiguity, a negation) and no loop skips events.
@@ -200,40 +203,31 @@ def _writer(
         for i, s in enumerate(stages)
     )
     readable = {name: var for name, var in vars_of.items() if not region(_stage(stages, name))}
-    return _MeasureSql(readable, fields, gapless and len(stages) == len(pattern.stages), strings)
+    universal = gapless and len(stages) == len(pattern.stages)
+    return MeasuresSql(pattern.measures, _MeasureSql(readable, fields, universal, strings))
 
 
 def _stage(stages: Sequence[Stage], name: str) -> Stage:
     return next(s for s in stages if s.name == name)
 
 
-def measure_reasons(
-    pattern: SequencePattern,
-    vars_of: Mapping[str, str],
-    fields: Mapping[str, str],
-    region: _Region,
-    strings: Collection[str] = ("type",),
-) -> list[str]:
-    """Why some of ``pattern``'s measures cannot be written as SQL ``MEASURES`` (empty: all can).
+@dataclass(frozen=True, slots=True)
+class MeasuresSql:
+    """A pattern's measures and their writer: why some cannot be written, and the SQL of all."""
 
-    ``strings``: the fields that hold text (``+`` of text is refused: SQL cannot concatenate so).
-    """
-    writer = _writer(pattern, vars_of, fields, region, strings)
-    reasons = []
-    for m in pattern.measures:
-        try:
-            writer(m.expr)
-        except _Unsupported as err:
-            reasons.append(f"measure {m.name!r}: {err}")
-    return reasons
+    measures: Sequence[Measure]
+    writer: _MeasureSql
 
+    def reasons(self) -> list[str]:
+        """Why some measures cannot be written as SQL ``MEASURES`` (empty: all can)."""
+        reasons = []
+        for m in self.measures:
+            try:
+                self.writer(m.expr)
+            except _Unsupported as err:
+                reasons.append(f"measure {m.name!r}: {err}")
+        return reasons
 
-def measures_sql(
-    pattern: SequencePattern,
-    vars_of: Mapping[str, str],
-    fields: Mapping[str, str],
-    region: _Region,
-) -> list[str]:
-    """The measures as ``<sql> AS m<i>``, in declared order (check :func:`measure_reasons` first)."""
-    writer = _writer(pattern, vars_of, fields, region)
-    return [f"{writer(m.expr)} AS m{i}" for i, m in enumerate(pattern.measures)]
+    def columns(self) -> list[str]:
+        """The measures as ``<sql> AS m<i>``, in declared order (check :meth:`reasons` first)."""
+        return [f"{self.writer(m.expr)} AS m{i}" for i, m in enumerate(self.measures)]

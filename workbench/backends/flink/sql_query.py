@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.backends.base import BackendError
-from workbench.backends.flink.sql_measures import measure_reasons, measures_sql
+from workbench.backends.flink.sql_measures import measures_writer
 from workbench.engine.expr import ir, parse_expr, print_expr
 from workbench.engine.nfa import (
     AggregateSpec,
@@ -274,7 +274,7 @@ def sql_reasons(
     vars_of = {s.name: f"V{i}" for i, s in enumerate(positive)}
     names, aggregate_reasons = _aggregate_sql(pattern, vars_of, fields)
     reasons += aggregate_reasons + _aggregate_use_reasons(pattern, names)
-    reasons += measure_reasons(pattern, vars_of, fields, _region, strings)
+    reasons += measures_writer(pattern, vars_of, fields, _region, strings).reasons()
     writer = _Writer(fields, names)
     quantified = any(not s.quantifier.single or s.quantifier.optional for s in positive)
     for i, stage in enumerate(stages):
@@ -431,7 +431,7 @@ def match_recognize(
         if condition:
             defines.append(f"{var} AS {condition}")
     measures = [f"{_measure(s, vars_of[s.name], writer)} AS s{i}" for i, s in enumerate(positive)]
-    measures += measures_sql(pattern, vars_of, fields, _region)
+    measures += measures_writer(pattern, vars_of, fields, _region).columns()
     skip = _skip_clause(pattern, vars_of)
     return _query(pattern, table, [_quote(k) for k in keys], measures, skip, terms, defines)
 

@@ -15,7 +15,8 @@ numbering counts partial matches, which SQL does not expose).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 from workbench.backends.base import Backend, Input, PatternLike, RunOptions
 from workbench.backends.flink import require_pyflink
@@ -26,7 +27,7 @@ from workbench.backends.flink.sql_query import (
     sql_reasons,
 )
 from workbench.engine.clock import stamp
-from workbench.engine.detection import Detection
+from workbench.engine.detection import NO_MEASURES, Detection, MeasureValues
 from workbench.engine.events import Event
 from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import SequencePattern
@@ -38,10 +39,29 @@ __all__ = ["FlinkSqlBackend", "SqlUnsupported", "match_recognize", "run_sql", "s
 _SQL_TYPES = {bool: "BOOLEAN", int: "BIGINT", float: "DOUBLE", str: "STRING"}
 
 
+_FLINK_TYPES = {
+    bool: lambda: _types().BOOLEAN(),
+    int: lambda: _types().LONG(),
+    float: lambda: _types().DOUBLE(),
+    str: lambda: _types().STRING(),
+}
+
+
+def _types() -> Any:
+    from pyflink.common import Types
+
+    return Types
+
+
 def _columns(events: Sequence[Event]) -> dict[str, type]:
+    """Each field's column type (int and float together: float); refuses other mixes."""
+    return _column_types(e.fields for e in events)
+
+
+def _column_types(records: Iterable[Mapping[str, object]]) -> dict[str, type]:
     columns: dict[str, type] = {}
-    for e in events:
-        for name, value in e.fields.items():
+    for record in records:
+        for name, value in record.items():
             kind = type(value) if value is not None else columns.get(name, type(None))
             seen = columns.setdefault(name, kind)
             if seen is type(None):
@@ -58,6 +78,42 @@ def _columns(events: Sequence[Event]) -> dict[str, type]:
     return columns
 
 
+_PARTS = [f"k{i}" for i in range(64)]
+
+
+def _parts(e: Event) -> tuple[object, ...]:
+    return e.key if isinstance(e.key, tuple) else (e.key,)
+
+
+def _key_columns(events: Sequence[Event]) -> tuple[Callable[[Event], tuple[object, ...]], dict[str, type]]:
+    """The partition columns: a composite key's parts (``PARTITION BY k0, k1``), else a key id.
+
+    A composite key (every key a tuple of one length, of SQL-typable parts) partitions by its
+    parts, compared as SQL compares them (``1`` and ``1.0`` are one key, as in Python); any other
+    key is numbered (``key_id``), compared as Python compares keys. Detections get the events' own
+    keys back either way.
+    """
+    lengths = {len(e.key) if isinstance(e.key, tuple) else -1 for e in events}
+    width = lengths.pop() if len(lengths) == 1 else -1
+    if 0 < width <= len(_PARTS):
+        try:
+            parts = _column_types(dict(zip(_PARTS, _parts(e), strict=False)) for e in events)
+        except SqlUnsupported:
+            parts = {}
+        if len(parts) == width:
+            floats = [parts[f"k{i}"] is float for i in range(width)]
+
+            def split(e: Event) -> tuple[object, ...]:
+                return tuple(
+                    float(v) if f and isinstance(v, int) else v
+                    for v, f in zip(_parts(e), floats, strict=True)
+                )
+
+            return split, parts
+    ids: dict[Hashable, int] = {}
+    return (lambda e: (ids.setdefault(e.key, len(ids)),)), {"key_id": int}
+
+
 def run_sql(pattern: SequencePattern, inputs: Iterable[Input], *, parallelism: int = 1) -> RunResult:
     """Run ``pattern`` as ``MATCH_RECOGNIZE`` over in-order events on a local mini-cluster."""
     require_pyflink()
@@ -69,19 +125,12 @@ def run_sql(pattern: SequencePattern, inputs: Iterable[Input], *, parallelism: i
     used = _used_events(pattern, inputs)
     columns = _columns(used)
     fields = {"type": "type", "time": "t", "t": "t", **{name: f"f_{name}" for name in columns}}
-    keys: dict[Hashable, int] = {}
-    rows = [
-        Row(
-            keys.setdefault(e.key, len(keys)), e.seq, e.type, int(e.time), *(e.fields.get(n) for n in columns)
-        )
-        for e in used
-    ]
-    names = ["key_id", "seq", "type", "t", *(f"f_{n}" for n in columns)]
-    flink_types = [Types.LONG(), Types.LONG(), Types.STRING(), Types.LONG()]
-    flink_types += [
-        {bool: Types.BOOLEAN(), int: Types.LONG(), float: Types.DOUBLE(), str: Types.STRING()}[k]
-        for k in columns.values()
-    ]
+    keys, key_columns = _key_columns(used)
+    rows = [Row(*keys(e), e.seq, e.type, int(e.time), *(e.fields.get(n) for n in columns)) for e in used]
+    names = [*key_columns, "seq", "type", "t", *(f"f_{n}" for n in columns)]
+    flink_types = [_FLINK_TYPES[k]() for k in key_columns.values()]
+    flink_types += [Types.LONG(), Types.STRING(), Types.LONG()]
+    flink_types += [_FLINK_TYPES[k]() for k in columns.values()]
     env = make_environment(parallelism)
     t_env = StreamTableEnvironment.create(env)
     stream = env.from_collection(rows, type_info=Types.ROW_NAMED(names, flink_types))
@@ -92,16 +141,21 @@ def run_sql(pattern: SequencePattern, inputs: Iterable[Input], *, parallelism: i
         .build()
     )
     t_env.create_temporary_view("cep_events", t_env.from_data_stream(stream, schema))
-    query = match_recognize(pattern, "cep_events", fields)
+    strings = ["type", *(name for name, kind in columns.items() if kind is str)]
+    query = match_recognize(pattern, "cep_events", fields, list(key_columns), strings)
     by_seq = {e.seq: e for e in used}
-    key_of = {i: k for k, i in keys.items()}
+    n_keys, n_stages = len(key_columns), len(positive_stages(pattern))
     found = []
     with t_env.sql_query(query).execute().collect() as results:
         for row in results:
-            stages = tuple(() if x is None else tuple(int(s) for s in str(x).split(",")) for x in row[1:])
-            found.append((int(row[0]), stages))
-    found.sort(key=lambda m: (by_seq[_last(m[1])].time, _last(m[1]), m[1]))
-    return RunResult(_detections(pattern, found, by_seq, key_of), [], [], [])
+            values = list(row)
+            stages = tuple(
+                () if x is None else tuple(int(s) for s in str(x).split(","))
+                for x in values[n_keys : n_keys + n_stages]
+            )
+            found.append((stages, tuple(values[n_keys + n_stages :])))
+    found.sort(key=lambda m: (by_seq[_last(m[0])].time, _last(m[0]), m[0]))
+    return RunResult(_detections(pattern, found, by_seq), [], [], [])
 
 
 def _used_events(pattern: SequencePattern, inputs: Iterable[Input]) -> list[Event]:
@@ -127,26 +181,31 @@ def _last(stages: Sequence[Sequence[int]]) -> int:
 
 def _detections(
     pattern: SequencePattern,
-    found: Sequence[tuple[int, tuple[tuple[int, ...], ...]]],
+    found: Sequence[tuple[tuple[tuple[int, ...], ...], tuple[object, ...]]],
     by_seq: Mapping[int, Event],
-    key_of: Mapping[int, Hashable],
 ) -> list[Detection]:
-    """The matches as detections, instance ids numbered per key in emission order."""
+    """The matches as detections (the events' own keys), instance ids numbered per key in emission order."""
     stage_names = [s.name for s in positive_stages(pattern)]
-    detections, counters = [], dict.fromkeys(key_of, 0)
-    for key_id, stages in found:
-        counters[key_id] += 1
+    names = [m.name for m in pattern.measures]
+    kinds = {m.name: m.kind for m in pattern.measures}
+    detections: list[Detection] = []
+    counters: dict[Hashable, int] = {}
+    for stages, values in found:
         matched = tuple(by_seq[s] for seqs in stages for s in seqs)
+        key = matched[0].key
+        counters[key] = counters.get(key, 0) + 1
         channels = tuple(name for name, seqs in zip(stage_names, stages, strict=True) for _ in seqs)
+        measures = MeasureValues(dict(zip(names, values, strict=True)), kinds) if names else NO_MEASURES
         detections.append(
             Detection(
                 pattern.name,
-                key_of[key_id],
-                counters[key_id],
+                key,
+                counters[key],
                 "match",
                 matched[-1].time,
                 matched,
                 channels,
+                measures=measures,
             )
         )
     return detections

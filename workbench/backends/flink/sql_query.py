@@ -20,10 +20,11 @@ event, so ``no_skip`` is written only where a start event cannot have two matche
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.backends.base import BackendError
+from workbench.backends.flink.sql_measures import measures_writer
 from workbench.engine.expr import ir, parse_expr, print_expr
 from workbench.engine.nfa import (
     AggregateSpec,
@@ -246,8 +247,13 @@ def _aggregate_use_reasons(pattern: SequencePattern, names: Mapping[str, str]) -
     return reasons
 
 
-def sql_reasons(pattern: SequencePattern, fields: Mapping[str, str] | None = None) -> list[str]:
-    """Why ``pattern`` cannot be written as ``MATCH_RECOGNIZE`` (empty list: it can)."""
+def sql_reasons(
+    pattern: SequencePattern, fields: Mapping[str, str] | None = None, strings: Collection[str] = ("type",)
+) -> list[str]:
+    """Why ``pattern`` cannot be written as ``MATCH_RECOGNIZE`` (empty list: it can).
+
+    ``strings``: the fields known to hold text (a measure that may add text is refused).
+    """
     fields = _AnyFields() if fields is None else fields
     reasons = []
     if pattern.within_ms is not None and pattern.emit_timeouts:
@@ -268,6 +274,7 @@ def sql_reasons(pattern: SequencePattern, fields: Mapping[str, str] | None = Non
     vars_of = {s.name: f"V{i}" for i, s in enumerate(positive)}
     names, aggregate_reasons = _aggregate_sql(pattern, vars_of, fields)
     reasons += aggregate_reasons + _aggregate_use_reasons(pattern, names)
+    reasons += measures_writer(pattern, vars_of, fields, _region, strings).reasons()
     writer = _Writer(fields, names)
     quantified = any(not s.quantifier.single or s.quantifier.optional for s in positive)
     for i, stage in enumerate(stages):
@@ -369,18 +376,27 @@ def _suffix(q: Quantifier, region: bool) -> str:
     return text if q.greedy else text + "?"
 
 
-def match_recognize(pattern: SequencePattern, table: str, fields: Mapping[str, str]) -> str:
+def match_recognize(
+    pattern: SequencePattern,
+    table: str,
+    fields: Mapping[str, str],
+    keys: Sequence[str] = ("key_id",),
+    strings: Collection[str] = ("type",),
+) -> str:
     """The ``MATCH_RECOGNIZE`` query for ``pattern`` over ``table``.
 
     ``fields`` maps the names conditions use (``type``, ``time``, event fields) to the table's
-    columns; the table also has ``key_id`` (the partition), ``rt`` (the event-time attribute) and
-    ``seq``. Stage ``i``'s events come out as column ``s<i>``: its ``seq`` (one event) or the
-    comma-separated ``seq`` list (a quantified stage; NULL when an optional stage took none).
+    columns; the table also has the partition columns ``keys`` (``PARTITION BY`` them all: a
+    composite key), ``rt`` (the event-time attribute), ``t`` (event time, ms) and ``seq``. The
+    query selects the keys, then stage ``i``'s events as column ``s<i>``: its ``seq`` (one event)
+    or the comma-separated ``seq`` list (a quantified stage; NULL when an optional stage took
+    none), then measure ``i`` as column ``m<i>`` (:mod:`~workbench.backends.flink.sql_measures`;
+    ``strings`` names the fields that hold text).
 
     Raises:
         SqlUnsupported: listing every reason the pattern cannot be written so.
     """
-    reasons = sql_reasons(pattern, fields)
+    reasons = sql_reasons(pattern, fields, strings)
     if reasons:
         msg = f"pattern {pattern.name!r} cannot run as MATCH_RECOGNIZE: " + "; ".join(reasons)
         raise SqlUnsupported(msg)
@@ -414,30 +430,33 @@ def match_recognize(pattern: SequencePattern, table: str, fields: Mapping[str, s
         condition = " AND ".join(p for p in parts if p is not None)
         if condition:
             defines.append(f"{var} AS {condition}")
-    measures = ", ".join(f"{_measure(s, vars_of[s.name], writer)} AS s{i}" for i, s in enumerate(positive))
-    return _query(pattern, table, len(positive), measures, _skip_clause(pattern, vars_of), terms, defines)
+    measures = [f"{_measure(s, vars_of[s.name], writer)} AS s{i}" for i, s in enumerate(positive)]
+    measures += measures_writer(pattern, vars_of, fields, _region).columns()
+    skip = _skip_clause(pattern, vars_of)
+    return _query(pattern, table, [_quote(k) for k in keys], measures, skip, terms, defines)
 
 
 def _query(
     pattern: SequencePattern,
     table: str,
-    n: int,
-    measures: str,
+    keys: Sequence[str],
+    measures: Sequence[str],
     skip: str,
     terms: Sequence[str],
     defines: Sequence[str],
 ) -> str:
-    """The ``MATCH_RECOGNIZE`` statement around its parts (``n`` stage columns ``s0``..)."""
+    """The ``MATCH_RECOGNIZE`` statement around its parts (``measures``: each ``<sql> AS <column>``)."""
     within = (
         "" if pattern.within_ms is None else f" WITHIN INTERVAL '{int(pattern.within_ms // 1000)}' SECOND"
     )
     define = ("\n  DEFINE " + ",\n    ".join(defines)) if defines else "\n  DEFINE V0 AS TRUE"
+    columns = [m.rsplit(" AS ", 1)[1] for m in measures]
     return (
-        f"SELECT key_id, {', '.join(f's{i}' for i in range(n))} FROM {table}\n"
+        f"SELECT {', '.join([*keys, *columns])} FROM {table}\n"
         "MATCH_RECOGNIZE (\n"
-        "  PARTITION BY key_id\n"
+        f"  PARTITION BY {', '.join(keys)}\n"
         "  ORDER BY rt, seq\n"
-        f"  MEASURES {measures}\n"
+        f"  MEASURES {', '.join(measures)}\n"
         "  ONE ROW PER MATCH\n"
         f"  AFTER MATCH {skip}\n"
         f"  PATTERN ({' '.join(terms)}){within}"

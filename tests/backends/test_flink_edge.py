@@ -49,6 +49,17 @@ def test_ddl_quotes_hostile_names_and_paths(tmp_path: Path) -> None:
     assert "`k``ey` = 'k`ey'" in ddl  # the header row is recognised by every column's own name
 
 
+def test_native_job_refuses_measures_it_cannot_write(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from workbench.engine.nfa.measures import Measure
+
+    source = FileSource(str(tmp_path / "e.csv"), "csv", {"t": "BIGINT", "key": "STRING", "type": "STRING"})
+    pattern = replace(benchmark_patterns()["P1"], measures=(Measure("n", "1"),))
+    with pytest.raises(CepError, match="'P1' has measures"):
+        NativeJob([pattern], source, tmp_path / "out")
+
+
 @pytest.mark.parametrize(
     ("columns", "roles", "message"),
     [

@@ -15,7 +15,7 @@ aggregate names, comparisons, arithmetic, ``not`` and ``is null``; when the inli
 the interpreted condition decides for that partial match (and records the error). Any other
 condition that needs a context is called with a :class:`LoopContext` as the interpreter does.
 
-The source is built from the templates below and from IR nodes only; every value (constants,
+The source is built from the templates of :mod:`~workbench.engine.nfa.looptemplates` and from IR nodes only; every value (constants,
 names, stage names) enters as a named constant of the function's namespace, and
 :func:`~workbench.engine.nfa.conditions.build_function` compiles it.
 """
@@ -44,6 +44,7 @@ from workbench.engine.nfa.conditions import (
     build_function,
     needs_context,
 )
+from workbench.engine.nfa.looptemplates import CAP, CLOCK, EXPIRE, FRESH, HEAD, WAKE
 from workbench.engine.nfa.pattern import AggregateSpec
 
 if TYPE_CHECKING:
@@ -208,156 +209,6 @@ def _compare_ops_are_plain() -> bool:
     )
 
 
-# ---------------------------------------------------------------------- the process template
-_HEAD = """\
-def process(state, e, ctx):
-    if ctx.tracing:
-        return _interp(state, e, ctx)
-    t = e.time
-    hot = state.hot
-    cold = state.cold
-    last = state.last
-"""
-_EXPIRE = """\
-    if (hot and hot[0].start_ts + _W <= t) or (cold and cold[0].start_ts + _W <= t) or (
-        last and last[0].start_ts + _W <= t
-    ):
-        _advance(state, t, ctx)
-        hot = state.hot
-        cold = state.cold
-        last = state.last
-    elif state.time is None or t > state.time:
-        state.time = t
-"""
-_CLOCK = """\
-    if state.time is None or t > state.time:
-        state.time = t
-"""
-_WAKE = """\
-    typ = e.type
-    starts = {starts}
-    vc = {vc}
-    vl = {vl}
-    if not hot and not vc and not vl and not starts:
-        return
-    try:
-{probes}
-    except _Exception:
-        return _interp(state, e, ctx)
-    if vc:
-        if vl:
-            runs = sorted(hot + cold + last, key=_by_start)
-        else:
-            runs = sorted(hot + cold, key=_by_start) if hot else cold
-    elif vl:
-        runs = sorted(hot + last, key=_by_start) if hot else last
-    else:
-        runs = hot
-    nh = []
-    nc = [] if vc else cold
-    nl = [] if vl else last
-    nc0 = len(nc)
-    nl0 = len(nl)
-    done = []
-    wk = _wt.get(typ, _wdef)
-    rid = state.next_rid
-    try:
-        for run in runs:
-            code = run.code
-            if code == -2:
-                if lp:
-                    rid += 1
-{complete}
-                    done.append((run.inst, (*run.events, e)))
-                else:
-                    nl.append(run)
-                continue
-            if not wk[code]:
-                (nh if code == 0 else nc).append(run)
-                continue
-{took}
-            if code == 0:
-                r0 = rid
-                rid += 2
-                taken = run.events
-                prev = run.prev_ts
-                if took:
-                    run.rid = r0
-                    run.prev_ts = t
-                    ev = (*taken, e)
-                    while len(_ps) < len(ev):
-                        _ps.append(_B)
-{update20}
-                    run.events = ev
-                    nh.append(run)
-                else:
-                    run.rid = r0
-                    run.code = -1
-                    nc.append(run)
-{fresh_run}
-                if lp:
-{complete}
-                    done.append((run.inst, (*taken, e)))
-                else:
-                    w = _LoopRun(run.start_id, r0 + 1, -2, run.start_ts, prev, run.inst, taken, ())
-                    nl.append(w)
-{fresh_w}
-            elif took:
-                run.rid = rid
-                rid += 1
-                run.code = 0 if code <= 1 else code - 1
-                run.prev_ts = t
-                ev = (*run.events, e)
-                while len(_ps) < len(ev):
-                    _ps.append(_B)
-{update16}
-                run.events = ev
-                (nh if code <= 1 else nc).append(run)
-{fresh_run}
-            else:
-                nc.append(run)
-        # why: cold is kept sorted; a new partial match usually starts after every other one
-        cs = vc or len(nc) != nc0
-        if starts and {start_test}:
-            inst = ctx.new_instance()
-            r0 = rid
-            rid += 1
-            run = _LoopRun((t, e.seq), r0, _N, t, t, inst, (e,), {start_aggs})
-            if nc and not cs and nc[-1].start_id > run.start_id:
-                cs = True
-            nc.append(run)
-{fresh_start}
-    finally:
-        state.next_rid = rid
-    if len(nh) > 1:
-        nh.sort(key=_by_start)
-    if cs:
-        nc.sort(key=_by_start)
-    if vl or len(nl) != nl0:
-        nl.sort(key=_by_start)
-    state.hot = nh
-    state.cold = nc
-    state.last = nl
-    if done:
-        emit = ctx.emit
-        key = ctx.key
-        for inst, ev in done:
-            ch = _chan.get(len(ev))
-            if ch is None:
-                ch = _chan[len(ev)] = _channels(len(ev))
-            emit(_Detection(_name, key, inst, "match", t, ev, ch))
-{cap}"""
-_FRESH = """\
-if {run}.prev_ts == {run}.start_ts and state.scheduled != {run}.start_ts + _W:
-    state.scheduled = {run}.start_ts + _W
-    ctx.schedule(state.scheduled, WINDOW_TIMER)
-"""
-_CAP = """\
-    if len(nh) + len(nc) + len(nl) > _CAPN:
-        _capfn(state, ctx, _CAPN)
-"""
-
-
 def _indent(text: str, spaces: int) -> str:
     pad = " " * spaces
     return "".join(pad + line + "\n" for line in text.splitlines())
@@ -406,7 +257,7 @@ def generate(plan: LoopPlan) -> Process:
 
 def _fresh(run: str, window: bool) -> str:
     """Ask for a timer at the window deadline of the new partial match ``run`` (``ChainPlan._fresh``)."""
-    return _FRESH.format(run=run) if window else "pass\n"
+    return FRESH.format(run=run) if window else "pass\n"
 
 
 def _source(plan: LoopPlan, em: _Emitter) -> str:
@@ -417,9 +268,9 @@ def _source(plan: LoopPlan, em: _Emitter) -> str:
     update = ("ra = run.aggs\n" + updates) if updates else "pass\n"
     window = plan.window is not None
     return (
-        _HEAD
-        + (_EXPIRE if window else _CLOCK)
-        + _WAKE.format(
+        HEAD
+        + (EXPIRE if window else CLOCK)
+        + WAKE.format(
             starts=em.wake_test(plan.start_wakes),
             vc=f"cold and {em.wake_test(plan.cold_wakes)}",
             vl=f"last and {em.wake_test(plan.wakes[-2])}",
@@ -433,7 +284,7 @@ def _source(plan: LoopPlan, em: _Emitter) -> str:
             fresh_start=_indent(_fresh("run", window), 12),
             start_aggs=em.fresh_aggregates(),
             start_test=_start_test(plan, em),
-            cap=_CAP if plan.cap is not None else "",
+            cap=CAP if plan.cap is not None else "",
         )
     )
 

@@ -1,0 +1,157 @@
+"""The source templates of the loop plan's generated ``process`` (:mod:`~workbench.engine.nfa.loopgen`).
+
+Pure text: :func:`~workbench.engine.nfa.loopgen.generate` fills the ``{...}`` holes with code
+written from IR nodes and with names of its namespace, never with user text.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CAP", "CLOCK", "EXPIRE", "FRESH", "HEAD", "WAKE"]
+
+HEAD = """\
+def process(state, e, ctx):
+    if ctx.tracing:
+        return _interp(state, e, ctx)
+    t = e.time
+    hot = state.hot
+    cold = state.cold
+    last = state.last
+"""
+EXPIRE = """\
+    if (hot and hot[0].start_ts + _W <= t) or (cold and cold[0].start_ts + _W <= t) or (
+        last and last[0].start_ts + _W <= t
+    ):
+        _advance(state, t, ctx)
+        hot = state.hot
+        cold = state.cold
+        last = state.last
+    elif state.time is None or t > state.time:
+        state.time = t
+"""
+CLOCK = """\
+    if state.time is None or t > state.time:
+        state.time = t
+"""
+WAKE = """\
+    typ = e.type
+    starts = {starts}
+    vc = {vc}
+    vl = {vl}
+    if not hot and not vc and not vl and not starts:
+        return
+    try:
+{probes}
+    except _Exception:
+        return _interp(state, e, ctx)
+    if vc:
+        if vl:
+            runs = sorted(hot + cold + last, key=_by_start)
+        else:
+            runs = sorted(hot + cold, key=_by_start) if hot else cold
+    elif vl:
+        runs = sorted(hot + last, key=_by_start) if hot else last
+    else:
+        runs = hot
+    nh = []
+    nc = [] if vc else cold
+    nl = [] if vl else last
+    nc0 = len(nc)
+    nl0 = len(nl)
+    done = []
+    wk = _wt.get(typ, _wdef)
+    rid = state.next_rid
+    try:
+        for run in runs:
+            code = run.code
+            if code == -2:
+                if lp:
+                    rid += 1
+{complete}
+                    done.append((run.inst, (*run.events, e)))
+                else:
+                    nl.append(run)
+                continue
+            if not wk[code]:
+                (nh if code == 0 else nc).append(run)
+                continue
+{took}
+            if code == 0:
+                r0 = rid
+                rid += 2
+                taken = run.events
+                prev = run.prev_ts
+                if took:
+                    run.rid = r0
+                    run.prev_ts = t
+                    ev = (*taken, e)
+                    while len(_ps) < len(ev):
+                        _ps.append(_B)
+{update20}
+                    run.events = ev
+                    nh.append(run)
+                else:
+                    run.rid = r0
+                    run.code = -1
+                    nc.append(run)
+{fresh_run}
+                if lp:
+{complete}
+                    done.append((run.inst, (*taken, e)))
+                else:
+                    w = _LoopRun(run.start_id, r0 + 1, -2, run.start_ts, prev, run.inst, taken, ())
+                    nl.append(w)
+{fresh_w}
+            elif took:
+                run.rid = rid
+                rid += 1
+                run.code = 0 if code <= 1 else code - 1
+                run.prev_ts = t
+                ev = (*run.events, e)
+                while len(_ps) < len(ev):
+                    _ps.append(_B)
+{update16}
+                run.events = ev
+                (nh if code <= 1 else nc).append(run)
+{fresh_run}
+            else:
+                nc.append(run)
+        # why: cold is kept sorted; a new partial match usually starts after every other one
+        cs = vc or len(nc) != nc0
+        if starts and {start_test}:
+            inst = ctx.new_instance()
+            r0 = rid
+            rid += 1
+            run = _LoopRun((t, e.seq), r0, _N, t, t, inst, (e,), {start_aggs})
+            if nc and not cs and nc[-1].start_id > run.start_id:
+                cs = True
+            nc.append(run)
+{fresh_start}
+    finally:
+        state.next_rid = rid
+    if len(nh) > 1:
+        nh.sort(key=_by_start)
+    if cs:
+        nc.sort(key=_by_start)
+    if vl or len(nl) != nl0:
+        nl.sort(key=_by_start)
+    state.hot = nh
+    state.cold = nc
+    state.last = nl
+    if done:
+        emit = ctx.emit
+        key = ctx.key
+        for inst, ev in done:
+            ch = _chan.get(len(ev))
+            if ch is None:
+                ch = _chan[len(ev)] = _channels(len(ev))
+            emit(_Detection(_name, key, inst, "match", t, ev, ch))
+{cap}"""
+FRESH = """\
+if {run}.prev_ts == {run}.start_ts and state.scheduled != {run}.start_ts + _W:
+    state.scheduled = {run}.start_ts + _W
+    ctx.schedule(state.scheduled, WINDOW_TIMER)
+"""
+CAP = """\
+    if len(nh) + len(nc) + len(nl) > _CAPN:
+        _capfn(state, ctx, _CAPN)
+"""

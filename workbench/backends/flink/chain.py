@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from pyflink.common import Types
 from pyflink.datastream import DataStream, KeyedProcessFunction, OutputTag, RuntimeContext
@@ -32,7 +33,7 @@ from pyflink.datastream.state import ValueState, ValueStateDescriptor
 
 from workbench.backends.flink.function import FlinkRecord, MatcherFunction, Startup, millis, record_key
 from workbench.backends.flink.pipeline import watermark_strategy
-from workbench.backends.keyed import HostOutput, KeyedDriver, OutputKind
+from workbench.backends.keyed import HostOutput, KeyedDriver, Order, OutputKind
 from workbench.engine.derived import FIRST_DERIVED_SEQ, Emitter
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
@@ -47,23 +48,23 @@ DERIVED = "derived"
 
 
 def chain_records(records: Iterable[FlinkRecord]) -> list[FlinkRecord]:
-    """The job's records with chain positions: input position ``p`` at time ``t`` -> ``(t, 0, p, 0, 0, p, 0)``."""
+    """The job's records with chain positions: position ``p`` at time ``t`` -> ``(t, 0, p, 0, 0, p, 0)``."""
     return [
         r if isinstance(r[1], Startup) else (r[0], r[1], r[2], r[3], (r[1].time, 0, r[4], 0, 0, r[4], 0))  # type: ignore[misc]
         for r in records
     ]
 
 
-def canonical(order: tuple[object, ...]) -> tuple[object, ...]:
+def canonical(order: Order) -> Order:
     """A driver's output order in chain form: ``(*item, depth, *path, n)`` for every kind of item."""
     if order[1] == 0:  # why: an event item: its position already is ``(*item, depth, *path)``
         return (*order[2], order[-1])  # type: ignore[misc]
     time, kind, ptime, pkind, pseq, root, n = order
     # why tuples: a start-up timer's parent fields are -1, an event's are chain positions
-    return (time, kind, ptime, pkind, _boxed(pseq), _boxed(root), 0, n)
+    return (time, kind, ptime, pkind, _boxed(pseq), _boxed(root), 0, n)  # type: ignore[return-value]
 
 
-def _boxed(value: object) -> object:
+def _boxed(value: object) -> tuple[object, ...]:
     return value if isinstance(value, tuple) else (value,)
 
 
@@ -98,14 +99,16 @@ class ChainFunction(MatcherFunction):
         descriptor = ValueStateDescriptor(f"cep-workbench-derived-{self.level}", Types.LONG())
         self._derived = runtime_context.get_state(descriptor)
 
-    def process_element(self, value: FlinkRecord, ctx: KeyedProcessFunction.Context) -> Iterator[object]:
+    def process_element(
+        self, value: FlinkRecord, ctx: KeyedProcessFunction.Context
+    ) -> Iterator[tuple[Any, Any]]:
         outs = list(super().process_element(value, ctx))
         for run, out in outs:  # only a late event and its trace record
             yield run, out._replace(order=canonical(out.order))
         if self.forward and not outs:  # why not a late one: every level would list it as late again
             yield FORWARD, value
 
-    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[object]:
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[tuple[Any, Any]]:
         for run, out in super().on_timer(timestamp, ctx):
             order = canonical(out.order)
             yield run, out._replace(order=order)
@@ -113,7 +116,7 @@ class ChainFunction(MatcherFunction):
             if isinstance(payload, Detection) and payload.pattern in self.emits[run]:
                 yield from self._derive(run, payload, order)
 
-    def _derive(self, run: int, detection: Detection, order: tuple[object, ...]) -> Iterator[object]:
+    def _derive(self, run: int, detection: Detection, order: Order) -> Iterator[tuple[Any, Any]]:
         """The event a detection becomes: to the results (for numbering) and to the next level."""
         count = self._derived.value() or 0
         emitter = Emitter(self.emits[run])
@@ -122,9 +125,9 @@ class ChainFunction(MatcherFunction):
         if event is None:  # why: a timeout becomes no event
             return
         self._derived.update(count + 1)
-        position = (*order[:6], order[6] + 1, *order[7:])  # type: ignore[operator]
+        position = (*order[:6], order[6] + 1, *order[7:])
         yield run, HostOutput(order, DERIVED, event)
-        if event.time < order[0]:  # type: ignore[operator]  # why: released after its last event: late
+        if event.time < order[0]:  # why: released after its last event: late, as in the engine
             yield run, HostOutput(position, OutputKind.LATE, event)
         elif self.forward:
             yield FORWARD, (run, event, False, millis(event.time, self.offsets[run]), position)

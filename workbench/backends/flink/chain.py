@@ -37,6 +37,7 @@ from workbench.backends.keyed import HostOutput, KeyedDriver, Order, OutputKind
 from workbench.engine.derived import FIRST_DERIVED_SEQ, Emitter
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
+from workbench.engine.host import late_record
 
 __all__ = ["ChainFunction", "chain_records", "detect_chain", "renumber"]
 
@@ -129,6 +130,8 @@ class ChainFunction(MatcherFunction):
         yield run, HostOutput(order, DERIVED, event)
         if event.time < order[0]:  # why: released after its last event: late, as in the engine
             yield run, HostOutput(position, OutputKind.LATE, event)
+            if self.hosts[run].host.context.tracing:
+                yield run, HostOutput(position, OutputKind.TRACE, late_record(event))
         elif self.forward:
             yield FORWARD, (run, event, False, millis(event.time, self.offsets[run]), position)
 

@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from workbench.backends.base import Input, PatternLike, RunOptions
+from workbench.backends.flink.levels import emit_reason
 from workbench.backends.flink.sql_query import sql_reasons
 from workbench.engine.clock import stamp
 from workbench.engine.events import Event
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import SequencePattern
 
 __all__ = ["PathChoice", "choose_paths", "input_reasons"]
@@ -59,6 +61,7 @@ def choose_paths(
 ) -> list[PathChoice]:
     """Per pattern: native when ``MATCH_RECOGNIZE`` can express it and the input allows it."""
     common = input_reasons(inputs, options)
+    emitted = frozenset(t for p in patterns if isinstance(t := getattr(p, "emit_into", None), str))
     choices = []
     for pattern in patterns:
         if not isinstance(pattern, SequencePattern):
@@ -66,5 +69,7 @@ def choose_paths(
             reasons = [f"a {kind}, not a sequence pattern (reaction groups and other families)"]
         else:
             reasons = [*common, *sql_reasons(pattern)]
+            if emitted and (why := emit_reason(pattern, emitted, compile_matcher(pattern).event_types())):
+                reasons.append(why)  # why: emit into and its consumers run as a chain on the Python path
         choices.append(PathChoice(str(getattr(pattern, "name", pattern)), tuple(reasons)))
     return choices

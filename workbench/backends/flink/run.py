@@ -11,14 +11,17 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from workbench.backends.base import Backend, BackendError, Input, PatternLike, RunOptions, compile_all
+from workbench.backends.base import Backend, Input, PatternLike, RunOptions, compile_all
+from workbench.backends.flink.chain import chain_records, detect_chain, renumber
 from workbench.backends.flink.env import ExecutionMode, make_environment
 from workbench.backends.flink.function import STARTUP_TIMESTAMP, FlinkRecord, Startup, millis
+from workbench.backends.flink.levels import levels_of
 from workbench.backends.flink.paths import PathChoice, choose_paths
 from workbench.backends.flink.pipeline import detect
 from workbench.backends.keyed import HostOutput, KeyedDriver, collect_results
 from workbench.backends.replay import ReplayPlan, plan_replay
-from workbench.engine.derived import emits_of
+from workbench.engine.derived import emits_of, emitter_of
+from workbench.engine.matcher import Matcher
 from workbench.engine.nfa import SequencePattern
 from workbench.engine.runtime import RunResult
 from workbench.errors import CepError, PatternError
@@ -67,12 +70,27 @@ class FlinkRun:
 
     def host(self) -> KeyedDriver:
         """The key host of this run (compiles the patterns)."""
+        return self._driver(self.matchers())
+
+    def matchers(self) -> list[Matcher]:
+        """The run's compiled matchers (names unique; a cycle of ``emit into`` refused)."""
         matchers = compile_all(self.patterns)
         names = [m.name for m in matchers]
         for name in names:
             if names.count(name) > 1:
                 msg = "a pattern with this name is already in the run"
                 raise PatternError(msg, pattern=name)
+        emitter_of(matchers)
+        return matchers
+
+    def chain(self) -> tuple[list[KeyedDriver], dict[str, str]]:
+        """The drivers of each level of an ``emit into`` chain, and which pattern emits into what."""
+        matchers = self.matchers()
+        levels = levels_of(matchers)
+        emits = {m.name: t for m in matchers if (t := emits_of(m)) is not None}
+        return [self._driver([matchers[i] for i in level]) for level in levels], emits
+
+    def _driver(self, matchers: Sequence[Matcher]) -> KeyedDriver:
         return KeyedDriver(
             matchers,
             horizon=self.plan.horizon,
@@ -124,7 +142,7 @@ def results_of(runs: Sequence[FlinkRun], outputs: Iterable[tuple[int, HostOutput
     per_run: list[list[HostOutput]] = [[] for _ in runs]
     for run, out in outputs:
         per_run[run].append(out)
-    return [collect_results(outs) for outs in per_run]
+    return [collect_results(renumber(outs)) for outs in per_run]
 
 
 def run_many(
@@ -144,11 +162,10 @@ def run_many(
     if parallelism < 1:
         msg = f"parallelism must be >= 1, got {parallelism!r}"
         raise CepError(msg)
-    for run in runs:
-        refuse_emits(run.patterns)
     if not runs:
         return []
     hosts = [run.host() for run in runs]
+    chains = [run.chain() for run in runs] if any(emits_of(m) for h in hosts for m in h.host.matchers) else []
     offsets = run_offsets(runs)
     records = plan_records(runs, hosts, offsets)
     bound = max(run.out_of_orderness for run in runs)
@@ -160,8 +177,20 @@ def run_many(
     )
     if not records:
         return [RunResult([], [], [], []) for _ in runs]
-    source = env.from_collection(records).name(f"{job_name}-input")
-    stream = detect(source, hosts, offsets, out_of_orderness=bound)
+    if chains:  # why: emit into: one keyed operator per level of derived events (see chain.py)
+        depth = max(len(levels) for levels, _ in chains)
+        drivers = [
+            [
+                levels[n] if n < len(levels) else run._driver([])
+                for (levels, _), run in zip(chains, runs, strict=True)
+            ]
+            for n in range(depth)
+        ]
+        source = env.from_collection(chain_records(records)).name(f"{job_name}-input")
+        stream = detect_chain(source, drivers, offsets, [e for _, e in chains], out_of_orderness=bound)
+    else:
+        source = env.from_collection(records).name(f"{job_name}-input")
+        stream = detect(source, hosts, offsets, out_of_orderness=bound)
     with stream.execute_and_collect(job_name) as results:
         collected: Iterator[tuple[int, HostOutput]] = iter(results)
         return results_of(runs, collected)
@@ -227,7 +256,6 @@ class FlinkBackend(Backend):
         """See :meth:`workbench.backends.base.Backend.run`."""
         from workbench.backends.flink.sql import SqlUnsupported, run_sql
 
-        refuse_emits(patterns)
         events = list(inputs)
         self.paths = choose_paths(patterns, events, options) if self.native else []
         native: list[RunResult] = []
@@ -268,20 +296,6 @@ class FlinkBackend(Backend):
     def run_many(self, runs: Sequence[FlinkRun]) -> list[RunResult]:
         """Several runs in one job (see :func:`run_many`)."""
         return run_many(runs, parallelism=self.parallelism, execution_mode=self.execution_mode)
-
-
-def refuse_emits(patterns: Sequence[PatternLike]) -> None:
-    """Refuse ``emit into`` (a :class:`BackendError` naming the pattern and why)."""
-    for pattern in patterns:
-        into = emits_of(pattern) or getattr(pattern, "emit_into", None)
-        if into:
-            name = getattr(pattern, "name", pattern)
-            msg = (
-                f"pattern {name!r} emits into {into!r}, which the Flink backend does not run: its "
-                "operator keeps each key's matchers in Flink state but cannot feed detections back "
-                "into them as events (that needs a second keyed operator); run it with --backend local"
-            )
-            raise BackendError(msg)
 
 
 def _to_stderr(line: str) -> None:

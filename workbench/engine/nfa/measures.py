@@ -172,4 +172,6 @@ class MeasuringContext:
         self.inner.emit(self.evaluator.apply(detection))  # type: ignore[attr-defined]
 
     def __getattr__(self, name: str) -> object:
+        if name == "inner":  # why: unpickling (Flink ships matchers pickled) asks before it is set
+            raise AttributeError(name)
         return getattr(self.inner, name)

@@ -205,3 +205,16 @@ def test_shards_derive_within_the_key_s_shard() -> None:
     want = run([BURST, ATTACK], events).detections
     assert sorted(map(_shape, sharded.detections), key=repr) == sorted(map(_shape, want), key=repr)
     assert {d.key for d in sharded.detections if d.pattern == "attack"} == set(keys)
+
+
+def test_derived_events_of_one_time_keep_their_order_through_the_reorder_buffer() -> None:
+    pair = SequencePattern("ab", (Stage("a", types=("a",)), Stage("b", types=("b",))), emit_into="ab")
+    deep = SequencePattern("deep", (Stage("x", types=("ab",)), Stage("y", types=("ab",))))
+    events = [{"type": t, "time": 1, "key": "k"} for t in ("a", "a", "b")]
+
+    def deep_seqs(**options: int) -> list[tuple[int, ...]]:
+        return [d.seqs for d in run([pair, deep], events, **options).detections if d.pattern == "deep"]
+
+    in_order = deep_seqs()
+    assert in_order == [(FIRST_DERIVED_SEQ, FIRST_DERIVED_SEQ - 1)]
+    assert deep_seqs(out_of_orderness=2) == in_order

@@ -67,6 +67,8 @@ from workbench.errors import CepError, PatternError
 __all__ = ["Engine", "EngineSnapshot", "KeyState", "RunResult", "run"]
 
 INF = math.inf
+#: below every input position: where derived events rank in the buffer (see ``_after``)
+_DERIVED_RANK = -(2**62)
 Clock = Callable[[], float]
 
 
@@ -420,7 +422,10 @@ class Engine(Imaging):
                 elif t < now:
                     self._late(event, out)
                 elif self._buffer or clock.out_of_orderness or self._order:
-                    heapq.heappush(self._buffer, (t, event.seq, event))
+                    # why the rank: derived events of one time in the order they were made (their
+                    # seq counts down from -2), ahead of the inputs still buffered at that time
+                    rank = event.seq if event.seq >= 0 else _DERIVED_RANK - event.seq
+                    heapq.heappush(self._buffer, (t, rank, event))
                 else:  # why: within what the clock has passed (or is flushing): in order right here
                     clock.max_seen = max(clock.max_seen, t)
                     self._dispatch(event, out)

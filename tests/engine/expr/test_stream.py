@@ -276,3 +276,11 @@ def test_other_families_reject_the_stream() -> None:
     group = ReactionGroup("g", "or", channels=(channel,), initiator=Initiator("login"))
     with pytest.raises(CepError, match="work in sequence patterns"):
         Engine([group])
+
+
+def test_the_cursor_pickles_as_a_reference_to_the_one_module_cursor() -> None:
+    import pickle
+
+    from workbench.engine.expr.stream import CURSOR
+
+    assert pickle.loads(pickle.dumps(CURSOR)) is CURSOR  # Flink ships generated conditions pickled

@@ -103,6 +103,11 @@ class _Cursor(threading.local):
 
     stream: KeyStream | None = None
 
+    def __reduce__(self) -> str:
+        # why: pickled as a reference to the module's one cursor (generated conditions hold it in
+        # their namespace, and Flink ships them pickled); a thread's stream is never data to move
+        return "CURSOR"
+
 
 CURSOR = _Cursor()
 

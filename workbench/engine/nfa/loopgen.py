@@ -15,8 +15,9 @@ aggregate names, comparisons, arithmetic, ``not`` and ``is null``; when the inli
 the interpreted condition decides for that partial match (and records the error). Any other
 condition that needs a context is called with a :class:`LoopContext` as the interpreter does.
 
-The source is built from the templates of :mod:`~workbench.engine.nfa.looptemplates` and from IR nodes only; every value (constants,
-names, stage names) enters as a named constant of the function's namespace, and
+The source is built from the templates of :mod:`~workbench.engine.nfa.looptemplates` and from IR
+nodes only; every value (constants, names, stage names) enters as a named constant of the
+function's namespace, and
 :func:`~workbench.engine.nfa.conditions.build_function` compiles it.
 """
 

@@ -126,6 +126,7 @@ def test_compile_error_in_cell_coordinates(ip: Any) -> None:
 
 
 def test_user_errors_and_usage_errors(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", BLOG)
     with pytest.raises(CepCellError, match=r"no pattern named 'and_nto'.*did you mean 'and_not'"):
         ip.run_line_magic("cep", "run and_nto --on logins")
     with pytest.raises(CepCellError, match="no such file"):

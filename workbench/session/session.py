@@ -9,7 +9,6 @@ and tests use it directly.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +25,7 @@ from workbench.language.conditions import nearest
 from workbench.language.emit import session_cycle
 from workbench.session.feeders import derived_shape, with_feeders
 from workbench.session.inputs import KeyFields
+from workbench.session.locate import locate_element
 from workbench.session.notes import kind_of
 from workbench.session.ordering import check_order_by, order_fields
 from workbench.session.runs import (
@@ -275,7 +275,7 @@ class CepSession:
         try:
             yield
         except CepRuntimeError as err:
-            where = self._locate(names, str(err))
+            where = locate_element(self.definitions, names, str(err))
             if not where:
                 raise
             located = f"{err}{where}"
@@ -329,24 +329,6 @@ class CepSession:
         self.errors = errors
         return RunOutcome(
             detections, trace, late, outcomes[-1].events, errors, sum(o.dropped for o in outcomes)
-        )
-
-    def _locate(self, names: Sequence[str], message: str) -> str:
-        """Where the stage or channel a runtime error names was written (text with a caret), or ``""``."""
-        found = []
-        for element in re.findall(r"(?:stage|channel) '([^']+)'", message):
-            for n in names:
-                d = self.definitions[n]
-                if element in d.elements:
-                    found.append((n, element, d.elements[element], d.source))
-        if len({(n, e) for n, e, _, _ in found}) != 1:
-            return ""
-        name, element, span, source = found[0]
-        lines = source.splitlines()
-        text = lines[span.line - 1] if 1 <= span.line <= len(lines) else ""
-        return (
-            f"\n  {element!r} of pattern {name!r} is defined at line {span.line}, column {span.column}:"
-            f"\n    {text}\n    {' ' * (span.column - 1)}^"
         )
 
     def start_feed(self, names: Sequence[str], *, clock: Clock | None = None, strict: bool = False) -> Engine:

@@ -86,6 +86,25 @@ def test_windows_start_at_the_instance_start() -> None:
     assert windows(res.detections) == [(106, [1, 2], None), (109, [2], None)]
 
 
+def test_an_after_channel_hops_from_its_creation_and_out_of_order_input_is_ordered_first() -> None:
+    g = ReactionGroup(
+        "w",
+        "or",
+        channels=(Channel("s", "s"), Channel("a", "a", hop=Hop(10, 5), after=("s",))),
+        initiator=Initiator("go"),
+    )
+    res = run(g, [ev(1, "go"), ev(3, "s"), ev(4), ev(14)])
+    assert windows(res.detections) == [(13, [2], None), (18, [3], None), (23, [3], None)]
+    res = run(group(Hop(10, 5)), [ev(6), ev(3), ev(12), ev(11), ev(30)], out_of_orderness=5)
+    assert [(d.time, [e.t for e in d.events]) for d in res.detections] == [
+        (10, [3, 6]),
+        (15, [6, 11, 12]),
+        (20, [11, 12]),
+        (35, [30]),
+        (40, [30]),
+    ]
+
+
 def test_pending_windows_fire_at_the_end_of_input_only_when_the_flush_is_final() -> None:
     engine = Engine([group(Hop(10, 5))])
     engine.process_many([ev(3), ev(7)])
@@ -238,3 +257,9 @@ def test_every_window_matches_the_oracle(
     # each event is in ceil(size / hop) windows at most
     per_event = Counter(s for d in res.detections for s in (e.seq for e in d.events))
     assert all(n <= -(-size // hop) for n in per_event.values())
+
+
+def test_a_long_silence_with_a_tiny_hop_fires_only_the_windows_with_events() -> None:
+    # 10^12 empty windows lie between the events: they are skipped, not closed one by one
+    res = run(group(Hop(2, 1)), [ev(1), ev(10**12)])
+    assert [d.time for d in res.detections] == [2, 3, 10**12 + 1, 10**12 + 2]

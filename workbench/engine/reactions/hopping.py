@@ -1,6 +1,7 @@
 """Hopping windows of an ``@hop(size, hop[, acc])`` channel, kept as panes.
 
-Time from the instance's start ``c`` is cut into *panes* of ``g = gcd(size, hop)`` ms. Window ``k``
+Time from the channel's creation ``c`` (the instance's start, or the firing that created an
+``after`` channel) is cut into *panes* of ``g = gcd(size, hop)`` ms. Window ``k``
 is ``[c + k*hop, c + k*hop + size)``: the ``size/g`` panes from pane ``k*hop/g`` on. An event goes
 into one pane (its events and the accumulator over them: O(1) per event); a window that closes
 combines its panes (O(size/g)). Only panes that hold events are kept, and only while a window
@@ -67,6 +68,7 @@ def _first_window(state: HopState, step: int, length: int) -> int:
 
 
 def _arm(d: Delivery, ch: ChannelState, state: HopState, hop: Hop, step: int, length: int) -> None:
+    """Schedule the close of the next window that holds events (the only timer of the channel)."""
     k = _first_window(state, step, length)
     due = state.origin + k * hop.hop_ms + hop.size_ms
     state.armed = due

@@ -210,9 +210,10 @@ class Hop:
     """``@hop(size, hop[, acc])`` on an OR channel: hopping windows (Flink's sliding windows).
 
     The windows are ``[c + k*hop_ms, c + k*hop_ms + size_ms)`` for ``k = 0, 1, ...``, ``c`` the
-    instance's start: with ``size_ms > hop_ms`` they overlap, with ``size_ms == hop_ms`` they
-    tumble. Each window that holds an event fires once, when time passes its end, with exactly its
-    events and the accumulator over them; an empty window fires nothing (Flink, Kafka Streams).
+    channel's creation (the instance's start for a channel without ``after``): with
+    ``size_ms > hop_ms`` they overlap, with ``size_ms == hop_ms`` they tumble. Each window that
+    holds an event fires once, when time passes its end, with exactly its events and the
+    accumulator over them; an empty window fires nothing (Flink, Kafka Streams).
     ``hop_ms > size_ms`` would leave events in no window and is refused (as Kafka Streams does).
     Both are whole milliseconds, at least :data:`MIN_TIMER_PERIOD_MS`.
     """

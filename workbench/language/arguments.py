@@ -24,6 +24,7 @@ __all__ = [
     "call_arguments",
     "check_annotations",
     "count_arg",
+    "hop_args",
     "ident_arg",
     "int_arg",
     "is_none",
@@ -48,6 +49,7 @@ CHANNEL_ANNOTATIONS: dict[str, tuple[int, int]] = {
     "count": (1, 3),
     "size": (1, 3),
     "timer": (1, 3),
+    "hop": (2, 3),
     "timeout": (1, 1),
     "vars": (0, 99),
     "after": (1, 99),
@@ -199,6 +201,25 @@ def timer_args(ctx: Context, args: Sequence[ast.Expr | ast.Duration]) -> tuple[f
         msg = "@timer's delay must be a finite duration"
         raise ctx.fail(msg, args[0].span)
     return delay, period
+
+
+def hop_args(ctx: Context, args: Sequence[ast.Expr | ast.Duration]) -> tuple[int, int]:
+    """``@hop(size, hop, ...)``'s size and hop: whole milliseconds, at least 1 ms, hop <= size."""
+    size, hop = (ms_arg(ctx, a, f"@hop's {w}") for a, w in zip(args[:2], ("size", "hop"), strict=True))
+    for value, arg, what in ((size, args[0], "size"), (hop, args[1], "hop")):
+        if not (MIN_TIMER_PERIOD_MS <= value < float("inf")) or value != int(value):
+            msg = (
+                f"@hop's {what} must be a whole number of milliseconds of at least {MIN_TIMER_PERIOD_MS}, "
+                f"got {value!r} ms"
+            )
+            raise ctx.fail(msg, arg.span)
+    if hop > size:
+        msg = (
+            f"@hop's hop ({hop!r} ms) must not exceed its size ({size!r} ms): the events between two "
+            "windows would belong to none (use @hop(S, S) for tumbling windows)"
+        )
+        raise ctx.fail(msg, args[1].span)
+    return int(size), int(hop)
 
 
 def ident_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> str:

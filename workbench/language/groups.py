@@ -21,6 +21,7 @@ from workbench.language.arguments import (
     call_arguments,
     check_annotations,
     count_arg,
+    hop_args,
     ident_arg,
     is_none,
     literal,
@@ -47,6 +48,7 @@ class _ChannelOptions(TypedDict, total=False):
     count: grp.Count
     size: grp.Size
     timer: grp.Timer
+    hop: grp.Hop
     timeout_ms: float
     vars: tuple[tuple[str, str], ...]
     after: tuple[str, ...]
@@ -322,6 +324,10 @@ class GroupCompiler:
                 d, p = timer_args(ctx, args)
                 acc = self._accumulator(args[2], types) if len(args) > 2 else None
                 opts["timer"] = grp.Timer(d, p, acc)
+            elif name == "hop":
+                size, hop = hop_args(ctx, args)
+                acc = self._accumulator(args[2], types) if len(args) > 2 else None
+                opts["hop"] = grp.Hop(size, hop, acc)
             elif name == "timeout":
                 opts["timeout_ms"] = ms_arg(ctx, args[0], "@timeout")
             elif name == "vars":

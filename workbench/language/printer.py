@@ -391,6 +391,10 @@ def _channel(ch: grp.Channel) -> str:
             args.append("None" if t.period_ms is None else format_duration(t.period_ms))
         args += _accumulator(t.accumulator)
         a.append(f"@timer({', '.join(args)})")
+    if ch.hop is not None:
+        h = ch.hop
+        args = [format_duration(h.size_ms), format_duration(h.hop_ms), *_accumulator(h.accumulator)]
+        a.append(f"@hop({', '.join(args)})")
     if ch.timeout_ms is not None:
         a.append(f"@timeout({format_duration(ch.timeout_ms)})")
     if ch.vars:

@@ -118,6 +118,8 @@ def _channel(c: grp.Channel) -> str:
         flags.append(f"@size({c.size.n}{'' if c.size.reset is None else f',{c.size.reset}'})")
     if c.timer is not None:
         flags.append(f"@timer({format_duration(c.timer.delay_ms)})")
+    if c.hop is not None:
+        flags.append(f"@hop({format_duration(c.hop.size_ms)}, {format_duration(c.hop.hop_ms)})")
     if c.timeout_ms is not None:
         flags.append(f"@timeout({format_duration(c.timeout_ms)})")
     if c.vars:

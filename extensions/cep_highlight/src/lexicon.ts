@@ -106,6 +106,7 @@ export const ANNOTATIONS: readonly string[] = [
   'count',
   'size',
   'timer',
+  'hop',
   'timeout',
   'vars',
   'after',

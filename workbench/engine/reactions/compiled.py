@@ -180,7 +180,7 @@ class CGroup:
                     return None
                 out |= sub
             elif m.spec.type is None:
-                if m.spec.timer is None:
+                if m.spec.timer is None and m.spec.hop is None:
                     return None
             else:
                 out.add(m.spec.type)
@@ -307,7 +307,8 @@ def _compile_channel(
     where = None
     if m.where is not None:
         where = compile_condition(m.where, f"group {group.name!r}, channel {m.id!r}", faults)
-    acc = m.size.accumulator if m.size else m.timer.accumulator if m.timer else None
+    spec = m.size or m.timer or m.hop
+    acc = None if spec is None else spec.accumulator
     window = None if acc is None else compile_window(acc, faults)  # unknown functions fail now
     collect = tuple(
         (var, compile_condition(expr, f"group {group.name!r}, channel {m.id!r}, collect {var!r}", faults))
@@ -322,7 +323,7 @@ def _compile_channel(
         collect,
         tuple(successors.get(m.id, ())),
         required,
-        m.size is None and m.timer is None and m.timeout_ms is None and not m.paused,
+        m.size is None and m.timer is None and m.hop is None and m.timeout_ms is None and not m.paused,
         window,
     )
 
@@ -340,6 +341,9 @@ def _check_channel(group: ReactionGroup, ch: Channel) -> None:
         raise bad(msg)
     if ch.timer is not None and group.operator != OR:
         msg = "@timer is defined for OR groups"
+        raise bad(msg)
+    if ch.hop is not None and group.operator != OR:
+        msg = "@hop is defined for OR groups"
         raise bad(msg)
     if ch.timer is not None and (ch.timer.delay_ms <= 0 or (ch.timer.period_ms or ch.timer.delay_ms) <= 0):
         msg = "@timer delay and period must be > 0"
@@ -363,6 +367,11 @@ def _check_channel(group: ReactionGroup, ch: Channel) -> None:
         (ch.stop and bool(ch.stop_ids), "a bare @stop and @stop(ids)"),
         (ch.size is not None and ch.timer is not None, "@size and @timer"),
         (ch.timer is not None and ch.negated, "@not and @timer"),
+        (ch.hop is not None and (ch.size is not None or ch.timer is not None), "@hop and @size or @timer"),
+        (
+            ch.hop is not None and (ch.negated or ch.stop or ch.is_control),
+            "@hop and @not, @stop, @pause or @resume",
+        ),
     )
     for clash, what in conflicts:
         if clash:
@@ -403,7 +412,11 @@ def instance_keys(group: CGroup) -> dict[str, tuple[tuple[str, str], ...]]:
     that a channel's ``binds`` may rebind is not used; a channel listening to any type (``type=None``)
     disables the index.
     """
-    channels = [c for c in all_channels(group) if c.spec.type is not None or c.spec.timer is None]
+    channels = [
+        c
+        for c in all_channels(group)
+        if c.spec.type is not None or (c.spec.timer is None and c.spec.hop is None)
+    ]
     if any(c.spec.type is None for c in channels):
         return {}
     rebound = {var for c in channels for var, _ in pairs(c.spec.binds)}

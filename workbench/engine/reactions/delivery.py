@@ -28,6 +28,7 @@ from workbench.engine.reactions.state import (
     ChannelState,
     Entry,
     GroupState,
+    HopState,
     InstanceState,
     SubResult,
     Vars,
@@ -232,6 +233,8 @@ class Delivery:
             ch.target = spec.size.n
         if spec.timer is not None:
             ctx.schedule(ctx.now + spec.timer.delay_ms, ("tick", self.root.id, self.path, cid))
+        if spec.hop is not None:  # its timer is armed by its first event
+            ch.hop = HopState(ctx.now)
         window = member.window
         if window is not None:
             ch.acc = window.new()
@@ -277,6 +280,16 @@ class Delivery:
                 name, ctx.key, rid, kind, ctx.now, tuple(events), tuple(chans), tuple(negs), initiator, extra
             )
         )
+
+    def window(self, entries: list[Entry], aggregate: object) -> None:
+        """A recurring window closes: emit it; the exit's ``@count``/``@size`` may end the instance."""
+        inst = self.inst
+        self.emit(det.MATCH, entries, [], aggregate=aggregate)
+        inst.emitted += 1
+        ex = self.group.spec.exit
+        cap = min(c for c in (ex.count, ex.size, None) if c is not None) if (ex.count or ex.size) else None
+        if cap is not None and inst.emitted >= cap:
+            self.end()
 
     def succeed(self, negated: list[str] | None = None) -> None:
         """Emit the instance's unemitted trace as a match and end it (a nested one reports up)."""

@@ -46,6 +46,7 @@ from workbench.engine.reactions.compiled import (
     instance_keys,
 )
 from workbench.engine.reactions.delivery import Delivery, Plan
+from workbench.engine.reactions.hopping import hop_tick
 from workbench.engine.reactions.patterns import AND, OR, ReactionGroup, pairs
 from workbench.engine.reactions.policies import AndPolicy, OrPolicy
 from workbench.engine.reactions.results import TreeNode
@@ -121,7 +122,7 @@ class GroupMatcher:
             root.results.append(Entry(init.spec.id, event))
 
     def on_timer(self, state: GroupState, time: int | float, token: Hashable, ctx: Context) -> None:
-        """Start-up instances, group and member timeouts, ``@timer`` windows."""
+        """Start-up instances, group and member timeouts, ``@timer`` and ``@hop`` windows."""
         if not isinstance(token, tuple):
             return
         kind = token[0]
@@ -153,6 +154,8 @@ class GroupMatcher:
             member_timeout(d, ch, cc)
         elif kind == "tick":
             tick(d, ch, cc)
+        elif kind == "hop":
+            hop_tick(d, ch, cc)
 
     # ------------------------------------------------------------------ instances
     def _start(

@@ -3,7 +3,7 @@
 A :class:`ReactionGroup` is Prova's ``@group(g)`` plus its ``@and(g)``/``@or(g)`` exit: a set of event
 *channels* (member reactions) joined by an operator. Channels carry the member annotations
 (``@not``, ``@stop``, ``@id``, ``@pause``/``@resume``/``@paused``, ``@count``, ``@size``,
-``@timer``, ``@optional``, ``@vars``, ``@timeout``). An :class:`Initiator` is the ``rcvMult`` that
+``@timer``, ``@hop``, ``@optional``, ``@vars``, ``@timeout``). An :class:`Initiator` is the ``rcvMult`` that
 starts one group instance per matching event and binds variables from it.
 
 Conditions
@@ -52,6 +52,7 @@ __all__ = [
     "Condition",
     "Count",
     "Exit",
+    "Hop",
     "Initiator",
     "Instance",
     "MapCounter",
@@ -204,6 +205,45 @@ class Timer:
 MIN_TIMER_PERIOD_MS = 1
 
 
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """``@hop(size, hop[, acc])`` on an OR channel: hopping windows (Flink's sliding windows).
+
+    The windows are ``[c + k*hop_ms, c + k*hop_ms + size_ms)`` for ``k = 0, 1, ...``, ``c`` the
+    channel's creation (the instance's start for a channel without ``after``): with
+    ``size_ms > hop_ms`` they overlap, with ``size_ms == hop_ms`` they tumble. Each window that
+    holds an event fires once, when time passes its end, with exactly its events and the
+    accumulator over them; an empty window fires nothing (Flink, Kafka Streams).
+    ``hop_ms > size_ms`` would leave events in no window and is refused (as Kafka Streams does).
+    Both are whole milliseconds, at least :data:`MIN_TIMER_PERIOD_MS`.
+    """
+
+    size_ms: int
+    hop_ms: int
+    accumulator: Accumulator | None = None
+
+    def __post_init__(self) -> None:
+        problem = None
+        for what, value in (("size", self.size_ms), ("hop", self.hop_ms)):
+            if not _finite(value) or value < MIN_TIMER_PERIOD_MS or int(value) != value:
+                problem = (
+                    f"@hop's {what} must be a whole number of milliseconds >= {MIN_TIMER_PERIOD_MS}, "
+                    f"got {value!r}"
+                )
+                break
+        if problem is None and self.hop_ms > self.size_ms:
+            problem = (
+                f"@hop's hop ({self.hop_ms!r} ms) must not exceed its size ({self.size_ms!r} ms): "
+                "the events between two windows would belong to none"
+            )
+        if problem is not None:
+            from workbench.errors import PatternError
+
+            raise PatternError(problem)
+        object.__setattr__(self, "size_ms", int(self.size_ms))
+        object.__setattr__(self, "hop_ms", int(self.hop_ms))
+
+
 def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -222,7 +262,7 @@ class Channel:
         stop_ids / pause_ids / resume_ids: ``@stop(ids)``, ``@pause(ids)``, ``@resume(ids)``.
         paused: ``@paused`` (starts paused).
         optional: ``@optional``.
-        count / size / timer: ``@count``, ``@size``, ``@timer``.
+        count / size / timer / hop: ``@count``, ``@size``, ``@timer``, ``@hop``.
         timeout_ms: member ``@timeout`` counted from the channel's creation.
         vars: ``@vars``: variable -> field, joined across channels (AND).
         binds: variables bound from the accepted event for channels created ``after`` this one.
@@ -251,6 +291,7 @@ class Channel:
     count: Count | None = None
     size: Size | None = None
     timer: Timer | None = None
+    hop: Hop | None = None
     timeout_ms: float | None = None
     vars: Fields = ()
     binds: Fields = ()

@@ -6,7 +6,8 @@
   channels count, and ``@vars`` channels join (:mod:`.joins`).
 * **OR** (:class:`OrPolicy`) completes on the first positive event (prova.md 3.2): a ``@not``
   event removes its channel, a bare ``@stop`` ends the instance silently, ``@stop(ids)`` removes
-  its targets, ``@size`` channels count (recurring with a reset), ``@timer`` channels collect.
+  its targets, ``@size`` channels count (recurring with a reset), ``@timer`` channels collect,
+  ``@hop`` channels keep panes (:mod:`.hopping`).
 
 The order of reactions and trace records inside each branch is part of the observable behaviour.
 """
@@ -19,6 +20,7 @@ from workbench.engine.detection import TraceKind
 from workbench.engine.reactions.accumulators import accumulate
 from workbench.engine.reactions.compiled import CChannel, CGroup, Window
 from workbench.engine.reactions.delivery import Delivery
+from workbench.engine.reactions.hopping import hop_event
 from workbench.engine.reactions.joins import vars_event
 from workbench.engine.reactions.patterns import pairs
 from workbench.engine.reactions.rules import and_complete
@@ -147,6 +149,10 @@ class OrPolicy:
     def event(self, d: Delivery, ch: ChannelState, cc: CChannel, bound: Vars) -> None:
         spec = cc.spec
         env = d.env(ch, bound)
+        if spec.hop is not None:  # a hopping channel keeps its events in its panes, not the trace
+            d.collect(cc, env)
+            hop_event(d, ch, cc, env)
+            return
         d.record(cc)
         d.collect(cc, env)
         status = "violated" if spec.negated else ("stop" if spec.stop else "accepted")
@@ -262,9 +268,4 @@ def close_window(d: Delivery, ch: ChannelState, window: Window | None) -> None:
         ch.acc = window.new()
     inst = d.inst
     entries, inst.results = inst.results, []
-    d.emit("match", entries, [], aggregate=aggregate)
-    inst.emitted += 1
-    ex = d.group.spec.exit
-    cap = min(c for c in (ex.count, ex.size, None) if c is not None) if (ex.count or ex.size) else None
-    if cap is not None and inst.emitted >= cap:
-        d.end()
+    d.window(entries, aggregate)

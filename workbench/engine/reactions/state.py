@@ -15,6 +15,7 @@ and the recorded trace (:class:`Entry` list).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeAlias, TypeVar
@@ -22,7 +23,17 @@ from typing import TypeAlias, TypeVar
 from workbench.engine.aggregates import Aggregate
 from workbench.engine.events import Event
 
-__all__ = ["ChannelState", "Entry", "GroupState", "InstanceState", "SubResult", "Vars", "unindex"]
+__all__ = [
+    "ChannelState",
+    "Entry",
+    "GroupState",
+    "HopState",
+    "InstanceState",
+    "Pane",
+    "SubResult",
+    "Vars",
+    "unindex",
+]
 
 #: Bound variables by name, as conditions see them (values are whatever the events carry).
 Vars: TypeAlias = Mapping[str, object]
@@ -53,13 +64,34 @@ class Entry:
 
 
 @dataclass(slots=True)
+class Pane:
+    """The events of one pane (``g`` ms of time) and the accumulator over them."""
+
+    index: int
+    entries: list[Entry] = field(default_factory=list)
+    acc: Aggregate | None = None
+
+
+@dataclass(slots=True)
+class HopState:
+    """A hopping channel's windows: the instance start, the kept panes (oldest first), the first
+    window not closed yet and the due time of the armed timer (``None``: none armed)."""
+
+    origin: int | float
+    panes: deque[Pane] = field(default_factory=deque)
+    next_window: int = 0
+    armed: int | float | None = None
+
+
+@dataclass(slots=True)
 class ChannelState:
     """One live channel instance.
 
     ``member`` indexes the compiled group's members; ``env`` holds the variables bound by the
     channels that led to this one (group extension); ``seen`` counts accepted events (``@count``,
     ``@size``); ``target`` is the ``@size`` still needed; ``acc`` the window accumulator's value;
-    ``empty_windows`` counts the ``@timer`` windows in a row that closed empty.
+    ``empty_windows`` counts the ``@timer`` windows in a row that closed empty; ``hop`` holds a
+    ``@hop`` channel's panes.
     """
 
     cid: int
@@ -69,6 +101,7 @@ class ChannelState:
     target: int = 0
     acc: Aggregate | None = None
     empty_windows: int = 0
+    hop: HopState | None = None
 
 
 @dataclass(slots=True)

@@ -13,8 +13,6 @@ sequence p
 
 from __future__ import annotations
 
-import keyword
-import math
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -27,101 +25,21 @@ from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
 from workbench.errors import PatternError
 from workbench.language.alternation import choice_lines
-from workbench.language.grammar import DURATION_UNITS, keywords
 from workbench.language.sequences import MATCH_WIDE
+from workbench.language.texts import (
+    INDENT,
+    cond_text,
+    condition_text,
+    expr_name,
+    format_duration,
+    format_name,
+    ident_arg,
+    literal,
+)
 
 __all__ = ["condition_text", "follow_words", "format_duration", "format_name", "format_pattern"]
 
-_INDENT = "    "
 _DEFAULT_MAX_PARTIAL = seq.SequencePattern.__dataclass_fields__["max_partial_matches"].default
-
-
-def format_duration(ms: int | float) -> str:
-    """The shortest exact duration literal for ``ms`` milliseconds.
-
-    >>> format_duration(250), format_duration(10_000), format_duration(300_000), format_duration(1.5)
-    ('250ms', '10s', '5min', '1.5ms')
-    """
-    if isinstance(ms, bool) or ms < 0 or not math.isfinite(ms):
-        msg = f"not a printable duration: {ms!r}"
-        raise PatternError(msg)
-    if float(ms).is_integer():
-        whole = int(ms)
-        for unit in ("d", "h", "min", "s"):
-            size = DURATION_UNITS[unit]
-            if whole and whole % size == 0:
-                return f"{whole // size}{unit}"
-        return f"{whole}ms"
-    return f"{ms!r}ms"
-
-
-def format_name(name: str) -> str:
-    """A stage, channel or pattern name as written in text (backquoted when needed).
-
-    >>> format_name("down"), format_name("a or c"), format_name("next")
-    ('down', '`a or c`', '`next`')
-    """
-    if name.isidentifier() and name not in keywords() and name.isascii():
-        return name
-    if "`" in name or "\n" in name or not name:
-        msg = f"name {name!r} cannot be written in pattern text"
-        raise PatternError(msg)
-    return f"`{name}`"
-
-
-def _expr_name(name: str) -> bool:
-    return name.isidentifier() and name.isascii() and not keyword.iskeyword(name)
-
-
-def _ident_arg(name: str) -> str:
-    if _expr_name(name) and name not in ("True", "False", "None"):
-        return name
-    return repr(name)
-
-
-def _literal(value: Any) -> str:
-    text = repr(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        msg = f"constant {value!r} cannot be written in pattern text"
-        raise PatternError(msg)
-    return text
-
-
-def condition_text(cond: Any) -> str:
-    """A condition for people to read: the expression as ``%%cep`` writes it, ``where``/``or where``
-    chains as ``and``/``or``, a callable by its name.
-
-    >>> from workbench.engine.expr import parse_expr
-    >>> condition_text(seq.AnyOf((parse_expr("e.x > 1"), parse_expr("e.y < 2 or e.z"))))
-    'e.x > 1 or (e.y < 2 or e.z)'
-    """
-    if isinstance(cond, ir.Node):
-        return print_expr(cond, stages="names")
-    if isinstance(cond, seq.AllOf | seq.AnyOf):
-        word = " and " if isinstance(cond, seq.AllOf) else " or "
-        parts = [condition_text(p) for p in cond.parts]
-        return word.join(
-            p if len(cond.parts) == 1 or _atomic(q) else f"({p})"
-            for p, q in zip(parts, cond.parts, strict=True)
-        )
-    if isinstance(cond, str):
-        return cond
-    return getattr(cond, "__name__", repr(cond))
-
-
-def _atomic(cond: Any) -> bool:
-    return isinstance(cond, ir.Node) and not isinstance(cond, ir.BoolOp | ir.IfElse)
-
-
-def _cond(c: Any, what: str) -> str:
-    if isinstance(c, ir.Node):
-        return print_expr(c, stages="names")
-    if isinstance(c, str):
-        if "\n" in c:
-            return " ".join(part.strip() for part in c.split("\n"))
-        return c
-    msg = f"{what}: a callable condition has no text form ({c!r}); write it as a string"
-    raise PatternError(msg)
 
 
 # ---- sequences -------------------------------------------------------------------------------------
@@ -143,9 +61,9 @@ def _where_clauses(cond: seq.Condition | None, stage: str) -> list[str]:
                     f"(a {type(part).__name__} after the first part of a {type(cond).__name__})"
                 )
                 raise PatternError(msg)
-            out.append(f"{word} {_cond(part, f'stage {stage!r}')}")
+            out.append(f"{word} {cond_text(part, f'stage {stage!r}')}")
         return out
-    return [f"where {_cond(cond, f'stage {stage!r}')}"]
+    return [f"where {cond_text(cond, f'stage {stage!r}')}"]
 
 
 def _quantifier(q: seq.Quantifier) -> list[str]:
@@ -188,13 +106,13 @@ def follow_words(stage: seq.Element) -> str:
 def _stage_lines(stage: seq.Element, first: bool, indent: str) -> list[str]:
     lead = "begin" if first else follow_words(stage)
     if isinstance(stage, seq.Alternation | seq.Permute):
-        return choice_lines(stage, lead, indent, _INDENT, _stage_lines)
+        return choice_lines(stage, lead, indent, INDENT, _stage_lines)
     parts: list[str] = []
     lines: list[str] = []
     if isinstance(stage, seq.GroupStage):
         lines.append(f"{indent}{lead} (")
         for i, inner in enumerate(stage.stages):
-            lines.extend(_stage_lines(inner, i == 0, indent + _INDENT))
+            lines.extend(_stage_lines(inner, i == 0, indent + INDENT))
         head = f"{indent})"
     else:
         head = f"{indent}{lead} {format_name(stage.name)}"
@@ -203,7 +121,7 @@ def _stage_lines(stage: seq.Element, first: bool, indent: str) -> list[str]:
         parts.extend(_where_clauses(stage.where, stage.name))
     parts.extend(_quantifier(stage.quantifier))
     if stage.until is not None:
-        parts.append(f"until {_cond(stage.until, f'stage {stage.name!r}')}")
+        parts.append(f"until {cond_text(stage.until, f'stage {stage.name!r}')}")
     if stage.within_ms is not None:
         parts.append(f"within {format_duration(stage.within_ms)}")
     if isinstance(stage, seq.Stage) and stage.within_prev_ms is not None:
@@ -214,10 +132,10 @@ def _stage_lines(stage: seq.Element, first: bool, indent: str) -> list[str]:
 
 def _aggregate(a: seq.AggregateSpec) -> str:
     target = a.stage + (f".{a.field}" if a.field else "")
-    if not _expr_name(a.stage) or (a.field is not None and not _expr_name(a.field)):
+    if not expr_name(a.stage) or (a.field is not None and not expr_name(a.field)):
         msg = f"aggregate {a.name!r}: stage and field must be plain names to be written as text"
         raise PatternError(msg)
-    params = "".join(f", {k}={_literal(v)}" for k, v in a.params.items())
+    params = "".join(f", {k}={literal(v)}" for k, v in a.params.items())
     tail = " including current" if a.include_current else ""
     return f"aggregate {a.name} = {a.function}({target}{params}){tail}"
 
@@ -226,7 +144,7 @@ def _measures(p: seq.SequencePattern) -> list[str]:
     """The ``measures`` clause, one measure a line."""
     stages = set(_stage_names(p.stages))
     texts = [f"{m.name} = {print_expr(_match_wide(m.expr, stages), stages='names')}" for m in p.measures]
-    heads = [f"{_INDENT}measures "] + [_INDENT + " " * len("measures ")] * (len(texts) - 1)
+    heads = [f"{INDENT}measures "] + [INDENT + " " * len("measures ")] * (len(texts) - 1)
     return (
         [f"{h}{t}," for h, t in zip(heads[:-1], texts, strict=False)] + [heads[-1] + texts[-1]]
         if texts
@@ -256,7 +174,7 @@ def _match_wide(node: ir.Node, stages: set[str]) -> ir.Node:
             ir.Name(a.name)
             if isinstance(a, ir.Attr)
             and a.obj == ir.Stage(UNIVERSAL)
-            and _expr_name(a.name)
+            and expr_name(a.name)
             and a.name not in stages
             and a.name not in ("e", "True", "False", "None")
             else _match_wide(a, stages)
@@ -269,7 +187,7 @@ def _match_wide(node: ir.Node, stages: set[str]) -> ir.Node:
 def _format_sequence(p: seq.SequencePattern) -> str:
     lines = [f"sequence {format_name(p.name)}"]
     if p.within_ms is not None:
-        lines.append(f"{_INDENT}within {format_duration(p.within_ms)}")
+        lines.append(f"{INDENT}within {format_duration(p.within_ms)}")
     skip = p.skip
     if skip.kind != "no_skip" or skip.throw_on_miss:
         words = {
@@ -283,30 +201,30 @@ def _format_sequence(p: seq.SequencePattern) -> str:
             words += f" {format_name(skip.stage)}"
             if skip.throw_on_miss:
                 words += " or fail"
-        lines.append(f"{_INDENT}{words}")
-    lines.extend(f"{_INDENT}{_aggregate(a)}" for a in p.aggregates)
+        lines.append(f"{INDENT}{words}")
+    lines.extend(f"{INDENT}{_aggregate(a)}" for a in p.aggregates)
     lines.extend(_measures(p))
     if p.emit_into is not None:
-        lines.append(f"{_INDENT}emit into {format_name(p.emit_into)}")
+        lines.append(f"{INDENT}emit into {format_name(p.emit_into)}")
     if not p.emit_timeouts:
-        lines.append(f"{_INDENT}no timeouts")
+        lines.append(f"{INDENT}no timeouts")
     if p.max_partial_matches != _DEFAULT_MAX_PARTIAL:
         n = "none" if p.max_partial_matches is None else str(p.max_partial_matches)
-        lines.append(f"{_INDENT}max partial matches {n}")
+        lines.append(f"{INDENT}max partial matches {n}")
     for i, stage in enumerate(p.stages):
-        lines.extend(_stage_lines(stage, i == 0, _INDENT))
+        lines.extend(_stage_lines(stage, i == 0, INDENT))
     return "\n".join(lines)
 
 
 def _format_absence(p: AbsencePattern) -> str:
     """``begin [every] not NAME for D [where ...]``, then the continuation's stages (``followed by``)."""
     s = p.silence
-    head = f"{_INDENT}begin {'every ' if s.every else ''}not {format_name(s.name)}"
+    head = f"{INDENT}begin {'every ' if s.every else ''}not {format_name(s.name)}"
     if s.types:
         head += ": " + " | ".join(format_name(t) for t in s.types)
     head += f" for {format_duration(s.for_ms)}"
     if s.where is not None:
-        head += f" where {_cond(s.where, f'absence {s.name!r}')}"
+        head += f" where {cond_text(s.where, f'absence {s.name!r}')}"
     if p.then is None:
         return f"sequence {format_name(p.name)}\n{head}"
     first = p.then.stages[0]
@@ -314,8 +232,8 @@ def _format_absence(p: AbsencePattern) -> str:
         msg = f"pattern {p.name!r}: the stage after a leading absence follows by 'followed by'"
         raise PatternError(msg)
     lines = _format_sequence(p.then).split("\n")
-    at = next(i for i, line in enumerate(lines) if line.startswith(f"{_INDENT}begin "))
-    lines[at] = f"{_INDENT}followed by " + lines[at][len(_INDENT) + len("begin ") :]
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}begin "))
+    lines[at] = f"{INDENT}followed by " + lines[at][len(INDENT) + len("begin ") :]
     return "\n".join([*lines[:at], head, *lines[at:]])
 
 
@@ -323,7 +241,7 @@ def _format_absence(p: AbsencePattern) -> str:
 
 
 def _ids(name: str, ids: Iterable[str]) -> str:
-    return f"@{name}({', '.join(_ident_arg(i) for i in ids)})"
+    return f"@{name}({', '.join(ident_arg(i) for i in ids)})"
 
 
 def _opt(value: Any) -> str:
@@ -334,9 +252,11 @@ def _accumulator(acc: Accumulator | None) -> list[str]:
     if acc is None:
         return []
     if isinstance(acc, grp.MapCounter):
-        return [f"MapCounter({_cond(acc.key, 'MapCounter')})"]
+        return [f"MapCounter({cond_text(acc.key, 'MapCounter')})"]
     top = "" if acc.top is None else f", top={acc.top}"
-    return [f"SortedAccumulator({_cond(acc.key, 'accumulator')}, {_cond(acc.value, 'accumulator')}{top})"]
+    return [
+        f"SortedAccumulator({cond_text(acc.key, 'accumulator')}, {cond_text(acc.value, 'accumulator')}{top})"
+    ]
 
 
 def _count(c: grp.Count) -> str:
@@ -352,7 +272,7 @@ def _count(c: grp.Count) -> str:
 def _head(type_: str | None, match: Iterable[tuple[str, Any]], binds: Iterable[tuple[str, str]]) -> str:
     items = []
     for f, v in match:
-        value = v.name if isinstance(v, grp.Var) else _literal(v)
+        value = v.name if isinstance(v, grp.Var) else literal(v)
         items.append(f"{format_name(f)} = {value}")
     items.extend(f"{format_name(f)} as {v}" for v, f in binds)
     head = "_" if type_ is None else format_name(type_)
@@ -401,12 +321,12 @@ def _channel(ch: grp.Channel) -> str:
         a.append("@vars" if not ch.binds else f"@vars({', '.join(v for v, _ in grp.pairs(ch.vars))})")
     if ch.after:
         a.append(_ids("after", ch.after))
-    a.extend(f"@collect({v}, {_cond(expr, f'channel {ch.id!r}')})" for v, expr in grp.pairs(ch.collect))
+    a.extend(f"@collect({v}, {cond_text(expr, f'channel {ch.id!r}')})" for v, expr in grp.pairs(ch.collect))
     a.extend(_counts(ch.counts))
     bound = (*grp.pairs(ch.binds), *grp.pairs(ch.vars))
     text = f"{format_name(ch.id)}: {_head(ch.type, grp.pairs(ch.match), bound)}"
     if ch.where is not None:
-        text += f" where {_cond(ch.where, f'channel {ch.id!r}')}"
+        text += f" where {cond_text(ch.where, f'channel {ch.id!r}')}"
     return " ".join([*a, text])
 
 
@@ -414,7 +334,7 @@ def _counts(counter: str | None) -> list[str]:
     """``@counts`` / ``@counts(Name)`` (none when nothing is counted)."""
     if counter is None:
         return []
-    return ["@counts" if counter == grp.DEFAULT_COUNTER else f"@counts({_ident_arg(counter)})"]
+    return ["@counts" if counter == grp.DEFAULT_COUNTER else f"@counts({ident_arg(counter)})"]
 
 
 def _block(g: grp.ReactionGroup, indent: str, nested: bool) -> list[str]:
@@ -434,51 +354,51 @@ def _block(g: grp.ReactionGroup, indent: str, nested: bool) -> list[str]:
     if g.exit.size is not None:
         a.append(f"@size({g.exit.size})")
     if g.where is not None:
-        a.append(f"@where({_cond(g.where, f'group {g.name!r}')})")
+        a.append(f"@where({cond_text(g.where, f'group {g.name!r}')})")
     a.extend(_counts(g.counts))
     lines = [f"{indent}{' '.join(a)} {{"]
     for m in g.channels:
         if isinstance(m, grp.ReactionGroup):
-            lines.extend(_block(m, indent + _INDENT, True))
+            lines.extend(_block(m, indent + INDENT, True))
         else:
-            lines.append(f"{indent}{_INDENT}{_channel(m)}")
+            lines.append(f"{indent}{INDENT}{_channel(m)}")
     lines.append(f"{indent}}}")
     return lines
 
 
 def _format_group(g: grp.ReactionGroup) -> str:
     lines = [f"group {format_name(g.name)}"]
-    lines.extend(f"{_INDENT}const {n} = {_literal(v)}" for n, v in grp.pairs(g.constants))
+    lines.extend(f"{INDENT}const {n} = {literal(v)}" for n, v in grp.pairs(g.constants))
     for inst in g.instances:
-        text = f"{_INDENT}instance {_literal(inst.key)} at {_literal(inst.created_t)}"
+        text = f"{INDENT}instance {literal(inst.key)} at {literal(inst.created_t)}"
         if inst.vars:
-            text += " with " + ", ".join(f"{n} = {_literal(v)}" for n, v in grp.pairs(inst.vars))
+            text += " with " + ", ".join(f"{n} = {literal(v)}" for n, v in grp.pairs(inst.vars))
         lines.append(text)
     ini = g.initiator
     if ini is not None:
-        lines.extend(f"{_INDENT}state {n} = {_literal(v)}" for n, v in grp.pairs(ini.state))
+        lines.extend(f"{INDENT}state {n} = {literal(v)}" for n, v in grp.pairs(ini.state))
         a = []
         if ini.template:
             a.append("@template")
         if ini.id != "initiator":
-            a.append(f"@id({_ident_arg(ini.id)})")
+            a.append(f"@id({ident_arg(ini.id)})")
         text = " ".join([*a, "on"]) + (" once" if not ini.mult else "")
         text += f" {_head(ini.type, grp.pairs(ini.match), grp.pairs(ini.bind))}"
         if ini.where is not None:
-            text += f" where {_cond(ini.where, 'initiator')}"
-        lines.append(f"{_INDENT}{text}")
-    lines.extend(_block(g, _INDENT, False))
+            text += f" where {cond_text(ini.where, 'initiator')}"
+        lines.append(f"{INDENT}{text}")
+    lines.extend(_block(g, INDENT, False))
     return "\n".join(lines)
 
 
 def _format_receive(r: grp.Receive) -> str:
     lines = [f"receive {format_name(r.name)}"]
-    lines.extend(f"{_INDENT}const {n} = {_literal(v)}" for n, v in grp.pairs(r.constants))
+    lines.extend(f"{INDENT}const {n} = {literal(v)}" for n, v in grp.pairs(r.constants))
     text = "" if r.count is None else f"@count({r.count}) "
     text += _head(r.type, grp.pairs(r.match), ())
     if r.where is not None:
-        text += f" where {_cond(r.where, f'receive {r.name!r}')}"
-    lines.append(f"{_INDENT}{text}")
+        text += f" where {cond_text(r.where, f'receive {r.name!r}')}"
+    lines.append(f"{INDENT}{text}")
     return "\n".join(lines)
 
 
@@ -515,4 +435,4 @@ def format_pattern(pattern: Any, *, partition: str | tuple[str, ...] | None = No
         return text
     head, _, rest = text.partition("\n")
     fields = ", ".join(format_name(f) for f in ((partition,) if isinstance(partition, str) else partition))
-    return f"{head}\n{_INDENT}partition by {fields}" + (f"\n{rest}" if rest else "")
+    return f"{head}\n{INDENT}partition by {fields}" + (f"\n{rest}" if rest else "")

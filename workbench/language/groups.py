@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast as pyast
 import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
@@ -14,11 +13,11 @@ from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
 from workbench.errors import SourceSpan
 from workbench.language import ast
+from workbench.language.accumulators import accumulator_of
 from workbench.language.arguments import (
     CHANNEL_ANNOTATIONS,
     EXIT_ANNOTATIONS,
     INITIATOR_ANNOTATIONS,
-    call_arguments,
     check_annotations,
     count_arg,
     hop_args,
@@ -225,49 +224,6 @@ class GroupCompiler:
             out.append(ident)
         return tuple(out)
 
-    def _accumulator(self, arg: ast.Expr | ast.Duration, types: Sequence[str]) -> Accumulator:
-        ctx = self.ctx
-        bad = "an accumulator is MapCounter(KEY_EXPR) or SortedAccumulator(KEY_EXPR, VALUE_EXPR[, top=N])"
-        if not isinstance(arg, ast.Expr):
-            raise ctx.fail(bad, arg.span)
-        text = arg.text.strip()
-        try:
-            node = pyast.parse(text, mode="eval").body
-        except (SyntaxError, RecursionError, MemoryError):
-            raise ctx.fail(bad, arg.span) from None
-        if not (isinstance(node, pyast.Call) and isinstance(node.func, pyast.Name)):
-            raise ctx.fail(bad, arg.span)
-        kind = node.func.id
-        scope = self._scope(types)
-
-        pieces = call_arguments(text)
-
-        def sub(i: int) -> ir.Node:
-            seg, offset = pieces[i]
-            col = arg.span.column + offset
-            span = SourceSpan(arg.span.line, col, arg.span.line, col + len(seg))
-            return check_condition(ast.Expr(seg, span), scope, ctx.source, what="accumulator expression")
-
-        if kind == "MapCounter" and len(node.args) == 1 and not node.keywords:
-            return grp.MapCounter(sub(0))
-        if kind == "SortedAccumulator" and len(node.args) in (2, 3):
-            top: int | None = None
-            extra = list(node.args[2:]) + [k.value for k in node.keywords if k.arg == "top"]
-            if extra:
-                try:
-                    value = pyast.literal_eval(extra[0])
-                except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-                    value = None  # why: top=N.x, top=f(x): not a constant
-                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                    msg = (
-                        f"SortedAccumulator's top must be a whole number >= 1, got {pyast.unparse(extra[0])}"
-                    )
-                    raise ctx.fail(msg, arg.span)
-                top = value
-            return grp.SortedAccumulator(sub(0), sub(1), top)
-        msg = bad + nearest(kind, ["MapCounter", "SortedAccumulator"])
-        raise ctx.fail(msg, arg.span)
-
     def _scope(self, types: Sequence[str]) -> Scope:
         """The names a condition on events of ``types`` may read: group variables and their fields."""
         return Scope(
@@ -311,23 +267,8 @@ class GroupCompiler:
                 opts["optional"] = True
             elif name == "count":
                 opts["count"] = self._count(args)
-            elif name == "size":
-                n = count_arg(ctx, args[0], "@size's first argument", least=0)
-                r = (
-                    None
-                    if len(args) < 2 or is_none(args[1])
-                    else count_arg(ctx, args[1], "@size's second argument", least=1)
-                )
-                acc = self._accumulator(args[2], types) if len(args) > 2 else None
-                opts["size"] = grp.Size(n, r, acc)
-            elif name == "timer":
-                d, p = timer_args(ctx, args)
-                acc = self._accumulator(args[2], types) if len(args) > 2 else None
-                opts["timer"] = grp.Timer(d, p, acc)
-            elif name == "hop":
-                size, hop = hop_args(ctx, args)
-                acc = self._accumulator(args[2], types) if len(args) > 2 else None
-                opts["hop"] = grp.Hop(size, hop, acc)
+            elif name in ("size", "timer", "hop"):
+                self._window(opts, name, args, types)
             elif name == "timeout":
                 opts["timeout_ms"] = ms_arg(ctx, args[0], "@timeout")
             elif name == "vars":
@@ -338,6 +279,29 @@ class GroupCompiler:
         if collects:
             opts["collect"] = collects
         return grp.Channel(ident, type_, match, where, binds=tuple(binds), **opts)
+
+    def _window(
+        self, opts: _ChannelOptions, name: str, args: Sequence[ast.Expr | ast.Duration], types: Sequence[str]
+    ) -> None:
+        """``@size(N[, R][, ACC])``, ``@timer(D[, P][, ACC])`` or ``@hop(S, H[, ACC])``."""
+        ctx = self.ctx
+        if name == "size":
+            n = count_arg(ctx, args[0], "@size's first argument", least=0)
+            r = (
+                None
+                if len(args) < 2 or is_none(args[1])
+                else count_arg(ctx, args[1], "@size's second argument", least=1)
+            )
+            opts["size"] = grp.Size(n, r, self._acc(args, types))
+        elif name == "timer":
+            d, p = timer_args(ctx, args)
+            opts["timer"] = grp.Timer(d, p, self._acc(args, types))
+        else:
+            size, hop = hop_args(ctx, args)
+            opts["hop"] = grp.Hop(size, hop, self._acc(args, types))
+
+    def _acc(self, args: Sequence[ast.Expr | ast.Duration], types: Sequence[str]) -> Accumulator | None:
+        return accumulator_of(self.ctx, args[2], self._scope(types)) if len(args) > 2 else None
 
     def _counter(self, a: ast.Annotation) -> str:
         """``@counts`` (Prova's ``Count``) or ``@counts(Name)``: the counter a continuation increments."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import keyword
 import math
-from typing import Any
 
 from workbench.engine.expr import ir, print_expr
 from workbench.engine.nfa import pattern as seq
@@ -70,7 +69,7 @@ def ident_arg(name: str) -> str:
     return repr(name)
 
 
-def literal(value: Any) -> str:
+def literal(value: object) -> str:
     text = repr(value)
     if isinstance(value, float) and not math.isfinite(value):
         msg = f"constant {value!r} cannot be written in pattern text"
@@ -78,7 +77,7 @@ def literal(value: Any) -> str:
     return text
 
 
-def condition_text(cond: Any) -> str:
+def condition_text(cond: object) -> str:
     """A condition for people to read: the expression as ``%%cep`` writes it, ``where``/``or where``
     chains as ``and``/``or``, a callable by its name.
 
@@ -100,11 +99,11 @@ def condition_text(cond: Any) -> str:
     return getattr(cond, "__name__", repr(cond))
 
 
-def _atomic(cond: Any) -> bool:
+def _atomic(cond: object) -> bool:
     return isinstance(cond, ir.Node) and not isinstance(cond, ir.BoolOp | ir.IfElse)
 
 
-def cond_text(c: Any, what: str) -> str:
+def cond_text(c: object, what: str) -> str:
     if isinstance(c, ir.Node):
         return print_expr(c, stages="names")
     if isinstance(c, str):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from workbench.engine.expr import as_tree, ir
 from workbench.engine.expr.printer import print_expr
@@ -66,7 +65,7 @@ class Alphabet:
             cands.append(Candidate(value, why))
 
 
-def alphabet_of(pattern: Any) -> Alphabet:
+def alphabet_of(pattern: object) -> Alphabet:
     """The candidate events of ``pattern`` (any pattern family; see the module docstring)."""
     out = Alphabet()
     joined: set[str] = set()
@@ -82,7 +81,7 @@ def alphabet_of(pattern: Any) -> Alphabet:
     return out
 
 
-def _parts(obj: Any, element: str, depth: int = 0) -> Iterator[tuple[str, Any]]:
+def _parts(obj: object, element: str, depth: int = 0) -> Iterator[tuple[str, object]]:
     """Every dataclass inside ``obj`` (the pattern's stages, channels, initiator, ...)."""
     if depth > 12:
         return
@@ -96,7 +95,7 @@ def _parts(obj: Any, element: str, depth: int = 0) -> Iterator[tuple[str, Any]]:
             yield from _parts(item, element, depth + 1)
 
 
-def _read_part(obj: Any, element: str, out: Alphabet, joined: set[str]) -> None:
+def _read_part(obj: object, element: str, out: Alphabet, joined: set[str]) -> None:
     typ = getattr(obj, "type", None)
     if isinstance(typ, str) and typ not in out.types:
         out.types.append(typ)
@@ -124,7 +123,7 @@ def _pairs(value: object) -> list[tuple[object, object]]:
     return []
 
 
-def _read_condition(cond: Any, element: str, out: Alphabet, joined: set[str]) -> None:
+def _read_condition(cond: object, element: str, out: Alphabet, joined: set[str]) -> None:
     parts = getattr(cond, "parts", None) or getattr(cond, "conditions", None)
     if isinstance(parts, tuple | list):
         for p in parts:

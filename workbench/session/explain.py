@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
@@ -65,7 +65,9 @@ def _event(events: Mapping[int, Event], seq: int | None, show: TimeFormat = plai
     return f"event #{seq} {e.type}@{show(e.time)}" + (f" ({fields})" if fields else "")
 
 
-def _summary(pattern: Any, records: list[TraceRecord], detections: int, show: TimeFormat = plain_time) -> str:
+def _summary(
+    pattern: object, records: list[TraceRecord], detections: int, show: TimeFormat = plain_time
+) -> str:
     ended = [r for r in records if r.kind in _ENDINGS]
     taking = (TraceKind.ACCEPTED, TraceKind.COUNTED, TraceKind.STARTED, TraceKind.EXTENDED)
     seen = [r.element for r in records if r.kind in taking and r.element]
@@ -121,7 +123,7 @@ def _line(r: TraceRecord, events: Mapping[int, Event], show: TimeFormat) -> str:
 
 
 def event_story(
-    pattern: Any,
+    pattern: object,
     trace: Sequence[TraceRecord],
     events: Mapping[int, Event],
     seq: int,
@@ -151,7 +153,7 @@ def explain_event(session: CepSession, name: str, seq: int) -> str:
 
 
 def explain(
-    pattern: Any,
+    pattern: object,
     trace: Sequence[TraceRecord],
     detections: Sequence[Detection],
     events: Mapping[int, Event],
@@ -204,7 +206,7 @@ def explain(
 
 
 def _stories(
-    pattern: Any,
+    pattern: object,
     by_instance: Mapping[tuple[Hashable, int], list[TraceRecord]],
     fired: Mapping[tuple[Hashable, int], int],
     events: Mapping[int, Event],
@@ -237,7 +239,7 @@ def _stories(
 
 
 def overview(
-    pattern: Any,
+    pattern: object,
     by_instance: Mapping[tuple[Hashable, int], Sequence[TraceRecord]],
     fired: Mapping[tuple[Hashable, int], int],
     detections: Sequence[Detection],

@@ -223,15 +223,23 @@ def _aggregate(a: seq.AggregateSpec) -> str:
 
 
 def _measures(p: seq.SequencePattern) -> list[str]:
-    """The ``measures`` clause, one measure a line."""
-    stages = set(_stage_names(p.stages))
+    """The ``subset`` lines, then the ``measures`` clause, one measure a line."""
+    subsets = [f"{_INDENT}subset {_subset(n, m)}" for n, m in p.subsets.items()]
+    stages = {*_stage_names(p.stages), *p.subsets}  # a field named like a subset is not bare
     texts = [f"{m.name} = {print_expr(_match_wide(m.expr, stages), stages='names')}" for m in p.measures]
     heads = [f"{_INDENT}measures "] + [_INDENT + " " * len("measures ")] * (len(texts) - 1)
-    return (
+    return subsets + (
         [f"{h}{t}," for h, t in zip(heads[:-1], texts, strict=False)] + [heads[-1] + texts[-1]]
         if texts
         else []
     )
+
+
+def _subset(name: str, members: tuple[str, ...]) -> str:
+    if not _expr_name(name) or name in keywords():
+        msg = f"subset {name!r}: its name must be a plain name to be written as text"
+        raise PatternError(msg)
+    return f"{name} = ({', '.join(format_name(m) for m in members)})"
 
 
 def _stage_names(stages: Iterable[seq.Element]) -> Iterable[str]:

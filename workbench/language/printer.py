@@ -225,7 +225,7 @@ def _aggregate(a: seq.AggregateSpec) -> str:
 def _measures(p: seq.SequencePattern) -> list[str]:
     """The ``subset`` lines, then the ``measures`` clause, one measure a line."""
     subsets = [f"{_INDENT}subset {_subset(n, m)}" for n, m in p.subsets.items()]
-    stages = {*_stage_names(p.stages), *p.subsets}  # a field named like a subset is not bare
+    stages = {*seq.stage_names(p.stages), *p.subsets}  # a field named like a subset is not bare
     texts = [f"{m.name} = {print_expr(_match_wide(m.expr, stages), stages='names')}" for m in p.measures]
     heads = [f"{_INDENT}measures "] + [_INDENT + " " * len("measures ")] * (len(texts) - 1)
     return subsets + (
@@ -240,19 +240,6 @@ def _subset(name: str, members: tuple[str, ...]) -> str:
         msg = f"subset {name!r}: its name must be a plain name to be written as text"
         raise PatternError(msg)
     return f"{name} = ({', '.join(format_name(m) for m in members)})"
-
-
-def _stage_names(stages: Iterable[seq.Element]) -> Iterable[str]:
-    for s in stages:
-        if isinstance(s, seq.GroupStage):
-            yield from _stage_names(s.stages)
-        elif isinstance(s, seq.Alternation):
-            for branch in s.branches:
-                yield from _stage_names(branch)
-        elif isinstance(s, seq.Permute):
-            yield from _stage_names(s.elements)
-        else:
-            yield s.name
 
 
 def _match_wide(node: ir.Node, stages: set[str]) -> ir.Node:

@@ -81,10 +81,7 @@ class SequenceCompiler:
         out: dict[str, tuple[str, ...]] = {}
         spans: dict[str, SourceSpan] = {}
         for decl in decls:
-            name = decl.name.text
-            if name in out:
-                msg = f"subset {name!r} is defined twice (first on line {spans[name].line})"
-                raise self.ctx.fail(msg, decl.name.span)
+            name = self._once("subset", decl.name, spans)
             if name in self.stage_names or name in ("e", "matched"):
                 what = "a stage" if name in self.stage_names else "a name conditions use"
                 msg = f"a subset cannot be called {name!r} ({what})"
@@ -97,17 +94,21 @@ class SequenceCompiler:
                     msg = f"stage {m.text!r} is listed twice in subset {name!r}"
                     raise self.ctx.fail(msg, m.span)
             out[name] = tuple(m.text for m in decl.members)
-            spans[name] = decl.name.span
         return out
+
+    def _once(self, what: str, name: ast.Name, spans: dict[str, SourceSpan]) -> str:
+        """``name``'s text, recorded in ``spans``; a name seen before is an error where written."""
+        if name.text in spans:
+            msg = f"{what} {name.text!r} is defined twice (first on line {spans[name.text].line})"
+            raise self.ctx.fail(msg, name.span)
+        spans[name.text] = name.span
+        return name.text
 
     def _measures(self, decls: Sequence[ast.MeasureDecl]) -> tuple[seq.Measure, ...]:
         out: dict[str, seq.Measure] = {}
         spans: dict[str, SourceSpan] = {}
         for decl in decls:
-            name = decl.name.text
-            if name in out:
-                msg = f"measure {name!r} is defined twice (first on line {spans[name].line})"
-                raise self.ctx.fail(msg, decl.name.span)
+            name = self._once("measure", decl.name, spans)
             readable = frozenset({*self.stage_names, *self.subsets, UNIVERSAL})
             scope = Scope(stages=readable, functions=self.ctx.functions)
             tree = check_condition(
@@ -121,7 +122,6 @@ class SequenceCompiler:
                 out[name] = seq.Measure(name, tree)
             except PatternError as err:
                 raise self.ctx.fail(str(err), decl.name.span) from None
-            spans[name] = decl.name.span
         return tuple(out.values())
 
     def _match_wide(self, tree: ir.Node, *, condition: bool = False) -> tuple[ir.Node, frozenset[str]]:

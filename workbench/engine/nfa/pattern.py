@@ -56,6 +56,7 @@ __all__ = [
     "SkipKind",
     "SkipStrategy",
     "Stage",
+    "stage_names",
 ]
 
 
@@ -442,7 +443,7 @@ class SequencePattern:
         if not isinstance(aggregates, tuple):
             object.__setattr__(self, "aggregates", tuple(self.aggregates))
         object.__setattr__(self, "measures", _measures(self.measures, self.name))
-        names = frozenset(_stage_names(self.stages))
+        names = frozenset(stage_names(self.stages))
         object.__setattr__(self, "subsets", subsets_of(self.subsets, names, self.name))
         into: object = self.emit_into
         if into is not None and (not isinstance(into, str) or not into):
@@ -465,15 +466,15 @@ def _measures(value: object, pattern: str) -> tuple[Measure, ...]:
     return out
 
 
-def _stage_names(elements: Sequence[Element]) -> Iterator[str]:
+def stage_names(elements: Sequence[Element]) -> Iterator[str]:
     """Every stage name of ``elements``, inside groups, alternations and permutations too."""
     for s in elements:
         if isinstance(s, GroupStage):
-            yield from _stage_names(s.stages)
+            yield from stage_names(s.stages)
         elif isinstance(s, Alternation):
             for branch in s.branches:
-                yield from _stage_names(branch)
+                yield from stage_names(branch)
         elif isinstance(s, Permute):
-            yield from _stage_names(s.elements)
+            yield from stage_names(s.elements)
         else:
             yield s.name

@@ -120,3 +120,12 @@ def test_a_pattern_may_still_use_subset_as_a_field_name() -> None:
     p = compile_pattern("sequence s measures n = max(a.subset) begin a where e.subset > 1")
     (d,) = Engine([p]).process_many([{"type": "a", "time": 0, "subset": 3}])
     assert dict(d.measures) == {"n": 3}
+
+
+def test_a_standalone_absence_refuses_a_subset_and_a_leading_one_keeps_it() -> None:
+    with pytest.raises(CepError, match="'subset' needs stages after the silence"):
+        compile_pattern("sequence s subset x = (hb) begin not hb for 30s")
+    text = "sequence s subset x = (b) measures n = count(x) begin not hb for 30s followed by b where e.type == 'b'"
+    p = compile_pattern(text)
+    assert p.then.subsets == {"x": ("b",)}  # type: ignore[attr-defined]
+    assert compile_pattern(format_pattern(p)) == p

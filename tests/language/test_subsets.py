@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.engine import Engine
+from workbench.engine.nfa.absence import AbsencePattern
 from workbench.engine.nfa.pattern import Quantifier, SequencePattern, Stage
 from workbench.errors import CepError
 from workbench.language import compile_pattern, format_pattern
@@ -56,6 +57,7 @@ def test_text_equals_api_and_the_printer_round_trips() -> None:
 
 def test_a_subset_with_no_measures_and_quoted_stages_round_trips() -> None:
     p = compile_pattern("sequence s subset xy = (`x y`, z) begin `x y` next z")
+    assert isinstance(p, SequencePattern)
     assert dict(p.subsets) == {"xy": ("x y", "z")}
     assert compile_pattern(format_pattern(p)) == p
 
@@ -125,7 +127,9 @@ def test_a_pattern_may_still_use_subset_as_a_field_name() -> None:
 def test_a_standalone_absence_refuses_a_subset_and_a_leading_one_keeps_it() -> None:
     with pytest.raises(CepError, match="'subset' needs stages after the silence"):
         compile_pattern("sequence s subset x = (hb) begin not hb for 30s")
-    text = "sequence s subset x = (b) measures n = count(x) begin not hb for 30s followed by b where e.type == 'b'"
+    text = "sequence s subset x = (b) measures n = count(x) begin not hb for 30s followed by b where e.b"
     p = compile_pattern(text)
-    assert p.then.subsets == {"x": ("b",)}  # type: ignore[attr-defined]
+    assert isinstance(p, AbsencePattern)
+    assert isinstance(p.then, SequencePattern)
+    assert p.then.subsets == {"x": ("b",)}
     assert compile_pattern(format_pattern(p)) == p

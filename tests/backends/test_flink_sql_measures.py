@@ -326,3 +326,17 @@ def test_random_data_measures_equal_the_local_engine_on_flink_sql(seed: int) -> 
     assert_equal_on_flink(
         [strict_pattern(), relaxed_pattern(), cep_pattern()], events(random.Random(seed), 300)
     )
+
+
+def test_a_subset_measure_is_refused_so_the_python_path_runs_it() -> None:
+    stages = (Stage("a"), Stage("b", contiguity=Contiguity.STRICT))
+    plain = SequencePattern("s", stages, measures=_measures({"n": "count(matched('a'))"}))
+    assert sql_reasons(plain) == []
+    subset = dataclasses.replace(
+        plain,
+        subsets={"ab": ("a", "b")},
+        measures=_measures({"n": "count(matched('a'))", "mean": "avg(matched('ab').price)"}),
+    )
+    assert sql_reasons(subset) == ["measure 'mean': subset 'ab' (Flink SQL has no SUBSET)"]
+    with pytest.raises(SqlUnsupported, match="no SUBSET"):
+        match_recognize(subset, "ev", FIELDS)

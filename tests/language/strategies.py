@@ -211,6 +211,8 @@ def sequences(draw: st.DrawFn) -> SequencePattern:
             )
         ):
             aggregates.append(AggregateSpec(f"agg{j}", fn, stage, fld, {}, draw(st.booleans())))
+    members = draw(st.lists(st.sampled_from(names), unique=True, max_size=3))
+    subsets = {"sub0": tuple(members)} if members and "sub0" not in names else {}
     return SequencePattern(
         draw(NAMES),
         grouped,
@@ -219,12 +221,13 @@ def sequences(draw: st.DrawFn) -> SequencePattern:
         aggregates=tuple(aggregates),
         max_partial_matches=draw(st.sampled_from([100_000, None, 50])),
         emit_timeouts=draw(st.booleans()),
-        measures=draw(_measures(names)),
+        measures=draw(_measures(names + list(subsets))),
+        subsets=subsets,
     )
 
 
 def _measures(stages: list[str]) -> st.SearchStrategy[dict[str, str]]:
-    """Measures over the stages and the whole match (``matched('*')``), named m0, m1, ..."""
+    """Measures over the stages (and subsets) and the whole match (``matched('*')``), named m0, m1, ..."""
     s = st.sampled_from(stages)
     one = st.one_of(
         st.builds(lambda a, f: f"first(matched({a!r})).{f}", s, FIELDS),

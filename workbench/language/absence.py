@@ -86,6 +86,7 @@ def _standalone_options(ctx: Context, node: ast.SequenceDef) -> None:
         ("skip", node.skip.span if node.skip else None),
         ("aggregate", node.aggregates[0].span if node.aggregates else None),
         ("measures", node.measures[0].span if node.measures else None),
+        ("subset", node.subsets[0].span if node.subsets else None),
         ("no timeouts", node.span if not node.emit_timeouts else None),
         ("max partial matches", node.span if node.max_partial != "default" else None),
     ]

@@ -38,6 +38,7 @@ __all__ = [
     "Skip",
     "Stage",
     "StageGroup",
+    "SubsetDecl",
 ]
 
 
@@ -267,6 +268,15 @@ class MeasureDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class SubsetDecl:
+    """``NAME = (STAGE, ...)`` in a ``subset`` clause."""
+
+    name: Name
+    members: tuple[Name, ...]
+    span: SourceSpan
+
+
+@dataclass(frozen=True, slots=True)
 class SequenceDef:
     """``sequence NAME [within D] [skip ...] begin ... next ...``: a Flink-CEP-style pattern."""
 
@@ -282,6 +292,7 @@ class SequenceDef:
     measures: tuple[MeasureDecl, ...] = ()
     emit_into: Name | None = None  # ``emit into TYPE``
     absence: Absence | None = None
+    subsets: tuple[SubsetDecl, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

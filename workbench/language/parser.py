@@ -106,6 +106,7 @@ class _Builder:
         stages: list[ast.Stage] = []
         aggregates: list[ast.AggregateDecl] = []
         measures: list[ast.MeasureDecl] = []
+        subsets: list[ast.SubsetDecl] = []
         emit_into: ast.Name | None = None
         emit_timeouts = True
         max_partial: int | str | None = "default"
@@ -129,6 +130,8 @@ class _Builder:
                 )
             elif child.data == "measures_clause":
                 measures.extend(self.measure(m) for m in _kids(child) if isinstance(m, Tree))
+            elif child.data == "subset_clause":
+                subsets.extend(self.subset(d) for d in _kids(child) if isinstance(d, Tree))
             elif child.data == "emit_into":
                 emit_into = self.name(_kids(child)[0])
             elif child.data == "no_timeouts":
@@ -155,6 +158,7 @@ class _Builder:
             tuple(measures),
             emit_into,
             absence,
+            tuple(subsets),
         )
 
     def absence(self, tree: Tree[Token]) -> ast.Absence:
@@ -174,6 +178,12 @@ class _Builder:
         assert name is not None
         assert value is not None
         return ast.MeasureDecl(self.name(name), self.expr(value), self.span(tree))
+
+    def subset(self, tree: Tree[Token]) -> ast.SubsetDecl:
+        name, *members = _kids(tree)
+        assert name is not None
+        names = tuple(self.name(m) for m in members if m is not None)
+        return ast.SubsetDecl(self.name(name), names, self.span(tree))
 
     def skip(self, tree: Tree[Token]) -> ast.Skip:
         kind = {"skip_none": "no_skip", "skip_next": "skip_to_next", "skip_past_last": "skip_past_last_event"}

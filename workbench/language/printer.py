@@ -25,6 +25,7 @@ from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
 from workbench.errors import PatternError
 from workbench.language.alternation import choice_lines
+from workbench.language.grammar import keywords
 from workbench.language.sequences import MATCH_WIDE
 from workbench.language.texts import (
     INDENT,
@@ -141,28 +142,23 @@ def _aggregate(a: seq.AggregateSpec) -> str:
 
 
 def _measures(p: seq.SequencePattern) -> list[str]:
-    """The ``measures`` clause, one measure a line."""
-    stages = set(_stage_names(p.stages))
+    """The ``subset`` lines, then the ``measures`` clause, one measure a line."""
+    subsets = [f"{INDENT}subset {_subset(n, m)}" for n, m in p.subsets.items()]
+    stages = {*seq.stage_names(p.stages), *p.subsets}  # a field named like a subset is not bare
     texts = [f"{m.name} = {print_expr(_match_wide(m.expr, stages), stages='names')}" for m in p.measures]
     heads = [f"{INDENT}measures "] + [INDENT + " " * len("measures ")] * (len(texts) - 1)
-    return (
+    return subsets + (
         [f"{h}{t}," for h, t in zip(heads[:-1], texts, strict=False)] + [heads[-1] + texts[-1]]
         if texts
         else []
     )
 
 
-def _stage_names(stages: Iterable[seq.Element]) -> Iterable[str]:
-    for s in stages:
-        if isinstance(s, seq.GroupStage):
-            yield from _stage_names(s.stages)
-        elif isinstance(s, seq.Alternation):
-            for branch in s.branches:
-                yield from _stage_names(branch)
-        elif isinstance(s, seq.Permute):
-            yield from _stage_names(s.elements)
-        else:
-            yield s.name
+def _subset(name: str, members: tuple[str, ...]) -> str:
+    if not expr_name(name) or name in keywords():
+        msg = f"subset {name!r}: its name must be a plain name to be written as text"
+        raise PatternError(msg)
+    return f"{name} = ({', '.join(format_name(m) for m in members)})"
 
 
 def _match_wide(node: ir.Node, stages: set[str]) -> ir.Node:

@@ -38,6 +38,7 @@ class SequenceCompiler:
         self.stage_names: set[str] = set()
         self.stage_order: tuple[str, ...] = ()
         self.spans: dict[str, SourceSpan] = {}
+        self.subsets: dict[str, tuple[str, ...]] = {}
 
     def build(self, node: ast.SequenceDef, name: str) -> seq.SequencePattern:
         ctx = self.ctx
@@ -48,6 +49,7 @@ class SequenceCompiler:
         self.spans = seen
         for decl in node.aggregates:
             self.aggregates.append(self._aggregate_decl(decl))
+        self.subsets = self._subsets(node.subsets)
         stages = tuple(self._stage(s, i == 0) for i, s in enumerate(node.stages))
         skip = seq.SkipStrategy()
         if node.skip is not None:
@@ -71,17 +73,44 @@ class SequenceCompiler:
             emit_timeouts=node.emit_timeouts,
             measures=self._measures(node.measures),
             emit_into=node.emit_into.text if node.emit_into is not None else None,
+            subsets=self.subsets,
         )
+
+    def _subsets(self, decls: Sequence[ast.SubsetDecl]) -> dict[str, tuple[str, ...]]:
+        """``subset ab = (a, b)``: names for the events of several stages, checked where written."""
+        out: dict[str, tuple[str, ...]] = {}
+        spans: dict[str, SourceSpan] = {}
+        for decl in decls:
+            name = self._once("subset", decl.name, spans)
+            if name in self.stage_names or name in ("e", "matched"):
+                what = "a stage" if name in self.stage_names else "a name conditions use"
+                msg = f"a subset cannot be called {name!r} ({what})"
+                raise self.ctx.fail(msg, decl.name.span)
+            for i, m in enumerate(decl.members):
+                if m.text not in self.stage_names:
+                    msg = f"unknown stage {m.text!r} in subset {name!r}{nearest(m.text, self.stage_names)}"
+                    raise self.ctx.fail(msg, m.span)
+                if m.text in (n.text for n in decl.members[:i]):
+                    msg = f"stage {m.text!r} is listed twice in subset {name!r}"
+                    raise self.ctx.fail(msg, m.span)
+            out[name] = tuple(m.text for m in decl.members)
+        return out
+
+    def _once(self, what: str, name: ast.Name, spans: dict[str, SourceSpan]) -> str:
+        """``name``'s text, recorded in ``spans``; a name seen before is an error where written."""
+        if name.text in spans:
+            msg = f"{what} {name.text!r} is defined twice (first on line {spans[name.text].line})"
+            raise self.ctx.fail(msg, name.span)
+        spans[name.text] = name.span
+        return name.text
 
     def _measures(self, decls: Sequence[ast.MeasureDecl]) -> tuple[seq.Measure, ...]:
         out: dict[str, seq.Measure] = {}
         spans: dict[str, SourceSpan] = {}
         for decl in decls:
-            name = decl.name.text
-            if name in out:
-                msg = f"measure {name!r} is defined twice (first on line {spans[name].line})"
-                raise self.ctx.fail(msg, decl.name.span)
-            scope = Scope(stages=frozenset({*self.stage_names, UNIVERSAL}), functions=self.ctx.functions)
+            name = self._once("measure", decl.name, spans)
+            readable = frozenset({*self.stage_names, *self.subsets, UNIVERSAL})
+            scope = Scope(stages=readable, functions=self.ctx.functions)
             tree = check_condition(
                 decl.value, scope, self.ctx.source, what="measure", rewrite=self._match_wide
             )
@@ -93,7 +122,6 @@ class SequenceCompiler:
                 out[name] = seq.Measure(name, tree)
             except PatternError as err:
                 raise self.ctx.fail(str(err), decl.name.span) from None
-            spans[name] = decl.name.span
         return tuple(out.values())
 
     def _match_wide(self, tree: ir.Node, *, condition: bool = False) -> tuple[ir.Node, frozenset[str]]:
@@ -103,7 +131,7 @@ class SequenceCompiler:
         partial match took, stage after stage, and the event being tested (SQL's running
         semantics), for the aggregates whose value does not depend on order.
         """
-        known = self.stage_names | {"e"}
+        known = self.stage_names | {"e"} | (set() if condition else set(self.subsets))
         functions = SEQUENCE_AGGREGATES if condition else MATCH_WIDE
 
         def visit(node: ir.Node) -> ir.Node:
@@ -125,6 +153,9 @@ class SequenceCompiler:
         """``price`` in ``avg(price)``: that field of every event (checked against ``event`` declarations)."""
         fields = {f for declared in self.ctx.schema.values() for f in declared}
         span = name.span
+        if condition and name.name in self.subsets:  # why: not silently a field of that name
+            msg = f"subset {name.name!r} can be read only in measures"
+            raise self.ctx.fail(msg, span or SourceSpan(1, 1, 1, 2))
         if self.ctx.schema and name.name not in fields | EVENT_ATTRIBUTES:
             pool = fields | self.stage_names
             msg = f"unknown stage or field {name.name!r}{nearest(name.name, pool)}"

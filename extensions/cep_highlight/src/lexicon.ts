@@ -47,6 +47,7 @@ export const KEYWORDS: readonly string[] = [
   'including',
   'current',
   'measures',
+  'subset',
   // alternation and permutation of stages: (a next b) | c, permute(a, b, c)
   'permute',
   'emit',

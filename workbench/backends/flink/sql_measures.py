@@ -15,7 +15,8 @@ results are renamed back in declared order). What translates, with the engine's 
   ``is None``, ``and or not``; ``x if c else y`` (``CASE``; a NULL test takes the else branch).
 
 Everything else (user functions, ``prev``, windows, ``//``, ``%``, ``**``, reads of ``e`` or of a
-negated stage, stages of a loop that skips events, non-finite floats) is refused with the reason.
+negated stage, stages of a loop that skips events, named subsets (Flink SQL has no ``SUBSET``),
+non-finite floats) is refused with the reason.
 """
 
 from __future__ import annotations
@@ -71,8 +72,14 @@ class _MeasureSql:
     """Writes one measure's IR tree as SQL over the pattern variables ``vars_of``."""
 
     def __init__(
-        self, vars_of: Mapping[str, str], fields: Mapping[str, str], universal: bool, strings: Collection[str]
+        self,
+        vars_of: Mapping[str, str],
+        fields: Mapping[str, str],
+        universal: bool,
+        strings: Collection[str],
+        subsets: Collection[str] = (),
     ) -> None:
+        self.subsets = subsets
         self.vars_of = vars_of
         self.fields = fields
         self.universal = universal
@@ -82,6 +89,9 @@ class _MeasureSql:
         """``V.col`` (or the bare column for the universal variable) of stage ``stage``."""
         if not isinstance(stage, ir.Stage):
             msg = f"{print_expr(stage)!r} is not matched('<stage>')"
+            raise _Unsupported(msg)
+        if stage.stage in self.subsets:
+            msg = f"subset {stage.stage!r} (Flink SQL has no SUBSET)"
             raise _Unsupported(msg)
         column = _OWN.get(name) or self.fields.get(name)
         if column is None:
@@ -204,7 +214,8 @@ def measures_writer(
     )
     readable = {name: var for name, var in vars_of.items() if not region(_stage(stages, name))}
     universal = gapless and len(stages) == len(pattern.stages)
-    return MeasuresSql(pattern.measures, _MeasureSql(readable, fields, universal, strings))
+    writer = _MeasureSql(readable, fields, universal, strings, pattern.subsets)
+    return MeasuresSql(pattern.measures, writer)
 
 
 def _stage(stages: Sequence[Stage], name: str) -> Stage:

@@ -67,7 +67,7 @@ class NFAMatcher:
         #: adds the pattern's measures to its detections (``None``: the pattern has none)
         self.measures: MeasureEvaluator | None = None
         if pattern.measures:
-            self._measure(MeasureEvaluator(pattern.measures, self.faults))
+            self._measure(MeasureEvaluator(pattern.measures, self.faults, subsets=pattern.subsets))
 
     def _measure(self, evaluator: MeasureEvaluator) -> None:
         """Route the plan's outputs through ``evaluator`` (only patterns with measures pay for it)."""

@@ -4,11 +4,13 @@ A :class:`Measure` is a name and an expression of the closed IR (:mod:`workbench
 It reads the events of the finished match: ``matched('a')`` is every event stage ``a`` took
 (``first(matched('a')).price``, ``count(matched('b'))``), and ``matched('*')`` every event of the
 match in order (SQL's universal pattern variable: ``avg(matched('*').price)``; the ``%%cep``
-language writes ``avg(price)``). There is no current event: ``e`` is NULL.
+language writes ``avg(price)``). A named subset of stages (SQL ``SUBSET ab = (a, b)``, the
+pattern's ``subsets``) reads the events of its stages in match order: ``avg(matched('ab').price)``.
+There is no current event: ``e`` is NULL.
 
 A timed-out partial match gets the measures that read only stages it reached (and the universal
-variable); the others are NULL. A measure whose evaluation fails is NULL and its error is
-recorded with the pattern's condition errors.
+variable and subsets, over the events it has); the others are NULL. A measure whose evaluation
+fails is NULL and its error is recorded with the pattern's condition errors.
 
 >>> Measure("dur", "last(matched('b')).time - first(matched('a')).time").kind
 'duration'
@@ -16,7 +18,7 @@ recorded with the pattern's condition errors.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -31,7 +33,9 @@ __all__ = [
     "Measure",
     "MeasureEvaluator",
     "MeasureKind",
+    "Subsets",
     "measure_kind",
+    "subsets_of",
 ]
 
 #: the stage name that reads every event of the match (SQL's universal pattern variable).
@@ -98,17 +102,101 @@ class Measure:
         return measure_kind(self.expr)
 
 
+class Subsets(Mapping[str, tuple[str, ...]]):
+    """Named subsets of a pattern's stages (SQL ``SUBSET ab = (a, b)``): an immutable, hashable
+    mapping ``name -> stage names``, in declared order.
+
+    >>> s = Subsets({"ab": ("a", "b")}); (dict(s), s == {"ab": ("a", "b")}, hash(s) == hash(Subsets(s)))
+    ({'ab': ('a', 'b')}, True, True)
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, Iterable[str]] | Iterable[tuple[str, Iterable[str]]] = ()) -> None:
+        pairs = items.items() if isinstance(items, Mapping) else items
+        self._items: dict[str, tuple[str, ...]] = {}
+        for name, members in pairs:
+            if name in self._items:
+                msg = f"subset {name!r} is defined twice"
+                raise PatternError(msg)
+            if isinstance(members, str) or not isinstance(members, Iterable):
+                msg = f"subset {name!r}: the members are a tuple of stage names, got {members!r}"
+                raise PatternError(msg)
+            self._items[name] = tuple(members)
+
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        return self._items[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._items.items()))
+
+    def __repr__(self) -> str:
+        return f"Subsets({self._items!r})"
+
+    def __reduce__(self) -> tuple[type[Subsets], tuple[dict[str, tuple[str, ...]]]]:
+        return (Subsets, (self._items,))
+
+
+def subsets_of(value: object, stages: Collection[str], pattern: str) -> Subsets:
+    """``value`` (a mapping or pairs) as :class:`Subsets`, checked against the pattern's ``stages``:
+    names are identifiers unlike any stage (or ``*``, ``e``, ``matched``), members are distinct
+    stages of the pattern, at least one."""
+    try:
+        out = value if isinstance(value, Subsets) else Subsets(value)  # type: ignore[arg-type]
+    except PatternError as err:
+        raise PatternError(str(err), pattern=pattern) from None
+    except (TypeError, ValueError) as err:
+        msg = f"subsets must map names to tuples of stage names ({err})"
+        raise PatternError(msg, pattern=pattern) from None
+    for name, members in out.items():
+        problem = _subset_problem(name, members, stages)
+        if problem is not None:
+            msg = f"subset {name!r}: {problem}"
+            raise PatternError(msg, pattern=pattern, element=str(name))
+    return out
+
+
+def _subset_problem(name: object, members: tuple[str, ...], stages: Collection[str]) -> str | None:
+    """What is wrong with one subset (``None``: nothing)."""
+    if not isinstance(name, str) or not name.isidentifier() or name in ("e", "matched"):
+        return "a subset's name must be an identifier other than 'e' and 'matched'"
+    if name in stages:
+        return "a stage has that name"
+    if not members:
+        return "it needs at least one stage"
+    unknown = [m for m in members if m not in stages]
+    if unknown:
+        return f"unknown stage {unknown[0]!r}"
+    if len(set(members)) < len(members):
+        return "a stage is listed twice"
+    return None
+
+
 class _MatchFrame:
     """The :class:`~workbench.engine.expr.Frame` of a finished match: each stage's events."""
 
-    __slots__ = ("events", "stages")
+    __slots__ = ("detection", "events", "stages", "subsets")
 
-    def __init__(self, detection: Detection) -> None:
+    def __init__(self, detection: Detection, subsets: Mapping[str, tuple[str, ...]]) -> None:
+        self.detection = detection
         self.events = list(detection.events)
         self.stages = detection.by_stage()
+        self.subsets = subsets
 
     def matched(self, stage: str) -> Sequence[object]:
-        return self.events if stage == UNIVERSAL else self.stages.get(stage, [])
+        if stage == UNIVERSAL:
+            return self.events
+        members = self.subsets.get(stage)
+        if members is None:  # why: a stage (or one the match never reached)
+            return self.stages.get(stage, [])
+        d = self.detection
+        return [e for c, e in zip(d.channels, d.events, strict=True) if c in members]
 
     def lookup(self, name: str) -> object:
         raise KeyError(name)
@@ -117,19 +205,22 @@ class _MatchFrame:
 class MeasureEvaluator:
     """Adds a pattern's measures to its detections (built once per compiled pattern)."""
 
-    __slots__ = ("kinds", "measures", "names", "runs", "sink", "stages")
+    __slots__ = ("kinds", "measures", "names", "runs", "sink", "stages", "subsets")
 
     def __init__(
         self,
         measures: Sequence[Measure],
         sink: FaultSink,
         functions: Mapping[str, Callable[..., object]] | None = None,
+        subsets: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.measures = tuple(measures)
         self.names = tuple(m.name for m in measures)
         self.kinds: Mapping[str, MeasureKind] = {m.name: m.kind for m in measures}
         self.runs: tuple[Run, ...] = tuple(compile_tree(m.expr, functions).run for m in measures)
-        self.stages = tuple(stages_of(m.expr) - {UNIVERSAL} for m in measures)
+        self.subsets: Mapping[str, tuple[str, ...]] = subsets or {}
+        # a subset, like the universal variable, reads whatever events the match has
+        self.stages = tuple(stages_of(m.expr) - {UNIVERSAL, *self.subsets} for m in measures)
         self.sink = sink
 
     def check_stages(self, known: Sequence[str]) -> None:
@@ -141,7 +232,7 @@ class MeasureEvaluator:
 
     def apply(self, detection: Detection) -> Detection:
         """``detection`` with its measures (a match: all; a timeout: those its stages can give)."""
-        frame = _MatchFrame(detection)
+        frame = _MatchFrame(detection, self.subsets)
         reached = frame.stages.keys()
         timeout = detection.kind != "match"
         values: dict[str, object] = {}

@@ -30,14 +30,14 @@ Conditions (:data:`Condition`) are either
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as _field
 from enum import StrEnum
 from typing import Any, Literal, Union
 
 from workbench.engine.expr import as_tree, ir
-from workbench.engine.nfa.measures import Measure
+from workbench.engine.nfa.measures import Measure, Subsets, subsets_of
 from workbench.errors import PatternError
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "SkipKind",
     "SkipStrategy",
     "Stage",
+    "stage_names",
 ]
 
 
@@ -416,6 +417,9 @@ class SequencePattern:
         emit_into: an event type: each detection (match or timeout) is also an event of this type
             for the other patterns of the engine, its measures as fields
             (:mod:`workbench.engine.derived`).
+        subsets: named subsets of the stages (SQL ``SUBSET ab = (a, b)``): a mapping ``name ->
+            stage names``; a measure reads ``matched('ab')``, the events of those stages in match
+            order (over a timeout, those the partial match has).
     """
 
     name: str
@@ -428,6 +432,7 @@ class SequencePattern:
     flink_order: bool = False
     measures: tuple[Measure, ...] = ()
     emit_into: str | None = None
+    subsets: Mapping[str, tuple[str, ...]] = _field(default_factory=Subsets)
 
     def __post_init__(self) -> None:
         # Accept lists for convenience; store tuples so equal patterns compare (and hash) equal.
@@ -438,6 +443,8 @@ class SequencePattern:
         if not isinstance(aggregates, tuple):
             object.__setattr__(self, "aggregates", tuple(self.aggregates))
         object.__setattr__(self, "measures", _measures(self.measures, self.name))
+        names = frozenset(stage_names(self.stages))
+        object.__setattr__(self, "subsets", subsets_of(self.subsets, names, self.name))
         into: object = self.emit_into
         if into is not None and (not isinstance(into, str) or not into):
             msg = f"emit_into must be an event type name, got {self.emit_into!r}"
@@ -457,3 +464,17 @@ def _measures(value: object, pattern: str) -> tuple[Measure, ...]:
             msg = f"measure {name!r} is defined twice"
             raise PatternError(msg, pattern=pattern)
     return out
+
+
+def stage_names(elements: Sequence[Element]) -> Iterator[str]:
+    """Every stage name of ``elements``, inside groups, alternations and permutations too."""
+    for s in elements:
+        if isinstance(s, GroupStage):
+            yield from stage_names(s.stages)
+        elif isinstance(s, Alternation):
+            for branch in s.branches:
+                yield from stage_names(branch)
+        elif isinstance(s, Permute):
+            yield from stage_names(s.elements)
+        else:
+            yield s.name

@@ -122,12 +122,7 @@ class _Builder:
             elif child.data.startswith("skip"):
                 skip = self.skip(child)
             elif child.data == "aggregate_decl":
-                aname, value, incl = _kids(child)
-                assert aname is not None
-                assert value is not None
-                aggregates.append(
-                    ast.AggregateDecl(self.name(aname), self.expr(value), incl is not None, self.span(child))
-                )
+                aggregates.append(self.aggregate_decl(child))
             elif child.data == "measures_clause":
                 measures.extend(self.measure(m) for m in _kids(child) if isinstance(m, Tree))
             elif child.data == "subset_clause":
@@ -160,6 +155,12 @@ class _Builder:
             absence,
             tuple(subsets),
         )
+
+    def aggregate_decl(self, tree: Tree[Token]) -> ast.AggregateDecl:
+        name, value, including = _kids(tree)
+        assert name is not None
+        assert value is not None
+        return ast.AggregateDecl(self.name(name), self.expr(value), including is not None, self.span(tree))
 
     def absence(self, tree: Tree[Token]) -> ast.Absence:
         every, name, types, duration, where = _kids(tree)

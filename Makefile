@@ -55,7 +55,7 @@ test-fast: setup
 
 test: setup system-deps setup-flink
 	$(BIN)/python -m pytest -q
-	$(BIN)/python -m pytest -q --nbval-lax notebooks/0[1-5]*.ipynb
+	$(BIN)/python -m pytest -q --nbval-lax notebooks/0[1-57]*.ipynb
 	$(BIN)/python -m workbench.conformance -q tests/data/conformance
 	$(BIN)/python -m workbench.conformance -q --via-language tests/data/conformance
 	$(MAKE) test-flink

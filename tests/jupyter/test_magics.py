@@ -152,6 +152,20 @@ def test_live_feed(ip: Any) -> None:
     assert len(ip.run_line_magic("cep", "matches live")) == 1
 
 
+def test_live_feed_notes_dropped_partial_matches(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    text = "sequence s max partial matches 2\n  begin a: login\n  followed by b: logout"
+    ip.run_cell_magic("cep", "-q", text)
+    ip.user_ns["batch"] = [{"type": "login", "key": "u"} for _ in range(5)]
+    ip.run_line_magic("cep", "feed s --start")
+    capsys.readouterr()
+    with pytest.warns(RuntimeWarning, match="max_partial_matches"):
+        ip.run_line_magic("cep", "feed --from batch")
+    assert "note: 3 partial match(es) or group instance(s) dropped" in capsys.readouterr().out
+    ip.run_line_magic("cep", "feed --tick")
+    assert "dropped" not in capsys.readouterr().out  # a note for what this call dropped only
+    ip.run_line_magic("cep", "feed --stop")
+
+
 def test_live_feed_records_condition_errors_as_a_replay_does(ip: Any) -> None:
     ip.run_cell_magic("cep", "-q", "event A(x)\nsequence bad\n  begin a: A where a.x > 1")
     ip.user_ns["batch"] = [{"type": "A", "key": "k", "x": "text"}, {"type": "A", "key": "k", "x": 5}]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import CepError
 from workbench.jupyter.commands import ArgParser
+from workbench.session.runs import dropped_note
 from workbench.session.session import to_frame
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ def feed(magics: CepMagics, argv: Sequence[str]) -> object:
     if args.strict:
         msg = "--strict goes with --start only"
         raise CepError(msg)
+    engine = session.live
+    before = engine.stats["dropped"] if engine is not None else 0
     if args.stop:
         detections = session.stop_feed()
     elif args.tick:
@@ -64,6 +67,8 @@ def feed(magics: CepMagics, argv: Sequence[str]) -> object:
             msg = f"--from needs a variable holding an iterable of events, got {args.source!r}"
             raise CepError(msg)
         detections = session.feed(items)
+    if engine is not None and engine.stats["dropped"] > before:  # why: caps dropped state on this call
+        print("note: " + dropped_note(engine.stats["dropped"] - before))
     frame = to_frame(detections, magics.session.live_times)
     if args.out:
         magics.store(args.out, frame)

@@ -82,12 +82,17 @@ def _cap_child(mode: str, limit: int | None, fill: int, events: int) -> dict[str
     return {"rate": events / seconds, "peak_mb": peak_mb, "dropped": engine.stats["dropped"]}
 
 
+def _child(spec: list[object]) -> dict[str, float]:
+    """Run one measurement in a fresh process (its own peak memory); its JSON result."""
+    cmd = [sys.executable, "-m", "benchmarks.memory", "--child", json.dumps(spec)]
+    result: dict[str, float] = json.loads(
+        subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    )
+    return result
+
+
 def bench_cap(cap: int, events: int) -> None:
-    out = {}
-    for mode, c in (("capped", cap), ("uncapped", None)):
-        cmd = [sys.executable, "-m", "benchmarks.memory", "--child", json.dumps(["cap", c, cap, events])]
-        out[mode] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    capped, free = out["capped"], out["uncapped"]
+    capped, free = _child(["cap", cap, cap, events]), _child(["cap", None, cap, events])
     print(
         f"cap keys={KEYS} max_partial_matches={cap} events={events} "
         f"capped_events_per_s={capped['rate']:.0f} uncapped_events_per_s={free['rate']:.0f} "
@@ -97,12 +102,10 @@ def bench_cap(cap: int, events: int) -> None:
 
 
 def bench_budget(live: int, events: int) -> None:
-    out = {}
-    for mode, limit in (("budget", live), ("unlimited", None)):
-        spec = json.dumps(["budget", limit, live // KEYS, events])
-        cmd = [sys.executable, "-m", "benchmarks.memory", "--child", spec]
-        out[mode] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    held, free = out["budget"], out["unlimited"]
+    held, free = (
+        _child(["budget", live, live // KEYS, events]),
+        _child(["budget", None, live // KEYS, events]),
+    )
     print(
         f"budget keys={KEYS} max_live={live} events={events} "
         f"budget_events_per_s={held['rate']:.0f} unlimited_events_per_s={free['rate']:.0f} "

@@ -164,12 +164,12 @@ class Outputs:
         batch = pending[:]
         pending.clear()
         pending.extend(item for item in batch if item.__class__ is Fed)
+        plain = self._on_detection is None and self.derive is None and self.collect
         for item in batch:
             cls = item.__class__
             # Why by class: one queue keeps the order of detections, reactions and trace records
             if cls is Detection:
                 out.append(item)  # type: ignore[arg-type]
-                plain = self._on_detection is None and self.derive is None and self.collect
                 if item.extra or not plain:  # type: ignore[union-attr]
                     self.publish(item)  # type: ignore[arg-type]
                 else:  # why: the usual detection (no counter, callback or emit into) is only collected

@@ -9,10 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.engine.nfa.test_measures import _events
+from tests.engine.nfa.test_measures import _pattern as measures_pattern
 from workbench.engine import Engine
 from workbench.engine.detection import Detection
 from workbench.engine.nfa.measures import Subsets
-from workbench.engine.nfa.pattern import GroupStage, Quantifier, SequencePattern, Stage
+from workbench.engine.nfa.pattern import GroupStage, SequencePattern, Stage
 from workbench.errors import PatternError
 
 SUBSETS = {"ab": ("a", "b"), "ca": ("c", "a"), "bee": ("b",)}
@@ -27,18 +29,8 @@ MEASURES = {
 
 
 def _pattern(**changes: object) -> SequencePattern:
-    stages = (
-        Stage("a", "e.type == 'a'"),
-        Stage("b", "e.type == 'b'", quantifier=Quantifier.one_or_more()),
-        Stage("c", "e.type == 'c'"),
-    )
-    options: dict[str, object] = {"within_ms": 100, "measures": MEASURES, "subsets": SUBSETS}
-    options.update(changes)
-    return SequencePattern("p", stages, **options)  # type: ignore[arg-type]
-
-
-def _events(prices: list[tuple[str, int]]) -> list[dict[str, object]]:
-    return [{"type": t, "time": i * 3, "key": "k", "price": p} for i, (t, p) in enumerate(prices)]
+    """The measures tests' pattern (a, one or more b, c) with these measures and subsets."""
+    return measures_pattern(**{"measures": MEASURES, "subsets": SUBSETS, **changes})
 
 
 def _by_hand(d: Detection, members: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -148,6 +148,47 @@ def test_peak_live_stays_near_the_limit() -> None:
     assert 800 <= peak <= 1100
 
 
+@pytest.mark.parametrize("feed", ["one_by_one", "list"])
+def test_a_linear_pattern_never_passes_the_limit(feed: str) -> None:
+    # one event starts at most one linear partial match, so the count comes before the limit can pass
+    engine = Engine([linear()], max_live=1000)
+    events = [ev(t, "a", t % 8) for t in range(20_000)]
+    peak = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for chunk in (
+            [[e] for e in events]
+            if feed == "one_by_one"
+            else [events[i : i + 777] for i in range(0, 20_000, 777)]
+        ):
+            engine.process_many(chunk)
+            peak = max(peak, sum(len(ks.states[0].runs) for ks in engine._keys.values()))  # type: ignore[attr-defined]
+    assert 875 <= peak <= 1000
+
+
+def test_bounded_patterns_are_counted_rarely_far_from_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a census walks every key: far below the limit, a linear pattern needs almost none
+    from workbench.engine import shedding
+
+    counts = {"linear": 0, "general": 0}
+    for kind in counts:
+        calls = 0
+        real = shedding.live
+
+        def counted(m: Matcher, s: object, real: Callable[[Matcher, object], int] = real) -> int:
+            nonlocal calls
+            calls += 1
+            return real(m, s)
+
+        monkeypatch.setattr(shedding, "live", counted)
+        engine = Engine([KINDS[kind]()])
+        engine.process_many([ev(t, "a" if t % 2 else "c", t % 50) for t in range(40_000)])
+        counts[kind] = calls
+        monkeypatch.setattr(shedding, "live", real)
+    assert counts["linear"] <= 50  # the first count only (one per key)
+    assert counts["general"] >= 4 * max(counts["linear"], 25)  # no bound: a count every few thousand events
+
+
 def test_idle_states_and_keys_go_when_shedding_empties_them() -> None:
     engine = Engine([linear()], max_live=10, forget_idle_keys=True)
     with warnings.catch_warnings():

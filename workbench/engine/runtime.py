@@ -242,14 +242,19 @@ class Engine(Imaging):
                 self._feed_run(events if not done and stop >= n else events[done:stop], out)
                 done = stop
                 if shedder.spent(clock.next_seq - start):  # why: the budget's count is due
-                    shedder.check(self._keys, self.matchers, self.host.context)
+                    self._count_live()
             return
         it = iter(events)
         for first in it:
             start = clock.next_seq
             self._feed_run(itertools.chain((first,), itertools.islice(it, shedder.countdown - 1)), out)
             if shedder.spent(clock.next_seq - start):  # why: the budget's count is due
-                shedder.check(self._keys, self.matchers, self.host.context)
+                self._count_live()
+
+    def _count_live(self) -> None:
+        """The budget's count of the live partial matches (and its shed, over the limit)."""
+        per_event = self.derive is None and not self.out_of_orderness
+        self.shedder.check(self._keys, self.matchers, self.host.context, per_event=per_event)
 
     def _feed_run(self, events: Iterable[EventLike], out: list[Detection]) -> None:
         if self._processing or self.out_of_orderness or self._buffer or self._order:

@@ -13,7 +13,9 @@ partial matches and reaction-group instances live at once across *all* keys and 
 * **Checked between events, not inside them.** The engine counts the live total every ``stride``
   events; the stride follows the growth seen since the last count (at most :data:`MAX_STRIDE`
   events, or a quarter of the keys holding state when there are more), so a run that never
-  approaches the limit pays one count per few thousand events and nothing per event.
+  approaches the limit pays one count per few thousand events and nothing per event. Where every
+  pattern bounds what one event can add (:func:`growth`), the next count is simply due when that
+  bound could first reach the limit.
 
 What is dropped is counted in ``Engine.stats["dropped"]`` (per pattern in the run's
 :class:`~workbench.engine.budget.Budget`), traced as ``PRUNED`` and warned about once per pattern
@@ -32,7 +34,7 @@ from workbench.engine.detection import TraceKind
 from workbench.engine.host import HostContext, KeyState
 from workbench.engine.matcher import Context, Matcher
 from workbench.engine.nfa.general import GeneralPlan
-from workbench.engine.nfa.linear import LinearPlan
+from workbench.engine.nfa.linear import ANY, LinearPlan
 from workbench.engine.nfa.loop import LoopPlan, LoopState
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.state import NFAState
@@ -120,6 +122,24 @@ def live(matcher: Matcher, state: object) -> int:
     return 0
 
 
+def growth(matcher: Matcher) -> int | None:
+    """The most partial matches one event can add to one key's state (``None``: no bound known).
+
+    A linear plan starts at most one partial match per event and, unless a middle stage is
+    ``followed by any`` (a partial match that takes the event also stays behind), never turns one
+    into two.
+
+    >>> from workbench.engine.nfa import SequencePattern, Stage
+    >>> from workbench.engine.families import compile_matcher
+    >>> growth(compile_matcher(SequencePattern("p", (Stage("a"), Stage("b")))))
+    1
+    """
+    plan, _ = _target(matcher, None)
+    if isinstance(plan, LinearPlan) and ANY not in plan.kinds[1 : plan.n - 1]:
+        return 1
+    return None
+
+
 def ages(matcher: Matcher, state: object) -> list[Age]:
     """The ages of ``state``'s partial matches (or instances), oldest first."""
     plan, st = _target(matcher, state)
@@ -198,9 +218,14 @@ class Shedder:
         return self.countdown <= 0
 
     def check(
-        self, keys: MutableMapping[Hashable, KeyState], matchers: Sequence[Matcher], ctx: HostContext
-    ) -> None:
-        """Count the live total; over the limit, shed the oldest down to 7/8 of it; set the next count."""
+        self, keys: MutableMapping[Hashable, KeyState], matchers: Sequence[Matcher], ctx: HostContext,
+        *, per_event: bool = True,
+    ) -> None:  # fmt: skip
+        """Count the live total; over the limit, shed the oldest down to 7/8 of it; set the next count.
+
+        ``per_event``: each input event is processed once, on arrival and alone, so the per-event
+        bounds of :func:`growth` hold per input event (not with derived events or a reorder buffer).
+        """
         limit = self.limit
         if limit is None:
             return
@@ -211,14 +236,18 @@ class Shedder:
             if (n := live(matchers[pindex], state))
         ]
         total = sum(n for _, _, n in sizes)
-        growth = max(total - self.last, 1) / max(self.since, 1)
+        rate = max(total - self.last, 1) / max(self.since, 1)
         self.since = 0
         if total > limit:
             total = self._shed(keys, matchers, ctx, sizes, total - (limit - limit // 8))
         self.last = total
         room = max(limit - total, 0)
+        bounds = [growth(m) for m in matchers] if per_event else [None]
+        if all(b is not None for b in bounds):  # why: the limit cannot be passed before room // bound events
+            self.countdown = max(1, room // max(sum(b for b in bounds if b is not None), 1))
+            return
         ceiling = max(MAX_STRIDE, len(sizes) // 4)
-        self.countdown = max(1, min(ceiling, int(room / (2 * growth))))
+        self.countdown = max(1, min(ceiling, int(room / (2 * rate))))
 
     def _shed(
         self, keys: MutableMapping[Hashable, KeyState], matchers: Sequence[Matcher], ctx: HostContext,

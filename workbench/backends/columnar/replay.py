@@ -24,8 +24,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from workbench.backends.columnar.frame import EventColumns
-from workbench.backends.columnar.vectorplan import engine_reason, vector_detections
 from workbench.backends.columnar.prune import KeyOrder, StageChain, dead_ends_allowed, matcher_mask, nfa_rules
+from workbench.backends.columnar.vectorplan import engine_reason, vector_detections
 from workbench.engine.detection import Detection
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.nfa.compiler import Action
@@ -112,19 +112,9 @@ def replay_columns(
 
 def _vectorised(engine: Engine, cols: EventColumns, until: int | float | None) -> list[Detection] | None:
     """The detections by the vectorised plan (:mod:`.vectorplan`), or ``None`` when it does not apply."""
-    if engine_reason(engine, until) is not None or not _in_order(engine, cols):
+    if engine_reason(engine, until) is not None:
         return None
     return vector_detections(engine, cols)
-
-
-def _in_order(engine: Engine, cols: EventColumns) -> bool:
-    """Whether the input is clean, in order and in event time, with no reordering (as :func:`feed_plan`)."""
-    if engine.out_of_orderness or engine.order_by is not None or engine.time_mode != "event":
-        return False
-    if not cols.clean():
-        return False
-    times = cols.columns["time"].to_numpy(dtype=np.float64)
-    return not (len(times) > 1 and bool((np.diff(times) < 0).any()))
 
 
 def replay_chunks(

@@ -26,26 +26,21 @@ and the engine runs as before. :func:`plan_reason` says why a pattern does not q
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
 from workbench.backends.columnar.chain import edge_bounds
 from workbench.backends.columnar.frame import EventColumns
-from workbench.backends.columnar.prune import KeyOrder
+from workbench.backends.columnar.vectorrows import Found, Index, Mask, Rows
+from workbench.backends.columnar.vectorskip import ROW, STEP, Emission, Time, Times, Where, held_emissions, time_at
 from workbench.engine.detection import Detection
-from workbench.engine.events import Event
 from workbench.engine.matcher import Matcher
 from workbench.engine.nfa.conditions import Cond
 from workbench.engine.nfa.linear import ANY, STRICT, LinearPlan
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine
 
-__all__ = ["engine_reason", "plan_reason", "vector_detections"]
-
-Mask = npt.NDArray[np.bool_]
-Index = npt.NDArray[np.int64]
+__all__ = ["engine_reason", "input_reason", "plan_reason", "vector_detections"]
 
 #: times beyond this may not survive float arithmetic exactly (``t_start + W``)
 _EXACT_TIME = 2.0**52
@@ -63,10 +58,14 @@ def plan_reason(matcher: Matcher) -> str | None:
         return "it has measures"
     if pattern.emit_timeouts:
         return "it emits timeouts"
-    if pattern.skip.kind != "no_skip":
-        return f"skip strategy {pattern.skip.kind}"
     if any(k == ANY for k in plan.kinds[1:-1]):
         return "followed by any before the last stage (branching partial matches)"
+    if pattern.skip.kind not in ("no_skip", "skip_past_last_event"):
+        return f"skip strategy {pattern.skip.kind}"
+    if pattern.skip.kind != "no_skip" and ANY in plan.kinds:
+        return f"skip strategy {pattern.skip.kind} with followed by any"
+    if pattern.skip.kind != "no_skip" and plan.window is not None and plan.window <= 0:
+        return f"skip strategy {pattern.skip.kind} with an empty window"
     return None
 
 
@@ -82,79 +81,36 @@ def engine_reason(engine: Engine, until: int | float | None) -> str | None:
         why = plan_reason(m)
         if why is not None:
             return f"pattern {m.name}: {why}"
+        if until is not None and isinstance(m, NFAMatcher) and m.plan.skip.holds:  # type: ignore[union-attr]
+            return f"pattern {m.name}: a flush until a time releases held matches at that time"
     return None
 
 
-@dataclass(slots=True)
-class _Rows:
-    """The replay's rows regrouped by key, with what every pattern's lookups share."""
-
-    keys: KeyOrder
-    times: npt.NDArray[np.float64]  # key order
-    key_end: Index  # per position: the first position of the next key
-    keyed: npt.NDArray[np.complex128]  # (key code, time) per position, lexicographically sorted
-    column: object  # ColumnSource over row order
-
-    @classmethod
-    def of(cls, cols: EventColumns) -> _Rows:
-        keys = KeyOrder(cols.key_codes())
-        times = keys.sort(cols.columns["time"].to_numpy(dtype=np.float64))
-        n = len(times)
-        firsts = np.flatnonzero(keys.first)
-        ends = np.append(firsts[1:], n).astype(np.int64)
-        key_end = ends[np.cumsum(keys.first) - 1] if n else np.zeros(0, dtype=np.int64)
-        keyed = np.empty(n, dtype=np.complex128)
-        keyed.real = keys.codes
-        keyed.imag = times
-        return cls(keys, times, key_end, keyed, cols.column)
-
-    def next_true(self, mask: Mask) -> Index:
-        """Per position ``p``: the first later position of the same key where ``mask`` holds (else n)."""
-        n = len(mask)
-        idx = np.where(mask, np.arange(n, dtype=np.int64), n)
-        first_from = np.minimum.accumulate(idx[::-1])[::-1]
-        out = np.full(n, n, dtype=np.int64)
-        out[:-1] = first_from[1:]
-        out[out >= self.key_end] = n
-        return out
-
-    def window_end(self, pos: Index, window: float | None) -> Index:
-        """Per start position: the first position of its key with ``t >= t_start + window`` (else the key's end)."""
-        if window is None:
-            return self.key_end[pos]
-        query = np.empty(len(pos), dtype=np.complex128)
-        query.real = self.keys.codes[pos]
-        query.imag = self.times[pos] + window
-        return np.searchsorted(self.keyed, query, side="left").astype(np.int64)
+def input_reason(engine: Engine, cols: EventColumns) -> str | None:
+    """Why the rows cannot be replayed by the plan (``None``: clean, in order, in event time)."""
+    if engine.out_of_orderness or engine.order_by is not None or engine.time_mode != "event":
+        return "events are reordered (out_of_orderness, order_by or processing time)"
+    if not cols.clean():
+        return "a row has a missing or odd type, time or key (the engine reports it)"
+    times = cols.columns["time"].to_numpy(dtype=np.float64)
+    if len(times) > 1 and bool((np.diff(times) < 0).any()):
+        return "times go backwards"
+    if len(times) and float(np.abs(times).max()) >= _EXACT_TIME:
+        return "times too large for exact float arithmetic"
+    return None
 
 
-def _mask(cond: Cond, rows: _Rows, n: int, types: dict[frozenset[str], Mask], type_mask: object) -> Mask | None:
+def _mask(cond: Cond, rows: Rows, n: int, types: dict[frozenset[str], Mask], type_mask: object) -> Mask | None:
     """A condition on every row, key order (``None``: not exactly vectorisable)."""
-    b = edge_bounds(cond, types, type_mask, rows.column, n)  # type: ignore[arg-type]
+    b = edge_bounds(cond, types, type_mask, rows.column, n)
     return rows.keys.sort(b.low) if b.exact else None
 
 
-@dataclass(slots=True)
-class _Found:
-    """One pattern's matches: per match its completion position, start position and stage positions."""
-
-    done: Index
-    start: Index
-    stages: list[Index]
-    inst: Index
-
-
-def _stage_masks(
-    plan: LinearPlan, rows: _Rows, cols: EventColumns
-) -> tuple[list[Mask], list[Mask]] | None:
+def _stage_masks(plan: LinearPlan, rows: Rows) -> tuple[list[Mask], list[Mask]] | None:
     """Per stage: the rows taking it and the rows meeting one of its ``not followed by`` checks."""
-    n = cols.rows
-    codes, uniques = cols.type_codes()
+    n = len(rows.times)
     types: dict[frozenset[str], Mask] = {}
-
-    def type_mask(ts: frozenset[str]) -> Mask:
-        table = np.fromiter((u in ts for u in uniques), dtype=bool, count=len(uniques))
-        return table[codes]
+    type_mask = rows.types_mask
 
     takes: list[Mask] = []
     stops: list[Mask] = []
@@ -174,7 +130,7 @@ def _stage_masks(
     return takes, stops
 
 
-def _follow(plan: LinearPlan, rows: _Rows, takes: list[Mask], stops: list[Mask]) -> _Found:
+def _follow(plan: LinearPlan, rows: Rows, takes: list[Mask], stops: list[Mask]) -> Found:
     """Every start's path through the stages (key order positions)."""
     n = len(rows.times)
     start = np.flatnonzero(takes[0]).astype(np.int64)
@@ -183,24 +139,27 @@ def _follow(plan: LinearPlan, rows: _Rows, takes: list[Mask], stops: list[Mask])
     inst = (before - before[key_first])[start] + 1
     end = rows.window_end(start, plan.window)
     cur, keep, taken = start, np.ones(len(start), dtype=bool), [start]
+    died = np.full(len(start), n, dtype=np.int64)
     last = plan.n - 1
     for i in range(1, plan.n):
         take, stop = takes[i], stops[i]
         if i == last and plan.kinds[i] == ANY:
-            return _enumerate_any(rows, take, stop, _Found(cur, start, taken, inst), keep, end)
+            return _enumerate_any(rows, take, stop, Found(cur, start, taken, inst, start, died, died), keep, end)
         event = take | stop if plan.kinds[i] != STRICT else np.ones(n, dtype=bool)
         q = rows.next_true(event)[cur]
         ok = keep & (q < end)
         qc = np.minimum(q, n - 1)
         ok &= take[qc] & ((i == last) | ~stop[qc])
+        died = np.where(keep & ~ok & (q < end), q, died)
         keep, cur = ok, np.where(ok, q, cur)
         taken.append(cur)
-    return _Found(cur[keep], start[keep], [t[keep] for t in taken], inst[keep])
+    match = np.where(keep, np.cumsum(keep) - 1, -1)
+    return Found(cur[keep], start[keep], [t[keep] for t in taken], inst[keep], start, died, match)
 
 
 def _enumerate_any(
-    rows: _Rows, take: Mask, stop: Mask, found: _Found, keep: Mask, end: Index
-) -> _Found:
+    rows: Rows, take: Mask, stop: Mask, found: Found, keep: Mask, end: Index
+) -> Found:
     """A last ``followed by any`` stage: every taking row after ``cur`` up to the first check met."""
     cur = found.done[keep]
     first_stop = rows.next_true(stop)[cur]
@@ -213,10 +172,12 @@ def _enumerate_any(
     done = np.flatnonzero(take)[np.repeat(lo, counts) + offsets].astype(np.int64)
     picked = np.flatnonzero(keep)[which]
     stages = [t[picked] for t in found.stages] + [done]
-    return _Found(done, found.start[picked], stages, found.inst[picked])
+    # why no per-start match index: a start has many here (skip strategies decline this shape)
+    no_match = np.full(len(found.all_start), -1, dtype=np.int64)
+    return Found(done, found.start[picked], stages, found.inst[picked], found.all_start, found.died, no_match)
 
 
-def _caps_bind(engine: Engine, rows: _Rows, starts: list[Index]) -> bool:
+def _caps_bind(engine: Engine, rows: Rows, starts: list[Index]) -> bool:
     """Whether a partial-match cap could bind: counted as every start still inside its window live."""
     times = rows.times
     budget = engine.shedder.limit
@@ -248,49 +209,76 @@ def _most_live(codes: Index, times: npt.NDArray[np.float64], window: float | Non
     q.real, q.imag = codes, times
     low = q.copy()
     low.imag = times - (np.inf if window is None else window)
-    alive = np.arange(1, len(q) + 1) - np.searchsorted(q, low, side="left")
+    # why "right": a start's own row first expires the partial matches with t_start + W <= t
+    alive = np.arange(1, len(q) + 1) - np.searchsorted(q, low, side="right")
     return int(alive.max())
 
 
 def vector_detections(engine: Engine, cols: EventColumns) -> list[Detection] | None:
     """The detections of replaying ``cols`` through ``engine`` and finishing, or ``None`` (use the engine).
 
-    The caller has checked :func:`engine_reason` and the input (in-order, clean, event time).
+    The caller has checked :func:`engine_reason`; the input must be clean and in order (in event time,
+    without reordering), else ``None``.
     """
-    rows = _Rows.of(cols)
-    if len(rows.times) and float(np.abs(rows.times).max()) >= _EXACT_TIME:
+    if input_reason(engine, cols) is not None:
         return None
-    found: list[_Found] = []
-    starts: list[Index] = []
+    rows = Rows.of(cols)
+    found: list[Found] = []
     for m in engine.matchers:
-        assert isinstance(m, NFAMatcher) and isinstance(m.plan, LinearPlan)
-        masks = _stage_masks(m.plan, rows, cols)
+        plan = _linear(m)
+        masks = _stage_masks(plan, rows)
         if masks is None:
             return None  # why: some condition is evaluated event by event (it may raise)
-        starts.append(np.flatnonzero(masks[0][0]).astype(np.int64))
-        found.append(_follow(m.plan, rows, *masks))
-    if _caps_bind(engine, rows, starts):
+        found.append(_follow(plan, rows, *masks))
+    if _caps_bind(engine, rows, [f.all_start for f in found]):
         return None
-    return _build(engine, rows, cols, found)
+    row_times = cols.columns["time"].to_numpy(dtype=np.float64)
+    emitted: list[tuple[Where, int, int, Time]] = []
+    for p, (m, f) in enumerate(zip(engine.matchers, found, strict=True)):
+        emitted.extend((where, p, j, t) for where, j, t in _emissions(m, p, f, rows, row_times))
+    emitted.sort(key=_place)
+    return _build(engine, rows, cols, found, emitted)
 
 
-def _build(engine: Engine, rows: _Rows, cols: EventColumns, found: list[_Found]) -> list[Detection]:
-    """The detections in the engine's order: by last row, then pattern, then start row."""
+def _linear(m: Matcher) -> LinearPlan:
+    assert isinstance(m, NFAMatcher)
+    assert isinstance(m.plan, LinearPlan)
+    return m.plan
+
+
+def _place(item: tuple[Where, int, int, Time]) -> Where:
+    return item[0]
+
+
+def _emissions(m: Matcher, p: int, f: Found, rows: Rows, row_times: Times) -> list[Emission]:
+    """Where and when the engine emits each of the pattern's matches (all of them under ``no_skip``)."""
+    plan = _linear(m)
+    if plan.skip.holds:
+        used = m.event_types()
+        routed = np.ones(len(rows.times), dtype=bool) if used is None else rows.keys.sort(rows.types_mask(used))
+        return held_emissions(f, rows, plan.window, routed, p, row_times)
     order = rows.keys.order
-    done = np.concatenate([order[f.done] for f in found]) if found else np.zeros(0, dtype=np.int64)
-    start = np.concatenate([order[f.start] for f in found]) if found else np.zeros(0, dtype=np.int64)
-    pindex = np.concatenate([np.full(len(f.done), i) for i, f in enumerate(found)]) if found else done
-    local = np.concatenate([np.arange(len(f.done)) for f in found]) if found else done
-    sequence = np.lexsort((start, pindex, done))
-    used = np.unique(np.concatenate([order[s] for f in found for s in f.stages])) if len(done) else done
-    events: dict[int, Event] = dict(zip(used.tolist(), cols.events_at(used), strict=True))
-    out: list[Detection] = []
-    for k in sequence.tolist():
-        p, j = int(pindex[k]), int(local[k])
-        m, f = engine.matchers[p], found[p]
-        assert isinstance(m, NFAMatcher) and isinstance(m.plan, LinearPlan)
-        layout, channels = m.plan.layout[m.plan.n]
-        path = [events[int(order[f.stages[s][j]])] for s in layout]
-        key = events[int(start[k])].key
-        out.append(Detection(m.name, key, int(f.inst[j]), "match", events[int(done[k])].time, tuple(path), channels))
+    done, start = order[f.done].tolist(), order[f.start].tolist()
+    # why this place: at the last row's dispatch, pattern by pattern, in start order
+    return [((d, ROW, p, STEP, s), j, time_at(row_times, d)) for j, (d, s) in enumerate(zip(done, start, strict=True))]
+
+
+def _build(
+    engine: Engine, rows: Rows, cols: EventColumns, found: list[Found], emitted: list[tuple[Where, int, int, Time]]
+) -> list[Detection]:
+    """The detections, in the order they are ``emitted`` (where, pattern, match, time)."""
+    order = rows.keys.order
+    used = np.unique(np.concatenate([order[s] for f in found for s in f.stages] or [np.zeros(0, np.int64)]))
+    events = dict(zip(used.tolist(), cols.events_at(used), strict=True))
+    layouts = []
+    for m, f in zip(engine.matchers, found, strict=True):
+        plan = _linear(m)
+        positions, channels = plan.layout[plan.n]
+        paths = list(zip(*(order[f.stages[s]].tolist() for s in positions), strict=True))
+        layouts.append((m.name, channels, paths, f.inst.tolist(), order[f.start].tolist()))
+    out = []
+    for _, p, j, t in emitted:
+        name, channels, paths, inst, start = layouts[p]
+        path = tuple(events[r] for r in paths[j])
+        out.append(Detection(name, events[start[j]].key, inst[j], "match", t, path, channels))
     return out

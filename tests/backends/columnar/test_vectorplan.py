@@ -1,4 +1,4 @@
-"""The vectorised plan gives exactly the engine's detections, and declines (the engine runs) outside its class."""
+"""The vectorised plan gives exactly the engine's detections, and declines (the engine runs) outside it."""
 
 from __future__ import annotations
 
@@ -18,8 +18,16 @@ from workbench.language import compile_patterns
 from workbench.results import frame_to_events
 
 TYPES = ("a", "b", "c", "d")
-CONDITIONS = ("", " where e.x > 1", " where e.x <= 2", " where e.y == 'p'", " where not (e.x > 2)",
-              " where e.x is None", " where e.x > 1 or e.y == 'q'", " where e.x + 1 >= 3 and e.y != 'p'")  # fmt: skip
+CONDITIONS = (
+    "",
+    " where e.x > 1",
+    " where e.x <= 2",
+    " where e.y == 'p'",
+    " where not (e.x > 2)",
+    " where e.x is None",
+    " where e.x > 1 or e.y == 'q'",
+    " where e.x + 1 >= 3 and e.y != 'p'",
+)
 
 
 @st.composite
@@ -145,7 +153,8 @@ def test_a_pattern_in_the_class_is_vectorised() -> None:
 def test_followed_by_any_enumerates_every_later_row() -> None:
     text = BASE.replace("followed by b", "followed by any b")
     got = vectorised(text, FRAME)
-    assert got is not None and [d.seqs for d in got] == [(0, 1), (0, 4), (2, 4), (7, 8), (7, 9)]
+    assert got is not None
+    assert [d.seqs for d in got] == [(0, 1), (0, 4), (2, 4), (7, 8), (7, 9)]
     assert got == engine_run(text, FRAME)
 
 
@@ -194,14 +203,16 @@ NEGATED = "sequence s no timeouts\n    begin a: a\n    not followed by n: b\n   
 def test_a_row_meeting_a_check_and_taking_the_stage(text: str, seqs: list[tuple[int, ...]]) -> None:
     frame = pd.DataFrame({"type": ["a", "b", "b"], "time": [0, 1, 2], "key": "k"})
     got = vectorised(text, frame)
-    assert got is not None and [d.seqs for d in got] == seqs
+    assert got is not None
+    assert [d.seqs for d in got] == seqs
     assert got == engine_run(text, frame)
 
 
 def test_a_stage_taken_twice_lists_its_events_together() -> None:
     text = BASE.replace("followed by b: b", "followed by b: b times 2\n    followed by c: c")
     got = vectorised(text, FRAME)
-    assert got is not None and got == engine_run(text, FRAME)
+    assert got is not None
+    assert got == engine_run(text, FRAME)
     assert [(d.seqs, d.channels) for d in got] == [((0, 1, 4, 6), ("a", "b", "b", "c"))]
 
 
@@ -220,6 +231,15 @@ def test_skip_past_last_event_holds_and_discards() -> None:
     )
 
 
+def test_a_match_discards_the_start_on_its_own_last_row() -> None:
+    text = "sequence s no timeouts skip past last event\n    begin a: a\n    followed by b: a\n"
+    frame = pd.DataFrame({"type": ["a", "a", "a", "a"], "time": [0, 1, 2, 3], "key": "k"})
+    got = vectorised(text, frame)
+    assert got is not None
+    assert [(d.instance, d.seqs) for d in got] == [(1, (0, 1)), (3, (2, 3))]
+    assert got == engine_run(text, frame)
+
+
 def test_a_flush_until_a_time_runs_skip_patterns_on_the_engine() -> None:
     engine = Engine(compile_patterns(changed(SKIP)))
     assert "flush" in str(engine_reason(engine, 10))
@@ -233,7 +253,8 @@ def test_trace_and_emit_into_run_on_the_engine() -> None:
     )
     assert "emits" in str(engine_reason(Engine(compile_patterns(emitting)), None))
     result = replay_frame(compile_patterns(BASE), FRAME, trace=True)
-    assert result.detections == engine_run(BASE, FRAME) and result.trace
+    assert result.detections == engine_run(BASE, FRAME)
+    assert result.trace
 
 
 def test_a_condition_with_no_columnar_form_runs_on_the_engine() -> None:

@@ -32,7 +32,16 @@ import numpy.typing as npt
 from workbench.backends.columnar.chain import edge_bounds
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.vectorrows import Found, Index, Mask, Rows
-from workbench.backends.columnar.vectorskip import ROW, STEP, Emission, Time, Times, Where, held_emissions, time_at
+from workbench.backends.columnar.vectorskip import (
+    ROW,
+    STEP,
+    Emission,
+    Time,
+    Times,
+    Where,
+    held_emissions,
+    time_at,
+)
 from workbench.engine.detection import Detection
 from workbench.engine.matcher import Matcher
 from workbench.engine.nfa.conditions import Cond
@@ -100,7 +109,9 @@ def input_reason(engine: Engine, cols: EventColumns) -> str | None:
     return None
 
 
-def _mask(cond: Cond, rows: Rows, n: int, types: dict[frozenset[str], Mask], type_mask: object) -> Mask | None:
+def _mask(
+    cond: Cond, rows: Rows, n: int, types: dict[frozenset[str], Mask], type_mask: object
+) -> Mask | None:
     """A condition on every row, key order (``None``: not exactly vectorisable)."""
     b = edge_bounds(cond, types, type_mask, rows.column, n)
     return rows.keys.sort(b.low) if b.exact else None
@@ -134,7 +145,7 @@ def _follow(plan: LinearPlan, rows: Rows, takes: list[Mask], stops: list[Mask]) 
     """Every start's path through the stages (key order positions)."""
     n = len(rows.times)
     start = np.flatnonzero(takes[0]).astype(np.int64)
-    before = np.cumsum(takes[0]) - takes[0]
+    before: Index = np.cumsum(takes[0], dtype=np.int64) - takes[0]
     key_first = np.maximum.accumulate(np.where(rows.keys.first, np.arange(n), 0))
     inst = (before - before[key_first])[start] + 1
     end = rows.window_end(start, plan.window)
@@ -144,7 +155,9 @@ def _follow(plan: LinearPlan, rows: Rows, takes: list[Mask], stops: list[Mask]) 
     for i in range(1, plan.n):
         take, stop = takes[i], stops[i]
         if i == last and plan.kinds[i] == ANY:
-            return _enumerate_any(rows, take, stop, Found(cur, start, taken, inst, start, died, died), keep, end)
+            return _enumerate_any(
+                rows, take, stop, Found(cur, start, taken, inst, start, died, died), keep, end
+            )
         event = take | stop if plan.kinds[i] != STRICT else np.ones(n, dtype=bool)
         q = rows.next_true(event)[cur]
         ok = keep & (q < end)
@@ -157,9 +170,7 @@ def _follow(plan: LinearPlan, rows: Rows, takes: list[Mask], stops: list[Mask]) 
     return Found(cur[keep], start[keep], [t[keep] for t in taken], inst[keep], start, died, match)
 
 
-def _enumerate_any(
-    rows: Rows, take: Mask, stop: Mask, found: Found, keep: Mask, end: Index
-) -> Found:
+def _enumerate_any(rows: Rows, take: Mask, stop: Mask, found: Found, keep: Mask, end: Index) -> Found:
     """A last ``followed by any`` stage: every taking row after ``cur`` up to the first check met."""
     cur = found.done[keep]
     first_stop = rows.next_true(stop)[cur]
@@ -182,20 +193,18 @@ def _caps_bind(engine: Engine, rows: Rows, starts: list[Index]) -> bool:
     times = rows.times
     budget = engine.shedder.limit
     totals: list[npt.NDArray[np.float64]] = []
-    for m, s in zip(engine.matchers, starts, strict=True):
+    windows = [_linear(m).window for m in engine.matchers]
+    for m, s, window in zip(engine.matchers, starts, windows, strict=True):
         assert isinstance(m, NFAMatcher)
-        window = m.plan.window if isinstance(m.plan, LinearPlan) else None
         row_times = np.sort(times[s])  # the same values in row order: times never go back
         if budget is not None:
             totals.append(row_times)
         cap = m.pattern.max_partial_matches
-        if cap is not None and len(s):
-            if _most_live(rows.keys.codes[s], times[s], window) > cap:
-                return True
+        if cap is not None and len(s) and _most_live(rows.keys.codes[s], times[s], window) > cap:
+            return True
     if budget is None or not totals:
         return False
     every = np.sort(np.concatenate(totals))
-    windows = [m.plan.window if isinstance(m, NFAMatcher) else None for m in engine.matchers]
     if any(w is None for w in windows):
         return len(every) > budget
     widest = max(float(w) for w in windows if w is not None)
@@ -255,16 +264,25 @@ def _emissions(m: Matcher, p: int, f: Found, rows: Rows, row_times: Times) -> li
     plan = _linear(m)
     if plan.skip.holds:
         used = m.event_types()
-        routed = np.ones(len(rows.times), dtype=bool) if used is None else rows.keys.sort(rows.types_mask(used))
+        routed = (
+            np.ones(len(rows.times), dtype=bool) if used is None else rows.keys.sort(rows.types_mask(used))
+        )
         return held_emissions(f, rows, plan.window, routed, p, row_times)
     order = rows.keys.order
     done, start = order[f.done].tolist(), order[f.start].tolist()
     # why this place: at the last row's dispatch, pattern by pattern, in start order
-    return [((d, ROW, p, STEP, s), j, time_at(row_times, d)) for j, (d, s) in enumerate(zip(done, start, strict=True))]
+    return [
+        ((d, ROW, p, STEP, s), j, time_at(row_times, d))
+        for j, (d, s) in enumerate(zip(done, start, strict=True))
+    ]
 
 
 def _build(
-    engine: Engine, rows: Rows, cols: EventColumns, found: list[Found], emitted: list[tuple[Where, int, int, Time]]
+    engine: Engine,
+    rows: Rows,
+    cols: EventColumns,
+    found: list[Found],
+    emitted: list[tuple[Where, int, int, Time]],
 ) -> list[Detection]:
     """The detections, in the order they are ``emitted`` (where, pattern, match, time)."""
     order = rows.keys.order

@@ -59,7 +59,7 @@ class Rows:
         return out
 
     def window_end(self, pos: Index, window: float | None) -> Index:
-        """Per start position: the first position of its key with ``t >= t_start + window`` (else the key's end)."""
+        """Per start: its key's first position with ``t >= t_start + window`` (or the key's end)."""
         if window is None:
             return self.key_end[pos]
         query = np.empty(len(pos), dtype=np.complex128)

@@ -24,7 +24,18 @@ import numpy.typing as npt
 
 from workbench.backends.columnar.vectorrows import Found, Mask, Rows
 
-__all__ = ["EXPIRE", "ROW", "STEP", "TIMER", "Emission", "Time", "Times", "Where", "held_emissions", "time_at"]
+__all__ = [
+    "EXPIRE",
+    "ROW",
+    "STEP",
+    "TIMER",
+    "Emission",
+    "Time",
+    "Times",
+    "Where",
+    "held_emissions",
+    "time_at",
+]
 
 Time = int | float
 #: where the engine emits a detection: sortable across patterns and keys

@@ -3,7 +3,8 @@
 A pattern that the engine runs with its linear plan (:mod:`workbench.engine.nfa.linear`), whose
 stages each take one event with ``next`` or ``followed by`` contiguity (the last may be ``followed
 by any``), with ``not followed by`` checks between them, exactly vectorisable conditions, no
-timeouts, measures or trace and skip strategy ``no_skip``, has partial matches that each follow one
+timeouts, measures or trace, and skip strategy ``no_skip`` or ``skip past last event`` (then with no
+``followed by any``), has partial matches that each follow one
 path: from its start row, the stage waiting at position ``p`` of the key's rows is decided by the
 key's first later row that takes the stage, meets a ``not followed by`` check, or (``next``) is
 simply the next row. So every start's fate is a handful of "next true index" lookups over the rows
@@ -19,8 +20,14 @@ row included) within the window: the pairs are enumerated with ``np.repeat``.
 
 The engine emits a completed match at its last row, after the matches of earlier patterns at that
 row and, within a pattern, by start row; instance ids are a start row's rank among its key's start
-rows. Whenever the per-pattern ``max partial matches`` or the engine-wide budget (``max_live``)
-could bind, counted generously (every start still inside its window is live), the plan declines
+rows. Under ``skip past last event`` nothing is ever held back either: of two live partial matches
+of one key, the earlier-started one is at the same stage or a later one (both see the same rows;
+at the same stage they fare alike, and an earlier start's window ends no later), so when a match
+completes, every earlier partial match still alive completes on the same row. The first of them
+goes out and discards every partial match that started at or before that row; what is left is a
+greedy walk over the matches in start order (:func:`_past_last`).
+
+Whenever the per-pattern ``max partial matches`` or the engine-wide budget (``max_live``) could bind, counted generously (every start still inside its window is live), the plan declines
 and the engine runs as before. :func:`plan_reason` says why a pattern does not qualify.
 """
 
@@ -32,16 +39,6 @@ import numpy.typing as npt
 from workbench.backends.columnar.chain import edge_bounds
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.vectorrows import Found, Index, Mask, Rows
-from workbench.backends.columnar.vectorskip import (
-    ROW,
-    STEP,
-    Emission,
-    Time,
-    Times,
-    Where,
-    held_emissions,
-    time_at,
-)
 from workbench.engine.detection import Detection
 from workbench.engine.matcher import Matcher
 from workbench.engine.nfa.conditions import Cond
@@ -150,24 +147,19 @@ def _follow(plan: LinearPlan, rows: Rows, takes: list[Mask], stops: list[Mask]) 
     inst = (before - before[key_first])[start] + 1
     end = rows.window_end(start, plan.window)
     cur, keep, taken = start, np.ones(len(start), dtype=bool), [start]
-    died = np.full(len(start), n, dtype=np.int64)
     last = plan.n - 1
     for i in range(1, plan.n):
         take, stop = takes[i], stops[i]
         if i == last and plan.kinds[i] == ANY:
-            return _enumerate_any(
-                rows, take, stop, Found(cur, start, taken, inst, start, died, died), keep, end
-            )
+            return _enumerate_any(rows, take, stop, Found(cur, start, taken, inst, start), keep, end)
         event = take | stop if plan.kinds[i] != STRICT else np.ones(n, dtype=bool)
         q = rows.next_true(event)[cur]
         ok = keep & (q < end)
         qc = np.minimum(q, n - 1)
         ok &= take[qc] & ((i == last) | ~stop[qc])
-        died = np.where(keep & ~ok & (q < end), q, died)
         keep, cur = ok, np.where(ok, q, cur)
         taken.append(cur)
-    match = np.where(keep, np.cumsum(keep) - 1, -1)
-    return Found(cur[keep], start[keep], [t[keep] for t in taken], inst[keep], start, died, match)
+    return Found(cur[keep], start[keep], [t[keep] for t in taken], inst[keep], start)
 
 
 def _enumerate_any(rows: Rows, take: Mask, stop: Mask, found: Found, keep: Mask, end: Index) -> Found:
@@ -183,9 +175,7 @@ def _enumerate_any(rows: Rows, take: Mask, stop: Mask, found: Found, keep: Mask,
     done = np.flatnonzero(take)[np.repeat(lo, counts) + offsets].astype(np.int64)
     picked = np.flatnonzero(keep)[which]
     stages = [t[picked] for t in found.stages] + [done]
-    # why no per-start match index: a start has many here (skip strategies decline this shape)
-    no_match = np.full(len(found.all_start), -1, dtype=np.int64)
-    return Found(done, found.start[picked], stages, found.inst[picked], found.all_start, found.died, no_match)
+    return Found(done, found.start[picked], stages, found.inst[picked], found.all_start)
 
 
 def _caps_bind(engine: Engine, rows: Rows, starts: list[Index]) -> bool:
@@ -241,12 +231,10 @@ def vector_detections(engine: Engine, cols: EventColumns) -> list[Detection] | N
         found.append(_follow(plan, rows, *masks))
     if _caps_bind(engine, rows, [f.all_start for f in found]):
         return None
-    row_times = cols.columns["time"].to_numpy(dtype=np.float64)
-    emitted: list[tuple[Where, int, int, Time]] = []
-    for p, (m, f) in enumerate(zip(engine.matchers, found, strict=True)):
-        emitted.extend((where, p, j, t) for where, j, t in _emissions(m, p, f, rows, row_times))
-    emitted.sort(key=_place)
-    return _build(engine, rows, cols, found, emitted)
+    kept = [
+        _past_last(f) if _linear(m).skip.holds else None for m, f in zip(engine.matchers, found, strict=True)
+    ]
+    return _build(engine, rows, cols, found, kept)
 
 
 def _linear(m: Matcher) -> LinearPlan:
@@ -255,48 +243,54 @@ def _linear(m: Matcher) -> LinearPlan:
     return m.plan
 
 
-def _place(item: tuple[Where, int, int, Time]) -> Where:
-    return item[0]
+def _past_last(f: Found) -> Index:
+    """``skip past last event``: the matches the engine emits (the others are discarded).
 
-
-def _emissions(m: Matcher, p: int, f: Found, rows: Rows, row_times: Times) -> list[Emission]:
-    """Where and when the engine emits each of the pattern's matches (all of them under ``no_skip``)."""
-    plan = _linear(m)
-    if plan.skip.holds:
-        used = m.event_types()
-        routed = (
-            np.ones(len(rows.times), dtype=bool) if used is None else rows.keys.sort(rows.types_mask(used))
-        )
-        return held_emissions(f, rows, plan.window, routed, p, row_times)
-    order = rows.keys.order
-    done, start = order[f.done].tolist(), order[f.start].tolist()
-    # why this place: at the last row's dispatch, pattern by pattern, in start order
-    return [
-        ((d, ROW, p, STEP, s), j, time_at(row_times, d))
-        for j, (d, s) in enumerate(zip(done, start, strict=True))
-    ]
+    Partial matches of a key are ordered by start and stage alike (see the module docstring), so
+    none is ever held back: a match goes out at its last row and discards every partial match
+    that started at or before that row. Per key, in start order: the first match, then the first
+    one starting after its last row, and so on (a later key's first match starts after it too).
+    """
+    after = np.searchsorted(f.start, f.done, side="right").tolist()
+    kept, i, n = [], 0, len(after)
+    while i < n:
+        kept.append(i)
+        i = after[i]
+    return np.asarray(kept, dtype=np.int64)
 
 
 def _build(
-    engine: Engine,
-    rows: Rows,
-    cols: EventColumns,
-    found: list[Found],
-    emitted: list[tuple[Where, int, int, Time]],
+    engine: Engine, rows: Rows, cols: EventColumns, found: list[Found], kept: list[Index | None]
 ) -> list[Detection]:
-    """The detections, in the order they are ``emitted`` (where, pattern, match, time)."""
+    """The detections in the engine's order: by last row, then pattern, then start row."""
     order = rows.keys.order
-    used = np.unique(np.concatenate([order[s] for f in found for s in f.stages] or [np.zeros(0, np.int64)]))
+    picks = [np.arange(len(f.done)) if k is None else k for f, k in zip(found, kept, strict=True)]
+    done = np.concatenate([order[f.done[k]] for f, k in zip(found, picks, strict=True)] or [_NONE])
+    start = np.concatenate([order[f.start[k]] for f, k in zip(found, picks, strict=True)] or [_NONE])
+    pindex = np.concatenate([np.full(len(k), p) for p, k in enumerate(picks)] or [_NONE])
+    which = np.concatenate(picks or [_NONE])
+    sequence = np.lexsort((start, pindex, done))
+    used = np.unique(
+        np.concatenate([order[s[k]] for f, k in zip(found, picks, strict=True) for s in f.stages] or [_NONE])
+    )
     events = dict(zip(used.tolist(), cols.events_at(used), strict=True))
     layouts = []
     for m, f in zip(engine.matchers, found, strict=True):
         plan = _linear(m)
         positions, channels = plan.layout[plan.n]
-        paths = list(zip(*(order[f.stages[s]].tolist() for s in positions), strict=True))
-        layouts.append((m.name, channels, paths, f.inst.tolist(), order[f.start].tolist()))
+        layouts.append((m.name, channels, [order[f.stages[s]].tolist() for s in positions], f.inst.tolist()))
     out = []
-    for _, p, j, t in emitted:
-        name, channels, paths, inst, start = layouts[p]
-        path = tuple(events[r] for r in paths[j])
-        out.append(Detection(name, events[start[j]].key, inst[j], "match", t, path, channels))
+    for p, j, d, s in zip(
+        pindex[sequence].tolist(),
+        which[sequence].tolist(),
+        done[sequence].tolist(),
+        start[sequence].tolist(),
+        strict=True,
+    ):
+        name, channels, stage_rows, inst = layouts[p]
+        path = tuple(events[r[j]] for r in stage_rows)
+        out.append(Detection(name, events[s].key, inst[j], "match", events[d].time, path, channels))
     return out
+
+
+_NONE = np.zeros(0, dtype=np.int64)

@@ -78,7 +78,3 @@ class Found:
     inst: Index
     #: every start's position (not only the completed ones')
     all_start: Index
-    #: per start: the position of the row it dies on (n: none)
-    died: Index
-    #: per start: its index among the matches (-1: it does not complete)
-    match: Index

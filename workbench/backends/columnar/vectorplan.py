@@ -27,8 +27,9 @@ completes, every earlier partial match still alive completes on the same row. Th
 goes out and discards every partial match that started at or before that row; what is left is a
 greedy walk over the matches in start order (:func:`_past_last`).
 
-Whenever the per-pattern ``max partial matches`` or the engine-wide budget (``max_live``) could bind, counted generously (every start still inside its window is live), the plan declines
-and the engine runs as before. :func:`plan_reason` says why a pattern does not qualify.
+Whenever the per-pattern ``max partial matches`` or the engine-wide budget (``max_live``) could
+bind, counted generously (every start still inside its window is live), the plan declines and the
+engine runs as before. :func:`plan_reason` says why a pattern does not qualify.
 """
 
 from __future__ import annotations

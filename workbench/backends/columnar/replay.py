@@ -8,7 +8,11 @@ detections in the same order, the same trace. :func:`replay_frame` therefore bui
 :class:`~workbench.engine.events.Event` objects only for the rows whose type some pattern reads
 (stamped with their row position, as the engine would stamp them) and feeds those.
 
-Where that argument does not hold it feeds every row, as :func:`~workbench.results.frame_to_events`
+When every pattern is a deterministic sequence the vectorised plan handles exactly
+(:mod:`~workbench.backends.columnar.vectorplan`: single stages, ``next``/``followed by``, ``not followed
+by``, no timeouts or trace, ...), no event is fed at all: numpy finds the same detections.
+
+Where the pruning argument does not hold it feeds every row, as :func:`~workbench.results.frame_to_events`
 would: when a pattern can use events of any type (strict contiguity: ``next``), when times go
 backwards (a skipped row could make a later one late), or with ``out_of_orderness`` (rows are
 buffered and released by the clock).
@@ -86,10 +90,11 @@ def replay_columns(
         strict=strict,
         order_by=list(order_by) or None,
     )
-    if progress is None:
-        fast = _vectorised(engine, cols, until)
-        if fast is not None:
-            return RunResult(fast, [], [], [], [], 0)
+    fast = _vectorised(engine, cols, until)
+    if fast is not None:  # why: every pattern qualifies: numpy found the detections, nothing is fed
+        if progress is not None:
+            progress(cols.rows, cols.rows)
+        return RunResult(fast, [], [], [], [], 0)
     rows, renumber = feed_plan(engine, cols)
     # every row when rows is None: that also validates each row, with the row's own message
     events = cols.events() if rows is None else cols.events_at(rows)

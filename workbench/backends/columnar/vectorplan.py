@@ -34,7 +34,6 @@ engine runs as before. :func:`plan_reason` says why a pattern does not qualify.
 
 from __future__ import annotations
 
-import gc
 import numpy as np
 import numpy.typing as npt
 

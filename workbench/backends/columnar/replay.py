@@ -8,7 +8,11 @@ detections in the same order, the same trace. :func:`replay_frame` therefore bui
 :class:`~workbench.engine.events.Event` objects only for the rows whose type some pattern reads
 (stamped with their row position, as the engine would stamp them) and feeds those.
 
-Where that argument does not hold it feeds every row, as :func:`~workbench.results.frame_to_events`
+When every pattern is a deterministic sequence the vectorised plan handles exactly
+(:mod:`~workbench.backends.columnar.vectorplan`: single stages, ``next``/``followed by``, ``not followed
+by``, no timeouts or trace, ...), no event is fed at all: numpy finds the same detections.
+
+Where the pruning argument does not hold it feeds every row, as :func:`~workbench.results.frame_to_events`
 would: when a pattern can use events of any type (strict contiguity: ``next``), when times go
 backwards (a skipped row could make a later one late), or with ``out_of_orderness`` (rows are
 buffered and released by the clock).
@@ -25,6 +29,7 @@ import pandas as pd
 
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import KeyOrder, StageChain, dead_ends_allowed, matcher_mask, nfa_rules
+from workbench.backends.columnar.vectorplan import engine_reason, vector_detections
 from workbench.engine.detection import Detection
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.nfa.compiler import Action
@@ -85,6 +90,11 @@ def replay_columns(
         strict=strict,
         order_by=list(order_by) or None,
     )
+    fast = _vectorised(engine, cols, until)
+    if fast is not None:  # why: every pattern qualifies: numpy found the detections, nothing is fed
+        if progress is not None:
+            progress(cols.rows, cols.rows)
+        return RunResult(fast, [], [], [], [], 0)
     rows, renumber = feed_plan(engine, cols)
     # every row when rows is None: that also validates each row, with the row's own message
     events = cols.events() if rows is None else cols.events_at(rows)
@@ -103,6 +113,13 @@ def replay_columns(
         engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors,
         engine.stats["dropped"],
     )  # fmt: skip
+
+
+def _vectorised(engine: Engine, cols: EventColumns, until: int | float | None) -> list[Detection] | None:
+    """The detections by the vectorised plan (:mod:`.vectorplan`), or ``None`` when it does not apply."""
+    if engine_reason(engine, until) is not None:
+        return None
+    return vector_detections(engine, cols)
 
 
 def replay_chunks(

@@ -1,0 +1,297 @@
+"""Deterministic sequence patterns replayed with numpy: detections without feeding any event.
+
+A pattern that the engine runs with its linear plan (:mod:`workbench.engine.nfa.linear`), whose
+stages each take one event with ``next`` or ``followed by`` contiguity (the last may be ``followed
+by any``), with ``not followed by`` checks between them, exactly vectorisable conditions, no
+timeouts, measures or trace, and skip strategy ``no_skip`` or ``skip past last event`` (then with no
+``followed by any``), has partial matches that each follow one
+path: from its start row, the stage waiting at position ``p`` of the key's rows is decided by the
+key's first later row that takes the stage, meets a ``not followed by`` check, or (``next``) is
+simply the next row. So every start's fate is a handful of "next true index" lookups over the rows
+regrouped by key (:class:`~workbench.backends.columnar.prune.KeyOrder`), all starts at once:
+
+* it **advances** on a row that takes the stage (unless a check is met on the same row and the
+  stage is not the last: the check kills the partial match; a completed match is still emitted);
+* it **dies** on a row that meets a check or, under ``next``, any other row;
+* it **expires** on the first row with ``t - t_start >= W`` (``within W``).
+
+A last ``followed by any`` stage completes on every taking row up to the first check met (that
+row included) within the window: the pairs are enumerated with ``np.repeat``.
+
+The engine emits a completed match at its last row, after the matches of earlier patterns at that
+row and, within a pattern, by start row; instance ids are a start row's rank among its key's start
+rows. Under ``skip past last event`` nothing is ever held back either: of two live partial matches
+of one key, the earlier-started one is at the same stage or a later one (both see the same rows;
+at the same stage they fare alike, and an earlier start's window ends no later), so when a match
+completes, every earlier partial match still alive completes on the same row. The first of them
+goes out and discards every partial match that started at or before that row; what is left is a
+greedy walk over the matches in start order (:func:`_past_last`).
+
+Whenever the per-pattern ``max partial matches`` or the engine-wide budget (``max_live``) could
+bind, counted generously (every start still inside its window is live), the plan declines and the
+engine runs as before. :func:`plan_reason` says why a pattern does not qualify.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from workbench.backends.columnar.chain import edge_bounds
+from workbench.backends.columnar.frame import EventColumns
+from workbench.backends.columnar.vectorrows import Found, Index, Mask, Rows
+from workbench.engine.detection import Detection
+from workbench.engine.matcher import Matcher
+from workbench.engine.nfa.conditions import Cond
+from workbench.engine.nfa.linear import ANY, STRICT, LinearPlan
+from workbench.engine.nfa.matcher import NFAMatcher
+from workbench.engine.runtime import Engine
+
+__all__ = ["engine_reason", "input_reason", "plan_reason", "vector_detections"]
+
+#: times beyond this may not survive float arithmetic exactly (``t_start + W``)
+_EXACT_TIME = 2.0**52
+
+
+def plan_reason(matcher: Matcher) -> str | None:
+    """Why ``matcher`` is outside the vectorised plan's class (``None``: it qualifies, data permitting)."""
+    if not isinstance(matcher, NFAMatcher):
+        return "not a sequence pattern"
+    plan = matcher.plan
+    if not isinstance(plan, LinearPlan):
+        return "not a chain of single-event stages (quantifiers, groups, optional stages, not next, ...)"
+    pattern = matcher.pattern
+    if matcher.measures is not None:
+        return "it has measures"
+    if pattern.emit_timeouts:
+        return "it emits timeouts"
+    if any(k == ANY for k in plan.kinds[1:-1]):
+        return "followed by any before the last stage (branching partial matches)"
+    if pattern.skip.kind not in ("no_skip", "skip_past_last_event"):
+        return f"skip strategy {pattern.skip.kind}"
+    if pattern.skip.kind != "no_skip" and ANY in plan.kinds:
+        return f"skip strategy {pattern.skip.kind} with followed by any"
+    if pattern.skip.kind != "no_skip" and plan.window is not None and plan.window <= 0:
+        return f"skip strategy {pattern.skip.kind} with an empty window"
+    return None
+
+
+def engine_reason(engine: Engine, until: int | float | None) -> str | None:
+    """Why a replay through ``engine`` cannot use the vectorised plan (``None``: every pattern may)."""
+    if engine.tracing:
+        return "trace is on"
+    if engine.derive is not None:
+        return "a pattern emits into a stream"
+    if not engine.matchers:
+        return "no patterns"
+    for m in engine.matchers:
+        why = plan_reason(m)
+        if why is not None:
+            return f"pattern {m.name}: {why}"
+        if until is not None and isinstance(m, NFAMatcher) and m.plan.skip.holds:  # type: ignore[union-attr]
+            return f"pattern {m.name}: a flush until a time releases held matches at that time"
+    return None
+
+
+def input_reason(engine: Engine, cols: EventColumns) -> str | None:
+    """Why the rows cannot be replayed by the plan (``None``: clean, in order, in event time)."""
+    if engine.out_of_orderness or engine.order_by is not None or engine.time_mode != "event":
+        return "events are reordered (out_of_orderness, order_by or processing time)"
+    if not cols.clean():
+        return "a row has a missing or odd type, time or key (the engine reports it)"
+    times = cols.columns["time"].to_numpy(dtype=np.float64)
+    if len(times) > 1 and bool((np.diff(times) < 0).any()):
+        return "times go backwards"
+    if len(times) and float(np.abs(times).max()) >= _EXACT_TIME:
+        return "times too large for exact float arithmetic"
+    return None
+
+
+def _mask(
+    cond: Cond, rows: Rows, n: int, types: dict[frozenset[str], Mask], type_mask: object
+) -> Mask | None:
+    """A condition on every row, key order (``None``: not exactly vectorisable)."""
+    b = edge_bounds(cond, types, type_mask, rows.column, n)
+    return rows.keys.sort(b.low) if b.exact else None
+
+
+def _stage_masks(plan: LinearPlan, rows: Rows) -> tuple[list[Mask], list[Mask]] | None:
+    """Per stage: the rows taking it and the rows meeting one of its ``not followed by`` checks."""
+    n = len(rows.times)
+    types: dict[frozenset[str], Mask] = {}
+    type_mask = rows.types_mask
+
+    takes: list[Mask] = []
+    stops: list[Mask] = []
+    for i, cond in enumerate(plan.conds):
+        take = _mask(cond, rows, n, types, type_mask)
+        if take is None:
+            return None
+        stop = np.zeros(n, dtype=bool)
+        for proceed, stop_take in plan.stop_conds[i]:
+            a = _mask(proceed, rows, n, types, type_mask)
+            b = _mask(stop_take, rows, n, types, type_mask)
+            if a is None or b is None:
+                return None
+            stop |= a & b
+        takes.append(take)
+        stops.append(stop)
+    return takes, stops
+
+
+def _follow(plan: LinearPlan, rows: Rows, takes: list[Mask], stops: list[Mask]) -> Found:
+    """Every start's path through the stages (key order positions)."""
+    n = len(rows.times)
+    start = np.flatnonzero(takes[0]).astype(np.int64)
+    before: Index = np.cumsum(takes[0], dtype=np.int64) - takes[0]
+    key_first = np.maximum.accumulate(np.where(rows.keys.first, np.arange(n), 0))
+    inst = (before - before[key_first])[start] + 1
+    end = rows.window_end(start, plan.window)
+    cur, keep, taken = start, np.ones(len(start), dtype=bool), [start]
+    last = plan.n - 1
+    for i in range(1, plan.n):
+        take, stop = takes[i], stops[i]
+        if i == last and plan.kinds[i] == ANY:
+            return _enumerate_any(rows, take, stop, Found(cur, start, taken, inst, start), keep, end)
+        event = take | stop if plan.kinds[i] != STRICT else np.ones(n, dtype=bool)
+        q = rows.next_true(event)[cur]
+        ok = keep & (q < end)
+        qc = np.minimum(q, n - 1)
+        ok &= take[qc] & ((i == last) | ~stop[qc])
+        keep, cur = ok, np.where(ok, q, cur)
+        taken.append(cur)
+    return Found(cur[keep], start[keep], [t[keep] for t in taken], inst[keep], start)
+
+
+def _enumerate_any(rows: Rows, take: Mask, stop: Mask, found: Found, keep: Mask, end: Index) -> Found:
+    """A last ``followed by any`` stage: every taking row after ``cur`` up to the first check met."""
+    cur = found.done[keep]
+    first_stop = rows.next_true(stop)[cur]
+    limit = np.minimum(np.minimum(first_stop + 1, len(take)), end[keep])
+    count_to = np.concatenate(([0], np.cumsum(take)))
+    lo, hi = count_to[cur + 1], count_to[np.maximum(limit, cur + 1)]
+    counts = np.maximum(hi - lo, 0)
+    which = np.repeat(np.arange(len(cur)), counts)
+    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    done = np.flatnonzero(take)[np.repeat(lo, counts) + offsets].astype(np.int64)
+    picked = np.flatnonzero(keep)[which]
+    stages = [t[picked] for t in found.stages] + [done]
+    return Found(done, found.start[picked], stages, found.inst[picked], found.all_start)
+
+
+def _caps_bind(engine: Engine, rows: Rows, starts: list[Index]) -> bool:
+    """Whether a partial-match cap could bind: counted as every start still inside its window live."""
+    times = rows.times
+    budget = engine.shedder.limit
+    totals: list[npt.NDArray[np.float64]] = []
+    windows = [_linear(m).window for m in engine.matchers]
+    for m, s, window in zip(engine.matchers, starts, windows, strict=True):
+        assert isinstance(m, NFAMatcher)
+        row_times = np.sort(times[s])  # the same values in row order: times never go back
+        if budget is not None:
+            totals.append(row_times)
+        cap = m.pattern.max_partial_matches
+        if cap is not None and len(s) and _most_live(rows.keys.codes[s], times[s], window) > cap:
+            return True
+    if budget is None or not totals:
+        return False
+    every = np.sort(np.concatenate(totals))
+    if any(w is None for w in windows):
+        return len(every) > budget
+    widest = max(float(w) for w in windows if w is not None)
+    alive = np.arange(1, len(every) + 1) - np.searchsorted(every, every - widest, side="left")
+    return bool(len(alive)) and int(alive.max()) > budget
+
+
+def _most_live(codes: Index, times: npt.NDArray[np.float64], window: float | None) -> int:
+    """The most starts of one key inside one window (key order, times sorted per key)."""
+    q = np.empty(len(codes), dtype=np.complex128)
+    q.real, q.imag = codes, times
+    low = q.copy()
+    low.imag = times - (np.inf if window is None else window)
+    # why "right": a start's own row first expires the partial matches with t_start + W <= t
+    alive = np.arange(1, len(q) + 1) - np.searchsorted(q, low, side="right")
+    return int(alive.max())
+
+
+def vector_detections(engine: Engine, cols: EventColumns) -> list[Detection] | None:
+    """The detections of replaying ``cols`` through ``engine`` and finishing, or ``None`` (use the engine).
+
+    The caller has checked :func:`engine_reason`; the input must be clean and in order (in event time,
+    without reordering), else ``None``.
+    """
+    if input_reason(engine, cols) is not None:
+        return None
+    rows = Rows.of(cols)
+    found: list[Found] = []
+    for m in engine.matchers:
+        plan = _linear(m)
+        masks = _stage_masks(plan, rows)
+        if masks is None:
+            return None  # why: some condition is evaluated event by event (it may raise)
+        found.append(_follow(plan, rows, *masks))
+    if _caps_bind(engine, rows, [f.all_start for f in found]):
+        return None
+    kept = [
+        _past_last(f) if _linear(m).skip.holds else None for m, f in zip(engine.matchers, found, strict=True)
+    ]
+    return _build(engine, rows, cols, found, kept)
+
+
+def _linear(m: Matcher) -> LinearPlan:
+    assert isinstance(m, NFAMatcher)
+    assert isinstance(m.plan, LinearPlan)
+    return m.plan
+
+
+def _past_last(f: Found) -> Index:
+    """``skip past last event``: the matches the engine emits (the others are discarded).
+
+    Partial matches of a key are ordered by start and stage alike (see the module docstring), so
+    none is ever held back: a match goes out at its last row and discards every partial match
+    that started at or before that row. Per key, in start order: the first match, then the first
+    one starting after its last row, and so on (a later key's first match starts after it too).
+    """
+    after = np.searchsorted(f.start, f.done, side="right").tolist()
+    kept, i, n = [], 0, len(after)
+    while i < n:
+        kept.append(i)
+        i = after[i]
+    return np.asarray(kept, dtype=np.int64)
+
+
+def _build(
+    engine: Engine, rows: Rows, cols: EventColumns, found: list[Found], kept: list[Index | None]
+) -> list[Detection]:
+    """The detections in the engine's order: by last row, then pattern, then start row."""
+    order = rows.keys.order
+    picks = [np.arange(len(f.done)) if k is None else k for f, k in zip(found, kept, strict=True)]
+    done = np.concatenate([order[f.done[k]] for f, k in zip(found, picks, strict=True)] or [_NONE])
+    start = np.concatenate([order[f.start[k]] for f, k in zip(found, picks, strict=True)] or [_NONE])
+    pindex = np.concatenate([np.full(len(k), p) for p, k in enumerate(picks)] or [_NONE])
+    which = np.concatenate(picks or [_NONE])
+    sequence = np.lexsort((start, pindex, done))
+    used = np.unique(
+        np.concatenate([order[s[k]] for f, k in zip(found, picks, strict=True) for s in f.stages] or [_NONE])
+    )
+    events = dict(zip(used.tolist(), cols.events_at(used), strict=True))
+    layouts = []
+    for m, f in zip(engine.matchers, found, strict=True):
+        plan = _linear(m)
+        positions, channels = plan.layout[plan.n]
+        layouts.append((m.name, channels, [order[f.stages[s]].tolist() for s in positions], f.inst.tolist()))
+    out = []
+    for p, j, d, s in zip(
+        pindex[sequence].tolist(),
+        which[sequence].tolist(),
+        done[sequence].tolist(),
+        start[sequence].tolist(),
+        strict=True,
+    ):
+        name, channels, stage_rows, inst = layouts[p]
+        path = tuple(events[r[j]] for r in stage_rows)
+        out.append(Detection(name, events[s].key, inst[j], "match", events[d].time, path, channels))
+    return out
+
+
+_NONE = np.zeros(0, dtype=np.int64)

@@ -238,3 +238,25 @@ def test_conformance_case_in_indexed_order_is_identical_on_both_paths(path: Path
             return (type(err).__name__, str(err))
 
     assert run(general) == run(NFAMatcher(pattern))
+
+
+def test_a_match_held_twice_behind_a_capped_instance_is_traced_once_per_completion() -> None:
+    # found by the property above: instance 2 completes at events 6 and 7 while instance 1 (capped
+    # later) holds both back; the event-7 completion alone is traced "held" then, as in the general plan
+    pattern = SequencePattern(
+        "p",
+        (
+            Stage("s0", "e.v > 2", Contiguity.STRICT),
+            Stage("s1", None, Contiguity.RELAXED, types=("b",)),
+            Stage("s2", "e.type == 'a' or e.v == 0", Contiguity.NONDETERMINISTIC_RELAXED),
+            Stage("s3", "e.v % 2 == 1", Contiguity.NONDETERMINISTIC_RELAXED),
+        ),
+        skip=SkipStrategy("skip_to_next"),
+        max_partial_matches=3,
+    )
+    rows = [("a", "k1", 3), ("a", "k1", 3), ("b", "k1", 0), ("a", "k1", 0)]
+    rows += [("a", "k2", 0), ("a", "k2", 0), ("b", "k1", 1), ("a", "k1", 1)]
+    events = [{"type": typ, "time": 0, "key": key, "v": v} for typ, key, v in rows]
+    fast = NFAMatcher(pattern)
+    assert fast.specialised
+    assert _engine_run(NFAMatcher(pattern, specialise=False), events) == _engine_run(fast, events)

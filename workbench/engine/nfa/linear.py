@@ -378,15 +378,19 @@ class LinearPlan(ChainPlan[LinearState]):
         stage = self.stage
         return [(stage[j], (e.time, e.seq)) for j, e in enumerate(events)]
 
-    def _hold(self, state: LinearState, done: list[Done]) -> None:
+    def _hold(self, state: LinearState, done: list[Done]) -> list[HeldMatch]:
+        """Add the completed matches to the held ones, in emission order; return the new ones."""
         held = state.held
         index = self.stage_index
+        new = []
         for inst, events in done:
             path = self._path(events)
             start = (events[0].time, events[0].seq)
-            held.append(HeldMatch(completion_key(start, path[-1][1], path, index), inst, events, path))
+            new.append(HeldMatch(completion_key(start, path[-1][1], path, index), inst, events, path))
+        held.extend(new)
         if len(held) > 1:
             held.sort(key=_completion)
+        return new
 
     def _release(self, state: LinearState, done: list[Done], t: Time, ctx: Context) -> None:
         """Under a skip strategy: emit held-back matches once no earlier partial match is alive.
@@ -400,19 +404,17 @@ class LinearPlan(ChainPlan[LinearState]):
             if not runs or runs[0].start_id >= (events[0].time, events[0].seq):
                 self._discharge(state, inst, events, self._path(events), t, ctx)
                 return
-        if done:
-            self._hold(state, done)
+        new = self._hold(state, done) if done else []
         while held:
             match = held[0]
             if runs and runs[0].start_id < match.start:
                 break  # why: an earlier partial match may still complete first
             del held[0]
             self._discharge(state, match.inst, match.events, match.path, t, ctx)
-        if done and held and ctx.tracing:
-            new = {inst for inst, _ in done}
-            trace_held(
-                ctx, [h.inst for h in held if h.inst in new], runs[0].inst if runs else None, self.skip.kind
-            )
+        if new and held and ctx.tracing:  # why: only this event's matches still held
+            fresh = {id(h) for h in new}
+            behind = runs[0].inst if runs else None
+            trace_held(ctx, [h.inst for h in held if id(h) in fresh], behind, self.skip.kind)
 
     def _discharge(
         self,

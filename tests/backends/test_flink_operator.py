@@ -100,12 +100,12 @@ def run_operator(
             runtime.key = rng.choice(due)  # why random: Flink fires different keys in any order
             t = min(t for t, k in runtime.timers if k == runtime.key and t <= watermark)
             runtime.timers.discard((t, runtime.key))
-            outputs.extend(operator.on_timer(t, runtime) or ())
+            outputs.extend(operator.on_timer(t, runtime))
 
     max_ts = -(2**63)
     for record in records:
         runtime.key = record_key(record)
-        outputs.extend(operator.process_element(record, runtime) or ())
+        outputs.extend(operator.process_element(record, runtime))
         max_ts = max(max_ts, record[3])
         if rng.random() < 0.4 and math.isfinite(bound):
             target = max_ts - math.ceil(bound) - 1

@@ -216,13 +216,13 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
 
     def process_element(
         self, value: FlinkRecord, ctx: KeyedProcessFunction.Context
-    ) -> Iterator[tuple[int, HostOutput]]:
+    ) -> Iterator[tuple[int, HostOutput | list[HostOutput]]]:
         outputs = self._element(value, ctx)
         return _grouped(outputs) if self.grouped else outputs
 
     def on_timer(
         self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext
-    ) -> Iterator[tuple[int, HostOutput]]:
+    ) -> Iterator[tuple[int, HostOutput | list[HostOutput]]]:
         outputs = self._timer(timestamp, ctx)
         return _grouped(outputs) if self.grouped else outputs
 

@@ -15,28 +15,33 @@ from __future__ import annotations
 
 import copyreg
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 
 __all__ = ["Unset", "register", "register_engine"]
 
 
-@cache
+_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 class Unset:
     """Stands for a slot that holds no value (a field without a default, never set)."""
 
 
-def _reduce(obj: object) -> tuple[object, ...]:
+def _reduce(obj: object) -> tuple[Callable[..., object], tuple[object, ...]]:
     cls = type(obj)
     return _rebuild, (cls, tuple([getattr(obj, name, Unset) for name in _names(cls)]))
 
 
 def _rebuild(cls: type, values: tuple[object, ...]) -> object:
-    obj = object.__new__(cls)
+    obj: object = object.__new__(cls)
     for name, value in zip(_names(cls), values, strict=True):
         if value is not Unset:  # why: an unset slot stays unset, as object's own pickling leaves it
             object.__setattr__(obj, name, value)  # why: frozen classes too, as __setstate__ does

@@ -127,8 +127,9 @@ class KeyStore:
     """The records of the operator's keys, read and written for the key Flink is at (``at``).
 
     Every key holding a record has its Flink key in a small Flink ``ValueState`` (text, no
-    pickling): a timer finds its key there, because ``ctx.get_current_key()`` is not reliable in
-    thread mode at parallelism > 1.
+    pickling): a timer finds its key there, so it reads a record only of a key that has one
+    (while hunting a divergence at parallelism 2 we stopped relying on ``ctx.get_current_key()``;
+    it turned out not to be the cause, see ``docs/flink.md``).
 
     Durable (``record`` given, the default): the record is in a Flink ``ValueState`` (pickled), so
     checkpoints and savepoints carry it. Otherwise the records live only in this Python object (no
@@ -233,7 +234,7 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         host = self.hosts[run]
         timers = ctx.timer_service()
         store = self._state
-        store.at(record_key(value))  # why not ctx.get_current_key(): wrong at p > 1 in thread mode
+        store.at(record_key(value))  # the key selector's own value, without a call into Java
         if isinstance(event, Startup):
             state = store.value() or KeyRecord(key=event.key)
             host.initial_timers(state, event.key)

@@ -9,13 +9,12 @@ import base64
 import pickle
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pyflink.common import Encoder, TypeInformation, Types, WatermarkStrategy
 from pyflink.datastream import (
     DataStream,
-    KeyedProcessFunction,
     MapFunction,
     RuntimeContext,
     StreamExecutionEnvironment,
@@ -23,7 +22,7 @@ from pyflink.datastream import (
 from pyflink.datastream.connectors.file_system import FileSink, RollingPolicy
 from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
-from workbench.backends.flink.function import FlinkRecord, MatcherFunction
+from workbench.backends.flink.function import MatcherFunction
 from workbench.backends.keyed import HostOutput, KeyedDriver
 
 
@@ -91,6 +90,15 @@ class _WatchedState:
         self.state = state
         self.owner = owner
 
+    def at(self, key: str) -> None:
+        self.owner.current = key
+        self.state.at(key)  # type: ignore[attr-defined]
+
+    def at_timer(self) -> str | None:
+        key: str | None = self.state.at_timer()  # type: ignore[attr-defined]
+        self.owner.current = key or ""
+        return key
+
     def value(self) -> object:
         return self.state.value()  # type: ignore[attr-defined]
 
@@ -106,8 +114,10 @@ class _WatchedState:
 class StateWatch(MatcherFunction):
     """The matcher operator, writing how many keys still hold state when it closes (one file per task)."""
 
-    def __init__(self, hosts: Sequence[KeyedDriver], offsets: Sequence[int], *, directory: str) -> None:
-        super().__init__(hosts, offsets)
+    def __init__(
+        self, hosts: Sequence[KeyedDriver], offsets: Sequence[int], *, directory: str, **options: object
+    ) -> None:
+        super().__init__(hosts, offsets, **options)  # type: ignore[arg-type]
         self.directory = directory
         self.live: set[str] = set()
         self.current = ""
@@ -116,14 +126,6 @@ class StateWatch(MatcherFunction):
         super().open(runtime_context)
         self._state = _WatchedState(self._state, self)  # type: ignore[assignment]
         self.task = uuid.uuid4().hex  # why: thread mode cannot read the subtask index
-
-    def process_element(self, value: FlinkRecord, ctx: KeyedProcessFunction.Context) -> Iterator[object]:
-        self.current = ctx.get_current_key()
-        yield from super().process_element(value, ctx)
-
-    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[object]:
-        self.current = ctx.get_current_key()
-        yield from super().on_timer(timestamp, ctx)
 
     def close(self) -> None:
         Path(self.directory, f"live-{self.task}").write_text(str(len(self.live)), encoding="ascii")

@@ -173,18 +173,23 @@ class KeyedDriver:
             out.append(HostOutput(order, OutputKind.TRACE, late_record(event)))
         return out
 
-    def advance(self, record: KeyRecord, key: Hashable, below: Time) -> tuple[list[HostOutput], list[Time]]:
+    def advance(
+        self, record: KeyRecord, key: Hashable, below: Time, *, through: bool = False
+    ) -> tuple[list[HostOutput], list[Time]]:
         """Process every buffered event and due timer with time ``< below`` (and within the horizon).
 
         ``below`` is exclusive: a runtime whose watermark ``W`` counts whole milliseconds passes
-        ``W + 1``. Returns the outputs and the times at which matcher timers were newly scheduled
+        ``W + 1``. ``through``: events *at* ``below`` are due too (timers at it are not: they come
+        after every event of their time), for a runtime that knows no earlier event of the key can
+        still come. Returns the outputs and the times at which matcher timers were newly scheduled
         (the runtime registers a wake-up at each).
         """
         self._current, self._out, self._wakes = record, [], []
         events, timers, horizon, host = record.events, record.timers, self.horizon, self.host
         below_wm = (below, False)  # exclusive: what is strictly below it is due
+        events_wm = (below, through)
         while True:
-            ev_due = bool(events) and is_late(below_wm, events[0][0]) and horizon.admits_event(events[0][0])
+            ev_due = bool(events) and is_late(events_wm, events[0][0]) and horizon.admits_event(events[0][0])
             tm_due = bool(timers) and is_late(below_wm, timers[0][0]) and horizon.admits_timer(timers[0][0])
             # Why events first at equal time: the engine's (Prova's) "event first" tie rule
             if ev_due and (not tm_due or events[0][0] <= timers[0][0]):

@@ -51,7 +51,7 @@ DERIVED = "derived"
 def chain_records(records: Iterable[FlinkRecord]) -> list[FlinkRecord]:
     """The job's records with chain positions: position ``p`` at time ``t`` -> ``(t, 0, p, 0, 0, p, 0)``."""
     return [
-        r if isinstance(r[1], Startup) else (r[0], r[1], r[2], r[3], (r[1].time, 0, r[4], 0, 0, r[4], 0))  # type: ignore[misc]
+        r if isinstance(r[1], Startup) else (r[0], r[1], r[2], r[3], (r[1].time, 0, r[4], 0, 0, r[4], 0))  # type: ignore[misc,union-attr]
         for r in records
     ]
 
@@ -103,14 +103,14 @@ class ChainFunction(MatcherFunction):
     def process_element(
         self, value: FlinkRecord, ctx: KeyedProcessFunction.Context
     ) -> Iterator[tuple[Any, Any]]:
-        outs = list(super().process_element(value, ctx))
+        outs = list(self._element(value, ctx))  # why not grouped: this operator never groups
         for run, out in outs:  # only a late event and its trace record
             yield run, out._replace(order=canonical(out.order))
         if self.forward and not outs:  # why not a late one: every level would list it as late again
             yield FORWARD, value
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[tuple[Any, Any]]:
-        for run, out in super().on_timer(timestamp, ctx):
+        for run, out in self._timer(timestamp, ctx):
             order = canonical(out.order)
             yield run, out._replace(order=order)
             payload = out.payload

@@ -12,22 +12,36 @@ current watermark admits.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyflink.common import Types
 from pyflink.common.watermark_strategy import TimestampAssigner
 from pyflink.datastream import KeyedProcessFunction, RuntimeContext, TimerService
 from pyflink.datastream.state import ValueState, ValueStateDescriptor
 
+from workbench.backends.flink.pickling import register, register_engine
 from workbench.backends.keyed import HostOutput, KeyedDriver, KeyRecord
 from workbench.engine.clock import is_late
 from workbench.engine.events import Event
 from workbench.engine.sharding import _encode as encode_key  # the canonical key encoding
 
-__all__ = ["FlinkRecord", "MatcherFunction", "RecordTimestamps", "Startup", "millis", "record_key"]
+__all__ = [
+    "BatchItem",
+    "EventBatch",
+    "FlinkRecord",
+    "KeyStore",
+    "MatcherFunction",
+    "RecordTimestamps",
+    "Startup",
+    "millis",
+    "outputs_of",
+    "record_key",
+]
 
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
 
 #: The Flink timestamp of start-up records: before everything, so they never move the watermark.
 STARTUP_TIMESTAMP = LONG_MIN + 1
@@ -40,11 +54,39 @@ class Startup:
     key: Hashable
 
 
-#: What flows into the operator: ``(run, event or Startup, late, timestamp, position)``. ``late`` is
-#: the replay plan's verdict; ``timestamp`` the Flink timestamp: the event time in whole
-#: milliseconds plus the run's offset (runs of one job follow each other on Flink's time axis, see
-#: ``run_offsets``); ``position`` the event's arrival position within its run.
-FlinkRecord = tuple[int, Event | Startup, bool, int, int]
+#: An event of a batch, as plain data (pickles without Python code): ``(type, time, key, fields,
+#: seq, late, position)``.
+BatchItem = tuple[str, int | float, Hashable, Mapping[str, Any], int, bool, int]
+
+
+@dataclass(frozen=True, slots=True)
+class EventBatch:
+    """Consecutive events of one key in one record (:data:`BatchItem` each), in arrival order.
+
+    Flink's cost per record (each Python operator, the shuffle) exceeds the matching's; a replay
+    whose order is known sends a key's events of one stretch of the input together (see
+    :func:`~workbench.backends.flink.run.plan_records`). The record's timestamp is the earliest
+    on-time event's.
+    """
+
+    key: Hashable
+    items: tuple[BatchItem, ...]
+
+    def events(self) -> Iterator[tuple[Event, bool, int]]:
+        """``(event, late, position)`` per item."""
+        for kind, time, key, fields, seq, late, position in self.items:
+            yield Event(kind, time, key, fields, seq), late, position
+
+
+#: What flows into the operator: ``(run, event or Startup or EventBatch, late, timestamp,
+#: position)``. ``late`` is the replay plan's verdict; ``timestamp`` the Flink timestamp: the
+#: event time in whole milliseconds plus the run's offset (runs of one job follow each other on
+#: Flink's time axis, see ``run_offsets``); ``position`` the event's arrival position in its run.
+FlinkRecord = tuple[int, Event | Startup | EventBatch, bool, int, int]
+
+# Why: records and key states cross Flink's operators pickled; see pickling.py
+register_engine()
+register([Startup, EventBatch])
 
 STATE_NAME = "cep-workbench-key-state"
 
@@ -81,38 +123,171 @@ class RecordTimestamps(TimestampAssigner):  # type: ignore[misc]
         return value[3]
 
 
+class KeyStore:
+    """The records of the operator's keys, read and written for the key Flink is at (``at``).
+
+    Every key holding a record has its Flink key in a small Flink ``ValueState`` (text, no
+    pickling): a timer finds its key there, so it reads a record only of a key that has one
+    (while hunting a divergence at parallelism 2 we stopped relying on ``ctx.get_current_key()``;
+    it turned out not to be the cause, see ``docs/flink.md``).
+
+    Durable (``record`` given, the default): the record is in a Flink ``ValueState`` (pickled), so
+    checkpoints and savepoints carry it. Otherwise the records live only in this Python object (no
+    pickling at all), for a job that takes no checkpoint or savepoint (a finite run whose results
+    are collected).
+    """
+
+    def __init__(self, handle: ValueState, record: ValueState | None) -> None:
+        self.handle = handle
+        self.state = record
+        self.records: dict[str, KeyRecord] = {}
+        self.key = ""
+
+    def at(self, key: str) -> None:
+        """Work on ``key`` (the Flink key of the record being processed)."""
+        self.key = key
+
+    def at_timer(self) -> str | None:
+        """Work on the key whose timer fires; ``None`` when it holds no record."""
+        key: str | None = self.handle.value()
+        if key is not None:
+            self.key = key
+        return key
+
+    def value(self) -> KeyRecord | None:
+        if self.state is not None:
+            record: KeyRecord | None = self.state.value()
+            return record
+        return self.records.get(self.key)
+
+    def update(self, record: KeyRecord) -> None:
+        if self.state is not None:
+            self.handle.update(self.key)  # why every time: one text write, cheaper than reading it
+            self.state.update(record)
+        elif self.key not in self.records:  # why only then: the handle never changes while it lives
+            self.handle.update(self.key)
+            self.records[self.key] = record
+
+    def clear(self) -> None:
+        self.records.pop(self.key, None)
+        self.handle.clear()
+        if self.state is not None:
+            self.state.clear()
+
+
 class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
     """Host the matchers of every run of the job; state per ``(run, key)`` in Flink keyed state.
 
     Args:
         hosts: one :class:`KeyedDriver` per run, indexed by the run number of the records.
         offsets: per run, what its times are shifted by on Flink's time axis.
+        bound: the input's out-of-orderness (the largest of the runs'): an event at ``t`` that
+            is on time promises that no event of its key below ``t - bound`` will still come, so
+            the operator processes what lies below at once instead of waiting for a Flink timer
+            (at ``bound == 0`` the event itself too). ``None``: only timers process (the chain of
+            ``emit into`` levels, which must release outputs on watermarks).
+        durable: keep the key records in Flink state (see :class:`KeyStore`).
+        grouped: emit the outputs of one call as one ``(run, [HostOutput, ...])`` record per run
+            instead of one record each (Flink's cost per record; :func:`outputs_of` flattens).
     """
 
-    _state: ValueState
+    _state: KeyStore
 
-    def __init__(self, hosts: Sequence[KeyedDriver], offsets: Sequence[int]) -> None:
+    def __init__(
+        self,
+        hosts: Sequence[KeyedDriver],
+        offsets: Sequence[int],
+        *,
+        bound: int | float | None = None,
+        durable: bool = True,
+        grouped: bool = False,
+    ) -> None:
         self.hosts = list(hosts)
         self.offsets = list(offsets)
+        self.bound = bound
+        self.durable = durable
+        self.grouped = grouped
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        descriptor = ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY())
-        self._state = runtime_context.get_state(descriptor)
+        handle = runtime_context.get_state(ValueStateDescriptor(f"{STATE_NAME}-key", Types.STRING()))
+        record = None
+        if self.durable:
+            record = runtime_context.get_state(ValueStateDescriptor(STATE_NAME, Types.PICKLED_BYTE_ARRAY()))
+        self._state = KeyStore(handle, record)
 
     def process_element(
+        self, value: FlinkRecord, ctx: KeyedProcessFunction.Context
+    ) -> Iterator[tuple[int, HostOutput | list[HostOutput]]]:
+        outputs = self._element(value, ctx)
+        return _grouped(outputs) if self.grouped else outputs
+
+    def on_timer(
+        self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext
+    ) -> Iterator[tuple[int, HostOutput | list[HostOutput]]]:
+        outputs = self._timer(timestamp, ctx)
+        return _grouped(outputs) if self.grouped else outputs
+
+    def _element(
         self, value: FlinkRecord, ctx: KeyedProcessFunction.Context
     ) -> Iterator[tuple[int, HostOutput]]:
         run, event, late, timestamp, position = value
         host = self.hosts[run]
         timers = ctx.timer_service()
-        state: KeyRecord | None
+        store = self._state
+        store.at(record_key(value))  # the key selector's own value, without a call into Java
         if isinstance(event, Startup):
-            state = self._state.value() or KeyRecord(key=event.key)
+            state = store.value() or KeyRecord(key=event.key)
             host.initial_timers(state, event.key)
             self._wake(state, host.next_due(state), self.offsets[run], timers)
-            self._state.update(state)
+            store.update(state)
+        elif isinstance(event, EventBatch):  # why: several events of the key, one Flink record
+            yield from self._batch(run, event, timers)
+        else:
+            yield from self._event(run, event, late, timestamp, position, timers, timers.current_watermark())
+
+    def _batch(self, run: int, batch: EventBatch, timers: TimerService) -> Iterator[tuple[int, HostOutput]]:
+        """A key's events in arrival order: the late ones reported, the others processed at once.
+
+        Processing up to the last on-time event in one ``advance`` is processing after each event
+        what it admits: the driver takes buffered events and timers in time order either way.
+        """
+        bound, offset, host = self.bound, self.offsets[run], self.hosts[run]
+        watermark = timers.current_watermark()  # why once: it cannot move during this call
+        if bound is None or not bound < math.inf:  # why: only the watermark tells what is due
+            for event, late, position in batch.events():
+                timestamp = millis(event.time, offset)
+                yield from self._event(run, event, late, timestamp, position, timers, watermark)
             return
-        watermark = timers.current_watermark()
+        store = self._state
+        state, last = store.value(), None
+        for event, late, position in batch.events():
+            if late or (watermark is not None and is_late((watermark, True), millis(event.time, offset))):
+                for out in host.late(event, position):
+                    yield run, out
+            elif host.wants(event):
+                if state is None:
+                    state = KeyRecord(key=event.key)
+                host.accept(state, event, position)
+                last = event.time
+        if state is None or last is None:
+            return
+        outputs, _ = host.advance(state, state.key, last - bound, through=bound == 0)
+        self._settle(state, host, offset, timers)
+        for out in outputs:
+            yield run, out
+
+    def _event(
+        self,
+        run: int,
+        event: Event,
+        late: bool,
+        timestamp: int,
+        position: int,
+        timers: TimerService,
+        watermark: int | None,
+    ) -> Iterator[tuple[int, HostOutput]]:
+        """One event of the current key: late, buffered for a timer, or processed at once."""
+        host = self.hosts[run]
         # Why a closed watermark: Flink's promise is that no timestamp <= the watermark still comes
         if late or (watermark is not None and is_late((watermark, True), timestamp)):
             for out in host.late(event, position):
@@ -120,23 +295,33 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
             return
         if not host.wants(event):
             return
-        state = self._state.value()
+        store = self._state
+        state = store.value()
         if state is None:
             state = KeyRecord(key=event.key)
         host.accept(state, event, position)
-        if state.wake is None or timestamp < state.wake:
-            timers.register_event_time_timer(timestamp)
-            state.wake = timestamp
-        self._state.update(state)
+        bound = self.bound
+        if bound is None or not bound < math.inf:  # why: only the watermark tells what is due
+            if state.wake is None or timestamp < state.wake:
+                timers.register_event_time_timer(timestamp)
+                state.wake = timestamp
+            store.update(state)
+            return
+        # Why at once: this key's later events lie at or above event.time - bound (in order at 0)
+        outputs, _ = host.advance(state, state.key, event.time - bound, through=bound == 0)
+        self._settle(state, host, self.offsets[run], timers)
+        for out in outputs:
+            yield run, out
 
-    def on_timer(
+    def _timer(
         self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext
     ) -> Iterator[tuple[int, HostOutput]]:
-        state: KeyRecord | None = self._state.value()
-        if state is None:
+        store = self._state
+        key = store.at_timer()
+        state: KeyRecord | None = None if key is None else store.value()
+        if key is None or state is None:
             return
-        run = int(ctx.get_current_key().partition(":")[0])
-        key = state.key
+        run = int(key.partition(":")[0])
         timers = ctx.timer_service()
         watermark = timers.current_watermark()
         offset = self.offsets[run]
@@ -144,14 +329,18 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         if state.wake is not None and state.wake <= timestamp:
             state.wake = None  # this is the wake-up (or an earlier one was)
         host = self.hosts[run]
-        outputs, _ = host.advance(state, key, below)
+        outputs, _ = host.advance(state, state.key, below)
+        self._settle(state, host, offset, timers)
+        for out in outputs:
+            yield run, out
+
+    def _settle(self, state: KeyRecord, host: KeyedDriver, offset: int, timers: TimerService) -> None:
+        """After processing: wake the key at its next due item; keep its record, or clear it if empty."""
         self._wake(state, host.next_due(state), offset, timers)
         if state.is_empty():
             self._state.clear()
         else:
             self._state.update(state)
-        for out in outputs:
-            yield run, out
 
     @staticmethod
     def _wake(state: KeyRecord, due: int | float | None, offset: int, timers: TimerService) -> None:
@@ -162,3 +351,23 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         if state.wake is None or at < state.wake:
             timers.register_event_time_timer(at)
             state.wake = at
+
+
+def _grouped(outputs: Iterator[tuple[int, HostOutput]]) -> Iterator[tuple[int, list[HostOutput]]]:
+    """The outputs of one call, one list per run (in their order)."""
+    runs: dict[int, list[HostOutput]] = {}
+    for run, out in outputs:
+        runs.setdefault(run, []).append(out)
+    yield from runs.items()
+
+
+def outputs_of(
+    records: Iterable[tuple[int, HostOutput | list[HostOutput]]],
+) -> Iterator[tuple[int, HostOutput]]:
+    """The operator's output records, grouped ones (``grouped=True``) flattened."""
+    for run, out in records:
+        if isinstance(out, list):
+            for one in out:
+                yield run, one
+        else:
+            yield run, out

@@ -36,18 +36,30 @@ def detect(
     out_of_orderness: int | float = 0,
     source_parallelism: int = 1,
     name: str = "cep",
-    function: Callable[[Sequence[KeyedDriver], Sequence[int]], MatcherFunction] = MatcherFunction,
+    durable: bool = True,
+    grouped: bool = False,
+    eager: bool = False,
+    function: Callable[..., MatcherFunction] = MatcherFunction,
 ) -> DataStream:
     """Run the hosts' matchers over a stream of :data:`~workbench.backends.flink.function.FlinkRecord`.
 
     Timestamps and watermarks are assigned right after the source, at the source's parallelism
     (``source_parallelism``), so that each key's events reach the operator in input order; the
     operator runs at the environment's parallelism. Operators get stable uids (``name`` prefixed)
-    so a savepoint maps back onto them. ``function`` makes the operator (a subclass may observe
-    it). Returns the stream of ``(run, HostOutput)`` records.
+    so a savepoint maps back onto them. ``durable=False`` keeps the key states in the operator's
+    memory only (no pickling; for a job that takes no checkpoint or savepoint). ``grouped``: one
+    ``(run, [HostOutput, ...])`` record per operator call (flatten with
+    :func:`~workbench.backends.flink.function.outputs_of`). ``eager``: process each on-time
+    event at once (see ``MatcherFunction``'s ``bound``; verified at parallelism 1 only: at 2, in
+    thread mode, it gave other detections than the local engine, cause not found yet).
+    ``function`` makes the operator from
+    ``(hosts, offsets, bound=, durable=, grouped=)`` (a subclass may observe it). Returns the
+    stream of ``(run, HostOutput)`` records.
     """
     stamped = records.assign_timestamps_and_watermarks(watermark_strategy(out_of_orderness))
     stamped = stamped.name(f"{name}-watermarks").uid(f"{name}-watermarks").set_parallelism(source_parallelism)
     keyed = stamped.key_by(record_key, key_type=Types.STRING())
-    out = keyed.process(function(hosts, offsets), output_type=Types.PICKLED_BYTE_ARRAY())
+    bound = out_of_orderness if eager else None
+    operator = function(hosts, offsets, bound=bound, durable=durable, grouped=grouped)
+    out = keyed.process(operator, output_type=Types.PICKLED_BYTE_ARRAY())
     return out.name(f"{name}-matchers").uid(f"{name}-matchers")

@@ -7,20 +7,31 @@ a small run milliseconds), :func:`run_matchers` is the one-run case and :class:`
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from workbench.backends.base import Backend, Input, PatternLike, RunOptions, compile_all
 from workbench.backends.flink.chain import chain_records, detect_chain, renumber
 from workbench.backends.flink.env import ExecutionMode, make_environment
-from workbench.backends.flink.function import STARTUP_TIMESTAMP, FlinkRecord, Startup, millis
+from workbench.backends.flink.function import (
+    STARTUP_TIMESTAMP,
+    BatchItem,
+    EventBatch,
+    FlinkRecord,
+    Startup,
+    millis,
+    outputs_of,
+)
 from workbench.backends.flink.levels import levels_of
 from workbench.backends.flink.paths import PathChoice, choose_paths
 from workbench.backends.flink.pipeline import detect
 from workbench.backends.keyed import HostOutput, KeyedDriver, collect_results
 from workbench.backends.replay import ReplayPlan, plan_replay
 from workbench.engine.derived import emits_of, emitter_of
+from workbench.engine.events import Event
 from workbench.engine.matcher import Matcher
 from workbench.engine.nfa import SequencePattern
 from workbench.engine.runtime import RunResult
@@ -29,6 +40,8 @@ from workbench.errors import CepError, PatternError
 __all__ = [
     "FlinkBackend",
     "FlinkRun",
+    "batch_records",
+    "gc_paused",
     "plan_records",
     "results_of",
     "run_many",
@@ -100,6 +113,22 @@ class FlinkRun:
         )
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a run's records are built or read back.
+
+    Why: a replay makes millions of small acyclic objects (events, tuples), and each allocation
+    burst triggers collections that walk them all again (measured: 4x the cost of the planning).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def run_offsets(runs: Sequence[FlinkRun]) -> list[int]:
     """Per run, how far its times are shifted on Flink's time axis so that runs follow each other.
 
@@ -121,26 +150,78 @@ def run_offsets(runs: Sequence[FlinkRun]) -> list[int]:
 
 
 def plan_records(
-    runs: Sequence[FlinkRun], hosts: Sequence[KeyedDriver], offsets: Sequence[int]
+    runs: Sequence[FlinkRun], hosts: Sequence[KeyedDriver], offsets: Sequence[int], *, batch: int = 0
 ) -> list[FlinkRecord]:
-    """The job's input records: start-up records first, then every run's events in arrival order."""
+    """The job's input records: start-up records first, then every run's events in arrival order.
+
+    ``batch > 0`` (only for in-order runs, ``out_of_orderness == 0``, whose operator processes
+    events at once): a key's events within each stretch of ``batch`` arrivals travel as one
+    :class:`~workbench.backends.flink.function.EventBatch` (see :func:`batch_records`).
+    """
     records: list[FlinkRecord] = [
         (i, Startup(key), False, STARTUP_TIMESTAMP, -1)
         for i, host in enumerate(hosts)
         for key in host.startup_keys()
     ]
-    records.extend(
-        (i, event, late, millis(event.time, offsets[i]), position)
-        for i, run in enumerate(runs)
-        for position, (event, late) in enumerate(run.plan.events)
-    )
+    for i, run in enumerate(runs):
+        events = run.plan.events
+        if batch > 0:
+            records.extend(batch_records(i, events, offsets[i], batch))
+        else:
+            records.extend((i, e, late, millis(e.time, offsets[i]), p) for p, (e, late) in enumerate(events))
     return records
 
 
-def results_of(runs: Sequence[FlinkRun], outputs: Iterable[tuple[int, HostOutput]]) -> list[RunResult]:
-    """Sort collected ``(run, output)`` records back into per-run results in the engine's order."""
+#: Marks a full batch set aside in a stretch's groups.
+_CHUNK = object()
+
+#: Events per stretch of input whose events of one key become one record (and at most per record).
+BATCH_WINDOW, BATCH_LIMIT = 20_000, 256
+
+
+def batch_records(
+    run: int, events: Sequence[tuple[Event, bool]], offset: int, window: int = BATCH_WINDOW
+) -> list[FlinkRecord]:
+    """One run's planned ``(event, late)`` items as per-key batches, for an in-order run.
+
+    Within each stretch of ``window`` arrivals, a key's events (at most :data:`BATCH_LIMIT` per
+    batch) form one record stamped with its earliest on-time event's time, and the stretch's
+    records go out in that order. So the watermark that the records drive never passes an event
+    of a key that is still to come: an earlier stretch's on-time events are no later than this
+    one's (the run is in order), and within a stretch the records are sorted by their earliest
+    time. Each key still receives its events in arrival order. (Keys equal in Python share a
+    batch; ``record_key`` maps them to one Flink key anyway.)
+    """
+    records: list[tuple[int, int, FlinkRecord]] = []
+    for start in range(0, len(events), window):
+        groups: dict[object, list[BatchItem]] = {}
+        for position in range(start, min(start + window, len(events))):
+            event, late = events[position]
+            group = groups.get(event.key)
+            if group is None:
+                group = groups[event.key] = []
+            elif len(group) == BATCH_LIMIT:  # why: bound a record's size; the next batch follows it
+                groups[(_CHUNK, position)] = group[:]  # (no event key holds _CHUNK)
+                group.clear()
+            group.append((event.type, event.time, event.key, event.fields, event.seq, late, position))
+        stretch = []
+        for group in groups.values():
+            on_time = [item[1] for item in group if not item[5]]
+            stamp = millis(min(on_time) if on_time else group[0][1], offset)
+            stretch.append(
+                (stamp, group[0][6], (run, EventBatch(group[0][2], tuple(group)), False, stamp, -1))
+            )
+        stretch.sort(key=lambda r: (r[0], r[1]))
+        records.extend(stretch)
+    return [r for _, _, r in records]
+
+
+def results_of(
+    runs: Sequence[FlinkRun], outputs: Iterable[tuple[int, HostOutput | list[HostOutput]]]
+) -> list[RunResult]:
+    """Sort collected ``(run, output)`` records (or grouped ones) into per-run results, in engine order."""
     per_run: list[list[HostOutput]] = [[] for _ in runs]
-    for run, out in outputs:
+    for run, out in outputs_of(outputs):
         per_run[run].append(out)
     return [collect_results(renumber(outs)) for outs in per_run]
 
@@ -164,11 +245,27 @@ def run_many(
         raise CepError(msg)
     if not runs:
         return []
+    with gc_paused():
+        return _run_many(runs, parallelism, execution_mode, checkpoint_interval_ms, job_name, config)
+
+
+def _run_many(
+    runs: Sequence[FlinkRun],
+    parallelism: int,
+    execution_mode: ExecutionMode,
+    checkpoint_interval_ms: int | None,
+    job_name: str,
+    config: dict[str, str] | None,
+) -> list[RunResult]:
     hosts = [run.host() for run in runs]
     chains = [run.chain() for run in runs] if any(emits_of(m) for h in hosts for m in h.host.matchers) else []
     offsets = run_offsets(runs)
-    records = plan_records(runs, hosts, offsets)
     bound = max(run.out_of_orderness for run in runs)
+    # Why only in order and at p=1: the operator then processes each event at once (see detect)
+    eager = parallelism == 1
+    records = plan_records(
+        runs, hosts, offsets, batch=BATCH_WINDOW if eager and bound == 0 and not chains else 0
+    )
     env = make_environment(
         parallelism,
         checkpoint_interval_ms=checkpoint_interval_ms,
@@ -190,7 +287,11 @@ def run_many(
         stream = detect_chain(source, drivers, offsets, [e for _, e in chains], out_of_orderness=bound)
     else:
         source = env.from_collection(records).name(f"{job_name}-input")
-        stream = detect(source, hosts, offsets, out_of_orderness=bound)
+        # Why in memory without checkpoints: nothing can snapshot this job
+        durable = checkpoint_interval_ms is not None
+        stream = detect(
+            source, hosts, offsets, out_of_orderness=bound, durable=durable, grouped=True, eager=eager
+        )
     with stream.execute_and_collect(job_name) as results:
         collected: Iterator[tuple[int, HostOutput]] = iter(results)
         return results_of(runs, collected)
@@ -214,7 +315,10 @@ def run_matchers(
     The result equals :class:`~workbench.backends.local.LocalBackend`'s for the same arguments:
     the same detections (also in the same order), reactions, late events and trace records.
     """
-    run = FlinkRun(tuple(patterns), tuple(inputs), out_of_orderness, until, finish, trace, forget_idle_keys)
+    with gc_paused():
+        run = FlinkRun(
+            tuple(patterns), tuple(inputs), out_of_orderness, until, finish, trace, forget_idle_keys
+        )
     return run_many([run], parallelism=parallelism, execution_mode=execution_mode, config=config)[0]
 
 

@@ -116,8 +116,9 @@ class EventClock:
     __slots__ = ("max_seen", "next_seq", "out_of_orderness", "watermark")
 
     def __init__(self, out_of_orderness: int | float = 0) -> None:
-        if out_of_orderness < 0:
-            msg = f"out_of_orderness must be >= 0, got {out_of_orderness!r}"
+        bad = isinstance(out_of_orderness, bool) or not isinstance(out_of_orderness, int | float)
+        if bad or not out_of_orderness >= 0:  # why "not >=": NaN compares false both ways
+            msg = f"out_of_orderness must be a number of milliseconds >= 0, got {out_of_orderness!r}"
             raise CepError(msg)
         self.out_of_orderness = out_of_orderness
         self.watermark: Watermark = START
@@ -148,8 +149,20 @@ class EventClock:
         if watermark > self.watermark:
             self.watermark = watermark
 
-    def close(self, watermark: float) -> None:
-        """No event at or below ``watermark`` will come any more (``advance_time``)."""
+    def close(self, watermark: float, call: str = "advance_time") -> None:
+        """No event at or below ``watermark`` will come any more (``advance_time``).
+
+        >>> EventClock().close(float("nan"))
+        Traceback (most recent call last):
+        ...
+        workbench.errors.CepError: advance_time(): the watermark must be a number of milliseconds (not NaN), got float nan
+        """
+        if isinstance(watermark, bool) or not isinstance(watermark, int | float) or watermark != watermark:
+            msg = (
+                f"{call}(): the watermark must be a number of milliseconds (not NaN), "
+                f"got {type(watermark).__name__} {watermark!r}"
+            )
+            raise CepError(msg)
         self.advance((watermark, True))
 
 

@@ -194,7 +194,8 @@ def test_the_sharded_engine_reports_stats_and_splits_the_budget() -> None:
 
 
 def _live(engine: Engine) -> int:
-    return sum(live(m, ks.states[i]) for ks in engine.keys.values() for i, m in enumerate(engine.matchers) if i in ks.states)
+    states = [(engine.matchers[i], state) for ks in engine.keys.values() for i, state in ks.states.items()]
+    return sum(live(m, state) for m, state in states)
 
 
 @pytest.mark.filterwarnings("ignore:pattern ")
@@ -207,4 +208,3 @@ def test_events_released_by_advance_time_and_finish_are_counted_too(kind: str) -
     engine.advance_time(10**7)
     assert 800 <= _live(engine) <= 3_000
     assert engine.stats["dropped"] >= 17_000
-

@@ -281,6 +281,8 @@ _IMAGE_EDITS: dict[str, Callable[[dict[str, Any]], None]] = {
     ),
     "a timer of text": lambda v: v["timers"]["$l"].append("soon"),
     "a timer of a pattern that is not there": lambda v: v["timers"]["$l"].append({"$t": [1, 1, "k0", 9, 0]}),
+    "a timer that no key counts": lambda v: v["timers"]["$l"].append({"$t": [1, 1, "zz", 0, 0]}),
+    "a budget without its released table": lambda v: v["budget"]["v"].pop("released"),
     "a buffered number": lambda v: v.update(buffer={"$l": [3]}),
     "a watermark of text": lambda v: v.update(watermark="later"),
     "a NaN clock": lambda v: v.update(max_seen={"$f": "nan"}),

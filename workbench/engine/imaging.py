@@ -128,6 +128,7 @@ class Imaging(Outputs):
                 _bad("a timer")
             if not (type(timer[3]) is int and 0 <= timer[3] < n):
                 _bad("a timer's pattern")
+        self._check_timer_counts(snap)
         _expect(snap, "buffer", list, "a list")
         for item in cast("list[object]", snap.buffer):
             if not (
@@ -147,6 +148,19 @@ class Imaging(Outputs):
             _bad("a late event")
         _expect(snap, "counters", dict, "a table")
         _expect(snap, "budget", Budget, "a budget")
+        budget = snap.budget
+        kinds = {"dropped": int, "dropped_by_pattern": dict, "released": dict, "warned": set}
+        if any(not isinstance(getattr(budget, name, None), kind) for name, kind in kinds.items()):
+            _bad("the budget's counts")
+
+    def _check_timer_counts(self, snap: EngineSnapshot) -> None:
+        """Each key counts exactly the timers queued for it, per pattern (a timer fires against it)."""
+        queued: dict[tuple[Hashable, int], int] = {}
+        for _, _, key, pindex, _ in snap.timers:
+            queued[key, pindex] = queued.get((key, pindex), 0) + 1
+        counted = {(k, i): c for k, ks in snap.keys.items() for i, c in ks.timer_counts.items() if c}
+        if queued != counted:
+            _bad("the timers and the keys' counts of them")
 
     def _check_key(self, key: Hashable, ks: object) -> None:
         """One key's state: tables by pattern index, each pattern's state of the class it makes."""

@@ -288,3 +288,15 @@ def test_dropped_partial_matches_are_reported_even_when_quiet(tmp_path: Path) ->
     kept = cli("run", str(patterns), str(events), "-q")  # nothing dropped: no line
     assert kept.returncode == 0, kept.stderr
     assert "partial match(es)" not in kept.stderr
+
+
+def test_python_dash_m_workbench_is_the_command_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", "check", str(DATA / "prova_blog.cep")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "4 pattern(s), OK" in result.stdout

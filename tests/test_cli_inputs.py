@@ -59,6 +59,33 @@ def test_an_output_that_is_a_folder_is_refused(
     assert "is a folder, not a file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["examples", "diff"])
+def test_examples_and_diff_check_their_output_before_the_work(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    cep, events = files
+    folder = tmp_path / "dir.csv"
+    folder.mkdir()
+    argv = [command, str(cep)] + (["s", "s", "--on", str(events)] if command == "diff" else [])
+    assert main([*argv, "-o", str(folder)]) == 1
+    assert f"-o/--out {folder}: is a folder, not a file" in capsys.readouterr().err
+    assert main([*argv, "-o", str(tmp_path / "nowhere" / "x.csv")]) == 1
+    assert "no such folder" in capsys.readouterr().err
+
+
+def test_an_output_that_cannot_be_written_names_the_file(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cep, events = files
+    full = Path("/dev/full")
+    if not full.exists():
+        pytest.skip("no /dev/full on this system")
+    out = tmp_path / "out.csv"
+    out.symlink_to(full)  # a disk that is full: the write fails after the replay
+    assert main(["run", str(cep), str(events), "-o", str(out), "-q"]) == 1
+    assert f"cannot write {out}: No space left on device" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-1"])
 def test_out_of_orderness_must_be_a_finite_non_negative_number(
     files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], value: str

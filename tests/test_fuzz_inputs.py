@@ -9,6 +9,7 @@ examples in the normal suite; ``pytest -m fuzz`` runs the long version (thousand
 
 from __future__ import annotations
 
+import json
 import random
 import warnings
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 
 from workbench.engine.events import Event
 from workbench.engine.runtime import Engine
+from workbench.engine.snapshot import _digest
 from workbench.errors import CepError
 from workbench.language import compile_text
 from workbench.session.session import CepSession
@@ -124,9 +126,12 @@ def _engine() -> Engine:
 
 def feed_engine(events: list[object]) -> None:
     engine = _engine()
-    for raw in events:
+    for i, raw in enumerate(events):
         with only_cep_errors():
             engine.process(raw)  # type: ignore[arg-type]
+        if isinstance(raw, dict) and i % 3 == 0:  # a watermark of whatever the event's time was
+            with only_cep_errors():
+                engine.advance_time(raw.get("time"))  # type: ignore[arg-type]
     with only_cep_errors():
         engine.finish()
     with only_cep_errors():
@@ -228,6 +233,10 @@ def compile_and_run(text: str) -> None:
         engine = Engine([d.pattern for d in defs])
         engine.process_many(_RUN_EVENTS)
         engine.finish()
+    with only_cep_errors():  # the session's replay of the same text (text that defines nothing too)
+        session = CepSession()
+        names = [d.pattern.name for d in session.define(text)]
+        session.replay(names, pd.DataFrame(_RUN_EVENTS), trace=False)
 
 
 def _fuzz_text(seed_index: int, rng_seed: int) -> None:
@@ -258,6 +267,18 @@ def _busy_snapshot() -> tuple[bytes, Callable[[], Engine]]:
 
 
 _SNAPSHOT, _FRESH = _busy_snapshot()
+_FORGED_VALUES = [
+    None,
+    1,
+    -1,
+    "x",
+    {"$l": []},
+    {"$l": [1, "a"]},
+    {"$t": [1, 2]},
+    {"$f": "nan"},
+    {"$d": []},
+    True,
+]
 
 
 def _fuzz_snapshot(rng_seed: int) -> None:
@@ -272,6 +293,12 @@ def _fuzz_snapshot(rng_seed: int) -> None:
             del blob[i : i + rng.randrange(1, 40)]
         else:
             blob[i:i] = rng.choice([b"{", b"}", b"[", b"]", b'"', b"null", b"1e999", b"-1", b"NaN", b"0"])
+    if rng.randrange(2):  # a forged image: one field replaced, the checksum made right again
+        envelope = json.loads(_SNAPSHOT)
+        image = envelope["state"]["v"]
+        image[rng.choice(sorted(image))] = rng.choice(_FORGED_VALUES)
+        envelope["digest"] = _digest(envelope["state"])
+        blob = bytearray(json.dumps(envelope).encode())
     engine = _FRESH()
     with only_cep_errors():
         engine.restore(bytes(blob))

@@ -145,20 +145,25 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
     check_out_of_orderness(args.out_of_orderness)
     for option, out in (("-o/--out", args.out), ("--late", args.late), ("--errors", args.errors)):
-        if out is None:
-            continue
-        path = Path(out)
-        if path.suffix.lower() not in _OUTPUT_SUFFIXES:
-            kind = path.suffix or "suffix-less"
-            msg = f"{option} {out}: cannot write a {kind} file; use {', '.join(_OUTPUT_SUFFIXES)}"
-            raise CepError(msg)
-        folder = path.parent
-        if not folder.is_dir():
-            msg = f"{option} {out}: no such folder {str(folder)!r}"
-            raise CepError(msg)
-        if path.is_dir():
-            msg = f"{option} {out}: is a folder, not a file"
-            raise CepError(msg)
+        _check_output(option, out)
+
+
+def _check_output(option: str, out: str | None) -> None:
+    """Refuse one output file that cannot be written: an unknown suffix, a missing folder, a folder."""
+    if out is None:
+        return
+    path = Path(out)
+    if path.suffix.lower() not in _OUTPUT_SUFFIXES:
+        kind = path.suffix or "suffix-less"
+        msg = f"{option} {out}: cannot write a {kind} file; use {', '.join(_OUTPUT_SUFFIXES)}"
+        raise CepError(msg)
+    folder = path.parent
+    if not folder.is_dir():
+        msg = f"{option} {out}: no such folder {str(folder)!r}"
+        raise CepError(msg)
+    if path.is_dir():
+        msg = f"{option} {out}: is a folder, not a file"
+        raise CepError(msg)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -187,6 +192,7 @@ def _examples(args: argparse.Namespace) -> int:
     if missing:
         msg = f"no pattern {', '.join(map(repr, missing))} in {args.patterns}"
         raise CepError(msg)
+    _check_output("-o/--out", args.out)  # why now: before the search for examples, not after it
     frames = []
     for d in chosen:
         found = generate_examples(d.pattern, count=args.count, max_events=args.max_events)
@@ -199,17 +205,21 @@ def _examples(args: argparse.Namespace) -> int:
 
 def _write(frame: pd.DataFrame, out: str) -> None:
     suffix = Path(out).suffix.lower()
-    if suffix == ".csv":
-        frame.to_csv(out, index=False)
-    elif suffix in (".jsonl", ".ndjson"):
-        frame.to_json(out, orient="records", lines=True)
-    elif suffix == ".json":
-        frame.to_json(out, orient="records")
-    elif suffix == ".parquet":
-        frame.to_parquet(out, index=False)
-    else:
-        msg = f"cannot write {out}: use a .csv, .jsonl, .json or .parquet file"
-        raise CepError(msg)
+    try:
+        if suffix == ".csv":
+            frame.to_csv(out, index=False)
+        elif suffix in (".jsonl", ".ndjson"):
+            frame.to_json(out, orient="records", lines=True)
+        elif suffix == ".json":
+            frame.to_json(out, orient="records")
+        elif suffix == ".parquet":
+            frame.to_parquet(out, index=False)
+        else:
+            msg = f"cannot write {out}: use a .csv, .jsonl, .json or .parquet file"
+            raise CepError(msg)
+    except OSError as err:  # why: a full disk, no permission, a folder: say which file, no traceback
+        msg = f"cannot write {out}: {err.strerror or err}"
+        raise CepError(msg) from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -319,6 +329,7 @@ def _debug(args: argparse.Namespace) -> int:
 
     session = CepSession()
     session.define(_read(args.patterns))
+    _check_output("-o/--out", getattr(args, "out", None))  # why now: before the replays, not after
     data = read_frame(args.on)
     session.times = TimeFormat.of_input(data, None)
     if args.command == "diff":

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,3 +54,25 @@ def test_run_case_refuses_a_case_without_a_pattern_object() -> None:
     result = run_case({"pattern": [1]}, path="x.json")  # type: ignore[typeddict-item]
     assert not result.passed
     assert "'pattern' object" in result.diffs[0]
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda stage: stage.pop("name"), "pattern.stages[0]: no 'name'"),
+        (
+            lambda stage: stage["quantifier"].update(max=float("nan")),
+            "pattern.stages[0]: cannot convert float NaN",
+        ),
+        (lambda stage: stage.update(contiguity="sideways"), "pattern.stages[0]: 'sideways' is not a valid"),
+    ],
+)
+def test_a_malformed_stage_is_a_located_failure_not_a_crash(
+    edit: Callable[[dict[str, Any]], None], reason: str
+) -> None:
+    source = CASES / "flink" / "AfterMatchSkipITCase__testSkipPastLast.json"
+    case = json.loads(source.read_text(encoding="utf-8"))
+    edit(case["pattern"]["stages"][0])
+    result = run_case(case, path=str(source))
+    assert not result.passed
+    assert result.diffs[0].startswith(f"pattern rejected: CepError: {reason}"), result.diffs

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from workbench.engine.runtime import Engine
-from workbench.errors import EventError
+from workbench.errors import CepError, EventError
 from workbench.language import compile_text
 
 
@@ -65,3 +67,20 @@ def test_an_accumulator_over_an_unhashable_value_names_the_event() -> None:
             ]
         )
     assert err.value.position == 1
+
+
+@pytest.mark.parametrize("bad", [math.nan, "10", True, b"1", [5]])
+def test_a_watermark_that_is_no_number_is_refused_by_name(bad: object) -> None:
+    engine = Engine([d.pattern for d in compile_text("sequence s\n    begin a: a\n    next b: b\n")])
+    engine.process({"type": "a", "time": 1})
+    with pytest.raises(CepError, match=r"advance_time\(\): the watermark must be a number"):
+        engine.advance_time(bad)  # type: ignore[arg-type]
+    with pytest.raises(CepError, match=r"finish\(\): the watermark must be a number"):
+        engine.finish(bad)  # type: ignore[arg-type]
+    assert engine.process({"type": "b", "time": 2})  # the engine still works
+
+
+@pytest.mark.parametrize("bad", [math.nan, -1, "5", None, True])
+def test_an_out_of_orderness_that_is_no_number_is_refused(bad: object) -> None:
+    with pytest.raises(CepError, match="out_of_orderness must be a number of milliseconds >= 0"):
+        Engine([], out_of_orderness=bad)  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ import decimal
 import json
 import math
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -251,3 +252,52 @@ def test_the_sharded_engine_snapshots_too() -> None:
         ShardedEngine(_patterns(), shards=2).restore(first.snapshot())  # type: ignore[arg-type]
     with pytest.raises(CepError, match="not a sharded engine"):
         ShardedEngine(_patterns(), shards=3).restore(Engine(_patterns()).snapshot())  # type: ignore[arg-type]
+
+
+def _reforged(blob: bytes, edit: Callable[[dict[str, Any]], None]) -> bytes:
+    """``blob`` with its engine image edited by hand and its checksum made right again (an attacker's)."""
+    envelope = json.loads(blob)
+    edit(envelope["state"]["v"])
+    envelope["digest"] = _digest(envelope["state"])
+    return json.dumps(envelope).encode()
+
+
+def _swap(pairs: list[list[Any]]) -> None:
+    pairs[0][0], pairs[1][0] = pairs[1][0], pairs[0][0]
+
+
+_IMAGE_EDITS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "no keys table": lambda v: v.pop("keys"),
+    "keys a list": lambda v: v.update(keys={"$l": []}),
+    "a key's state a number": lambda v: v["keys"]["$d"][0].__setitem__(1, 5),
+    "a state under a pattern index out of range": lambda v: v["keys"]["$d"][0][1]["v"]["states"]["$d"][
+        0
+    ].__setitem__(0, 7),
+    "a pattern's state of another pattern's class": lambda v: _swap(
+        v["keys"]["$d"][0][1]["v"]["states"]["$d"]
+    ),
+    "a negative instance counter": lambda v: v["keys"]["$d"][0][1]["v"]["instances"]["$d"][0].__setitem__(
+        1, -3
+    ),
+    "a timer of text": lambda v: v["timers"]["$l"].append("soon"),
+    "a timer of a pattern that is not there": lambda v: v["timers"]["$l"].append({"$t": [1, 1, "k0", 9, 0]}),
+    "a timer that no key counts": lambda v: v["timers"]["$l"].append({"$t": [1, 1, "zz", 0, 0]}),
+    "a budget without its released table": lambda v: v["budget"]["v"].pop("released"),
+    "a buffered number": lambda v: v.update(buffer={"$l": [3]}),
+    "a watermark of text": lambda v: v.update(watermark="later"),
+    "a NaN clock": lambda v: v.update(max_seen={"$f": "nan"}),
+    "a counter of text": lambda v: v.update(next_seq="7"),
+    "late events that are numbers": lambda v: v.update(late={"$l": [1, 2]}),
+    "no budget": lambda v: v.update(budget=None),
+}
+
+
+@pytest.mark.parametrize("what", sorted(_IMAGE_EDITS))
+def test_a_forged_image_with_a_right_checksum_is_refused_before_it_is_used(what: str) -> None:
+    engine = Engine(_patterns())  # type: ignore[arg-type]
+    engine.process_many(_events(40))
+    blob = _reforged(engine.snapshot(), _IMAGE_EDITS[what])
+    target = Engine(_patterns())  # type: ignore[arg-type]
+    with pytest.raises(CepError, match="snapshot"):
+        target.restore(blob)
+    target.process_many(_events(10))  # the refused blob left the engine as it was

@@ -97,3 +97,15 @@ def test_an_explicit_key_option_is_checked_the_same_way() -> None:
 def test_out_of_orderness_is_checked(value: object) -> None:
     with pytest.raises(CepError, match="out-of-orderness must be a number of milliseconds >= 0"):
         replay([{"type": "a", "time": 1, "k": "x"}], out_of_orderness=value)
+
+
+def test_a_replay_of_no_pattern_is_an_error_and_one_name_may_be_a_string() -> None:
+    session = CepSession()
+    session.define(PATTERN)
+    events = [{"type": "a", "time": 1, "k": "x"}, {"type": "b", "time": 2, "k": "x"}]
+    with pytest.raises(CepError, match="replay: no pattern to run"):
+        session.replay([], events)
+    with pytest.raises(CepError, match="start_feed: no pattern to run"):
+        session.start_feed([])
+    done = session.replay("s", events, trace=False)  # not the patterns 's' ... one letter each
+    assert len(done.outcome.detections) == 1

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from workbench.backends.base import AdvanceTime, Input
 from workbench.backends.cases import BackendJobError, run_case_inputs
-from workbench.conformance.case import Case, OperatorSpec, PatternSpec, RawEvent
+from workbench.conformance.case import Case, OperatorSpec, PatternSpec, RawEvent, StageSpec
 from workbench.conformance.runner import RunOptions, compare_detections, through_language
 from workbench.engine.clock import stamp, tie_order
 from workbench.engine.detection import Detection
@@ -65,6 +65,27 @@ def _condition(raw: str | list[str] | None) -> Condition | None:
     return str(raw)
 
 
+def _stage(raw: StageSpec) -> Stage:
+    q = raw.get("quantifier") or {}
+    quant = Quantifier(
+        min=int(q.get("min", 1)),
+        max=None if (top := q.get("max", 1)) is None else int(top),
+        optional=bool(q.get("optional", False)),
+        greedy=bool(q.get("greedy", False)),
+        inner=Contiguity(q.get("inner_contiguity") or "relaxed"),
+        window_ms=q.get("window_ms"),
+    )
+    return Stage(
+        name=str(raw["name"]),
+        where=_condition(raw.get("where")),
+        contiguity=Contiguity(raw.get("contiguity") or "relaxed"),
+        negated=bool(raw.get("negated", False)),
+        quantifier=quant,
+        until=_condition(raw.get("until")),
+        within_prev_ms=raw.get("within_prev_ms"),
+    )
+
+
 def build_pattern(
     spec: PatternSpec, name: str = "sequence", *, emit_timeouts: bool = True
 ) -> SequencePattern:
@@ -74,27 +95,13 @@ def build_pattern(
     survivors among matches that share their first event.
     """
     stages = []
-    for raw in spec["stages"]:
-        q = raw.get("quantifier") or {}
-        quant = Quantifier(
-            min=int(q.get("min", 1)),
-            max=None if (top := q.get("max", 1)) is None else int(top),
-            optional=bool(q.get("optional", False)),
-            greedy=bool(q.get("greedy", False)),
-            inner=Contiguity(q.get("inner_contiguity") or "relaxed"),
-            window_ms=q.get("window_ms"),
-        )
-        stages.append(
-            Stage(
-                name=str(raw["name"]),
-                where=_condition(raw.get("where")),
-                contiguity=Contiguity(raw.get("contiguity") or "relaxed"),
-                negated=bool(raw.get("negated", False)),
-                quantifier=quant,
-                until=_condition(raw.get("until")),
-                within_prev_ms=raw.get("within_prev_ms"),
-            )
-        )
+    for i, raw in enumerate(spec["stages"]):
+        try:
+            stages.append(_stage(raw))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:  # why: a malformed case file
+            what = f"no {err}" if isinstance(err, KeyError) else str(err)
+            msg = f"pattern.stages[{i}]: {what}"
+            raise CepError(msg) from None
     skip = SkipStrategy.parse(
         str(spec.get("skip") or "no_skip"), throw_on_miss=bool(spec.get("skip_throw_on_miss"))
     )

@@ -116,8 +116,9 @@ class EventClock:
     __slots__ = ("max_seen", "next_seq", "out_of_orderness", "watermark")
 
     def __init__(self, out_of_orderness: int | float = 0) -> None:
-        if out_of_orderness < 0:
-            msg = f"out_of_orderness must be >= 0, got {out_of_orderness!r}"
+        bad = isinstance(out_of_orderness, bool) or not isinstance(out_of_orderness, int | float)
+        if bad or not out_of_orderness >= 0:  # why "not >=": NaN compares false both ways
+            msg = f"out_of_orderness must be a number of milliseconds >= 0, got {out_of_orderness!r}"
             raise CepError(msg)
         self.out_of_orderness = out_of_orderness
         self.watermark: Watermark = START
@@ -148,9 +149,22 @@ class EventClock:
         if watermark > self.watermark:
             self.watermark = watermark
 
-    def close(self, watermark: float) -> None:
-        """No event at or below ``watermark`` will come any more (``advance_time``)."""
-        self.advance((watermark, True))
+    def close(self, watermark: object, call: str = "advance_time") -> None:
+        """No event at or below ``watermark`` will come any more (``advance_time``).
+
+        >>> EventClock().close(float("nan"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        workbench.errors.CepError: advance_time(): the watermark must be a number ... got float nan
+        """
+        if isinstance(watermark, int | float) and not isinstance(watermark, bool) and watermark == watermark:
+            self.advance((watermark, True))
+            return
+        msg = (
+            f"{call}(): the watermark must be a number of milliseconds (not NaN), "
+            f"got {type(watermark).__name__} {watermark!r}"
+        )
+        raise CepError(msg)
 
 
 # ---------------------------------------------------------------------- order of equal-time events

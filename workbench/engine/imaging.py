@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
+from typing import NoReturn, cast
 
 from workbench.engine.budget import Budget
 from workbench.engine.clock import EventClock, Watermark
@@ -100,6 +101,7 @@ class Imaging(Outputs):
         if not isinstance(snap, EngineSnapshot):
             msg = f"snapshot holds a {type(snap).__name__}, not an engine's state"
             raise CepError(msg)
+        self._check_image(snap)
         clock = self.event_clock
         self._keys = snap.keys
         self._timers = snap.timers
@@ -111,5 +113,82 @@ class Imaging(Outputs):
         self.counters = dict(snap.counters)
         self.host.context.budget = snap.budget
 
+    def _check_image(self, snap: EngineSnapshot) -> None:
+        """Refuse an image whose parts are not what this engine writes (a forged or damaged blob)."""
+        n = len(self.matchers)
+        _expect(snap, "pattern_names", tuple, "a tuple")
+        _expect(snap, "keys", dict, "a table of keys")
+        for key, ks in snap.keys.items():
+            self._check_key(key, ks)
+        _expect(snap, "timers", list, "a list")
+        for timer in cast("list[object]", snap.timers):
+            if not (
+                isinstance(timer, tuple) and len(timer) == 5 and _number(timer[0]) and type(timer[1]) is int
+            ):
+                _bad("a timer")
+            if not (type(timer[3]) is int and 0 <= timer[3] < n):
+                _bad("a timer's pattern")
+        self._check_timer_counts(snap)
+        _expect(snap, "buffer", list, "a list")
+        for item in cast("list[object]", snap.buffer):
+            if not (
+                isinstance(item, tuple) and len(item) == 3 and _number(item[0]) and isinstance(item[2], Event)
+            ):
+                _bad("a buffered event")
+        wm = getattr(snap, "watermark", None)
+        if not (isinstance(wm, tuple) and len(wm) == 2 and _number(wm[0]) and isinstance(wm[1], bool)):
+            _bad("the watermark")
+        counters = ("next_seq", "next_timer", "late_count")
+        if not _number(getattr(snap, "max_seen", None)) or any(
+            type(getattr(snap, c, None)) is not int for c in counters
+        ):
+            _bad("the clock's counters")
+        _expect(snap, "late", list, "a list")
+        if not all(isinstance(e, Event) for e in snap.late):
+            _bad("a late event")
+        _expect(snap, "counters", dict, "a table")
+        _expect(snap, "budget", Budget, "a budget")
+        budget = snap.budget
+        kinds = {"dropped": int, "dropped_by_pattern": dict, "released": dict, "warned": set}
+        if any(not isinstance(getattr(budget, name, None), kind) for name, kind in kinds.items()):
+            _bad("the budget's counts")
+
+    def _check_timer_counts(self, snap: EngineSnapshot) -> None:
+        """Each key counts exactly the timers queued for it, per pattern (a timer fires against it)."""
+        queued: dict[tuple[Hashable, int], int] = {}
+        for _, _, key, pindex, _ in snap.timers:
+            queued[key, pindex] = queued.get((key, pindex), 0) + 1
+        counted = {(k, i): c for k, ks in snap.keys.items() for i, c in ks.timer_counts.items() if c}
+        if queued != counted:
+            _bad("the timers and the keys' counts of them")
+
+    def _check_key(self, key: Hashable, ks: object) -> None:
+        """One key's state: tables by pattern index, each pattern's state of the class it makes."""
+        n = len(self.matchers)
+        tables = [getattr(ks, name, None) for name in ("states", "instances", "timer_counts")]
+        if not isinstance(ks, KeyState) or not all(
+            isinstance(t, dict) and all(type(i) is int and 0 <= i < n for i in t) for t in tables
+        ):
+            _bad(f"the state of key {key!r}")
+        for i, state in ks.states.items():
+            if type(state) is not type(self.matchers[i].new_state(key)):
+                _bad(f"the state of pattern {self.matchers[i].name!r} for key {key!r}")
+        if not all(type(v) is int and v >= 0 for v in (*ks.instances.values(), *ks.timer_counts.values())):
+            _bad(f"the counters of key {key!r}")
+
     def _fingerprints(self) -> list[tuple[str, str]]:
         return fingerprints(self.matchers)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+def _bad(what: str) -> NoReturn:
+    msg = f"snapshot: {what} is not what an engine writes (a damaged or forged blob)"
+    raise CepError(msg)
+
+
+def _expect(snap: EngineSnapshot, name: str, kind: type, described: str) -> None:
+    if not isinstance(getattr(snap, name, None), kind):
+        _bad(f"the image's {name} (not {described})")

@@ -287,14 +287,14 @@ class Engine(Imaging):
         """Declare that no event with ``time <= watermark`` will arrive; fire what is due."""
         with self._owner("advance_time") as out:
             self.event_clock.close(watermark)
-            self._advance(out)
+            self._advance(out, self._timed())
         return out
 
     def tick(self) -> list[Detection]:
         """Processing-time mode: fire the timers the clock has passed."""
         with self._owner("tick") as out:
             self._now()
-            self._advance(out)
+            self._advance(out, self._timed())
         return out
 
     def finish(self, until: int | float | None = None) -> list[Detection]:
@@ -307,8 +307,8 @@ class Engine(Imaging):
             ctx = self.host.context
             ctx.final = until is None
             try:
-                self.event_clock.close(INF if until is None else until)
-                self._advance(out)
+                self.event_clock.close(INF if until is None else until, "finish")
+                self._advance(out, self._timed())
             finally:
                 ctx.final = False
         return out
@@ -329,7 +329,7 @@ class Engine(Imaging):
             return []  # why: called for every shard on every event: nothing due is the common case
         with self._owner("catch_up") as out:
             self.event_clock.advance(watermark)
-            self._advance(out)
+            self._advance(out, self._timed())
         return out
 
     # ------------------------------------------------------------------ internals
@@ -377,14 +377,21 @@ class Engine(Imaging):
             self.record(late_record(event))
         self.deliver(out)
 
-    def _advance(self, out: list[Detection]) -> None:
+    def _advance(self, out: list[Detection], shedder: Shedder | None = None) -> None:
         """Process buffered events and fire timers as far as the watermark admits, in time order.
 
-        The outputs of each event and timer are delivered once its transitions are complete.
+        The outputs of each event and timer are delivered once its transitions are complete. With
+        a ``shedder`` (from the time entry points, whose work no input stride counts) the
+        engine-wide budget is counted as the released events and fired timers run.
         """
         clock = self.event_clock
         buf, timers, order = self._buffer, self._timers, self._order
+        handled = 0
         while True:
+            # why: the events released and the timers fired here start partial matches too
+            if shedder is not None and handled >= shedder.countdown:
+                self._count(shedder, handled)
+                handled = 0
             wm = clock.watermark
             # Why is_late with order_by: more events of one time may come until time passes it
             ev_due = bool(buf) and (is_late if order else releases)(wm, buf[0][0])
@@ -393,6 +400,7 @@ class Engine(Imaging):
             if ev_due and (not tm_due or buf[0][0] <= timers[0][0]):
                 for event in pop_ties(buf, order) if order else (heapq.heappop(buf)[2],):
                     self._dispatch(event, out)
+                handled += 1
             elif tm_due:
                 time, _, key, pindex, token = heapq.heappop(timers)
                 ks = self._key_state(key)
@@ -401,8 +409,20 @@ class Engine(Imaging):
                     del self._keys[key]
                 if self._pending:
                     self._after(time, out)
+                handled += 1
             else:
                 break
+        if shedder is not None and handled:
+            self._count(shedder, handled)
+
+    def _timed(self) -> Shedder | None:
+        """The shedder a time entry point counts with (``None``: no engine-wide limit)."""
+        return None if self.shedder.limit is None else self.shedder
+
+    def _count(self, shedder: Shedder, handled: int) -> None:
+        """``handled`` events or timers ran since the last count: count the budget if it is due."""
+        if shedder.spent(handled):
+            shedder.check(self._keys, self.matchers, self.host.context)
 
     def _after(self, now: Time, out: list[Detection]) -> None:
         """An event or timer at ``now`` is complete: deliver its outputs, then the events fed back

@@ -256,7 +256,7 @@ class ShardedEngine(Outputs):
     def finish(self, until: int | float | None = None) -> list[Detection]:
         """End of input on every shard (see :meth:`Engine.finish`)."""
         with self._owner("finish") as out:
-            self._clock.close(INF if until is None else until)
+            self._clock.close(INF if until is None else until, "finish")
             for engine in self.engines:
                 out.extend(engine.finish(until))
         return out

@@ -195,7 +195,7 @@ class CepSession:
         from workbench.session.inputs import check_out_of_orderness, missing_keys, read_frame
 
         check_out_of_orderness(out_of_orderness)
-
+        names = _names(names, "replay")
         if isinstance(data, str | Path):
             data = read_frame(data)  # read once for every group
         elif isinstance(data, Iterator):
@@ -338,7 +338,7 @@ class CepSession:
         raises with the place the failing element was written); only the clock differs: the
         wall clock (or ``clock``) stamps each event.
         """
-        names = with_feeders(self.definitions, names, None)  # why: the patterns whose events they read
+        names = with_feeders(self.definitions, _names(names, "start_feed"), None)  # why: as replay
         patterns = self._patterns(names)
         self.live = Engine(patterns, time_mode="processing", clock=clock, trace=True, strict=strict)
         self.live_names = tuple(names)
@@ -483,3 +483,13 @@ def _load(
 TRACE_ENDINGS = frozenset(
     {TraceKind.DETECTED, TraceKind.FAILED, TraceKind.STOPPED, TraceKind.TIMED_OUT, TraceKind.VIOLATED}
 )
+
+
+def _names(names: Sequence[str], call: str) -> list[str]:
+    """The pattern names a call runs: one name may come as a string; none is an error."""
+    if isinstance(names, str):  # why: a string is a sequence of one-letter "names" otherwise
+        names = [names]
+    if not names:
+        msg = f"{call}: no pattern to run; name at least one"
+        raise CepError(msg)
+    return list(names)

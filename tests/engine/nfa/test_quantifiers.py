@@ -98,3 +98,15 @@ def test_malformed_quantifiers_are_rejected(builder: object, message: str) -> No
 def test_times_zero_to_m_is_optional() -> None:
     q = Quantifier.times(0, 2)
     assert (q.min, q.max, q.optional) == (1, 2, True)
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "reason"),
+    [(1, 10**12, "a count above 1000 is not supported"), (2000, None, "above 1000"), (1, 2.5, "whole counts"),
+     (float("nan"), 3, "whole counts"), ("1", 2, "whole counts")],
+)  # fmt: skip
+def test_a_quantifier_built_in_python_is_refused_like_its_text(lo: object, hi: object, reason: str) -> None:
+    # the language refuses these counts; an object built without it (an API user, a case file) is
+    # refused too, at once, instead of an automaton of 10**12 states that never finishes compiling
+    with pytest.raises(PatternError, match=reason):
+        Quantifier(lo, hi)  # type: ignore[arg-type]

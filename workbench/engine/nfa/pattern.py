@@ -105,6 +105,10 @@ def as_condition(cond: Condition | None, element: str) -> Condition | None:
     return cond
 
 
+#: the largest count a quantifier may have (``times n..m``: every occurrence is an automaton state)
+MAX_COUNT = 1_000
+
+
 @dataclass(frozen=True, slots=True)
 class Quantifier:
     """How many events a stage takes.
@@ -128,6 +132,15 @@ class Quantifier:
     greedy: bool = False
     inner: Contiguity = Contiguity.RELAXED
     window_ms: int | float | None = None
+
+    def __post_init__(self) -> None:
+        lo, hi = self.min, self.max
+        if type(lo) is not int or (hi is not None and type(hi) is not int):
+            msg = f"bad quantifier: min={lo!r}, max={hi!r} (need whole counts)"
+            raise PatternError(msg)
+        if max(lo, hi or 0) > MAX_COUNT:  # why: each occurrence is a state: a huge count never compiles
+            msg = f"bad quantifier: min={lo}, max={hi}: a count above {MAX_COUNT} is not supported"
+            raise PatternError(msg)
 
     @property
     def single(self) -> bool:

@@ -241,20 +241,18 @@ class Engine(Imaging):
                 start, stop = clock.next_seq, done + shedder.countdown
                 self._feed_run(events if not done and stop >= n else events[done:stop], out)
                 done = stop
-                if shedder.spent(clock.next_seq - start):  # why: the budget's count is due
-                    self._count_live()
+                self._count(shedder, clock.next_seq - start)
             return
         it = iter(events)
         for first in it:
             start = clock.next_seq
             self._feed_run(itertools.chain((first,), itertools.islice(it, shedder.countdown - 1)), out)
-            if shedder.spent(clock.next_seq - start):  # why: the budget's count is due
-                self._count_live()
+            self._count(shedder, clock.next_seq - start)
 
     def _count_live(self) -> None:
         """The budget's count of the live partial matches (and its shed, over the limit)."""
-        per_event = self.derive is None and not self.out_of_orderness
-        self.shedder.check(self._keys, self.matchers, self.host.context, per_event=per_event)
+        one_by_one = self.derive is None and not self.out_of_orderness
+        self.shedder.check(self._keys, self.matchers, self.host.context, per_event=one_by_one)
 
     def _feed_run(self, events: Iterable[EventLike], out: list[Detection]) -> None:
         if self._processing or self.out_of_orderness or self._buffer or self._order:
@@ -422,7 +420,7 @@ class Engine(Imaging):
     def _count(self, shedder: Shedder, handled: int) -> None:
         """``handled`` events or timers ran since the last count: count the budget if it is due."""
         if shedder.spent(handled):
-            shedder.check(self._keys, self.matchers, self.host.context)
+            self._count_live()
 
     def _after(self, now: Time, out: list[Detection]) -> None:
         """An event or timer at ``now`` is complete: deliver its outputs, then the events fed back

@@ -9,14 +9,22 @@ match or a group that timed out without success).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from workbench.engine.events import Event
 
-__all__ = ["DETECTION_COLUMNS", "Detection", "MeasureValues", "Reaction", "TraceKind", "TraceRecord"]
+__all__ = [
+    "DETECTION_COLUMNS",
+    "Detection",
+    "MeasureValues",
+    "Reaction",
+    "TraceKind",
+    "TraceRecord",
+    "new_match",
+]
 
 DETECTION_COLUMNS: tuple[str, ...] = (
     "pattern",
@@ -127,6 +135,47 @@ class Detection:
     def seqs(self) -> tuple[int, ...]:
         """Arrival positions of the events."""
         return tuple(e.seq for e in self.events)
+
+
+class _MatchBuilder:
+    """Builds a :class:`Detection` with the defaults of the optional fields, without the frozen
+    dataclass ``__init__`` (one ``object.__setattr__`` call per field, and a default-factory call).
+
+    It has exactly ``Detection``'s slots, so once its fields are stored the object becomes a
+    ``Detection`` (``__class__`` assignment between classes of one layout): the same object the
+    constructor builds, for the plans that emit a detection per match.
+    """
+
+    __slots__ = Detection.__slots__  # type: ignore[attr-defined]  # dataclass(slots=True) defines it
+
+    def __init__(
+        self, pattern: str, key: Hashable, instance: int, kind: str, time: int | float,
+        events: tuple[Event, ...], channels: tuple[str, ...],
+    ) -> None:  # fmt: skip
+        self.pattern = pattern
+        self.key = key
+        self.instance = instance
+        self.kind = kind
+        self.time = time
+        self.events = events
+        self.channels = channels
+        self.negated = ()
+        self.initiator = None
+        self.extra = {}
+        self.measures = NO_MEASURES
+        self.__class__ = Detection  # type: ignore[assignment]  # the same layout: see the class docstring
+
+
+def _same_defaults() -> bool:
+    """Whether :class:`_MatchBuilder` stores what the constructor's defaults give (checked once)."""
+    built = _MatchBuilder("p", None, 1, MATCH, 0, (), ())
+    return isinstance(built, Detection) and built == Detection("p", None, 1, MATCH, 0, (), ())
+
+
+#: ``new_match(pattern, key, instance, kind, time, events, channels)``: a detection with the default
+#: ``negated``, ``initiator``, ``extra`` and ``measures``, equal to ``Detection(...)`` with those
+#: arguments (the constructor itself if the fast builder ever disagreed with it)
+new_match: Callable[..., Detection] = _MatchBuilder if _same_defaults() else Detection  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,9 @@ what strict contiguity (``next``) needs once rows that no stage reads are skippe
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +55,35 @@ def _convert_value(v: object) -> object:
     if isinstance(v, pd.Timedelta):
         return v // _MS
     return v
+
+
+class _EventBuilder:
+    """Builds an :class:`Event` from its five values without the frozen dataclass ``__init__`` (one
+    ``object.__setattr__`` call per field): it has exactly ``Event``'s slots, so once they are
+    stored the object becomes an ``Event`` (``__class__`` assignment between classes of one layout).
+    """
+
+    __slots__ = Event.__slots__  # type: ignore[attr-defined]  # dataclass(slots=True) defines it
+
+    def __init__(self, type: str, time: object, key: object, fields: dict[str, object], seq: int) -> None:  # noqa: A002
+        self.type = type
+        self.time = time
+        self.key = key
+        self.fields = fields
+        self.seq = seq
+        self.__class__ = Event  # type: ignore[assignment]  # the same layout: see the class docstring
+
+
+def _same_event() -> bool:
+    """Whether :class:`_EventBuilder` builds what ``Event(...)`` builds (checked once)."""
+    built = _EventBuilder("a", 1, "k", {"x": 1}, 2)
+    return isinstance(built, Event) and built == Event("a", 1, "k", {"x": 1}, 2)
+
+
+#: ``new_event(type, time, key, fields, seq)``: equal to ``Event(...)`` with those arguments
+new_event: Callable[[str, object, object, dict[str, object], int], Event] = (
+    _EventBuilder if _same_event() else Event  # type: ignore[assignment]
+)
 
 
 def _is_missing(v: object) -> bool:
@@ -225,16 +255,14 @@ class EventColumns:
         if any(self.columns[c].hasnans for c in names):
             # why: a missing value means the event has no such field (column order kept)
             dicts = self._sparse_dicts(lists, rows)
-        elif names:
-            dicts = [dict(zip(names, vals, strict=True)) for vals in zip(*lists, strict=True)]
+        elif names:  # why map: one C-level pass per row, no Python code per field
+            dicts = list(map(dict, map(zip, repeat(names), zip(*lists, strict=True))))
         else:
             dicts = [{} for _ in range(n)]
         types, times, keys = self._pick("type", rows), self._times(rows), self._keys(rows)
-        if rows is None:
-            return [Event(*e) for e in zip(types, times, keys, dicts, strict=True)]  # type: ignore[arg-type]
-        # numbered with their row positions, as the engine's stamp() would number them
-        seqs = rows.tolist()
-        return [Event(*e) for e in zip(types, times, keys, dicts, seqs, strict=True)]  # type: ignore[arg-type]
+        # numbered with their row positions, as the engine's stamp() would number them (all rows: -1)
+        seqs: Iterable[int] = repeat(-1, n) if rows is None else rows.tolist()
+        return list(map(new_event, types, times, keys, dicts, seqs))  # type: ignore[arg-type]
 
     def _sparse_dicts(
         self, lists: list[list[object]], rows: npt.NDArray[np.int64] | None

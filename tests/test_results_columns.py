@@ -15,17 +15,27 @@ from workbench.results import DETECTION_COLUMNS, detections_to_frame
 L = Event("login", 1000, "u1", {"ip": "a"}, seq=0)
 T1 = Event("trade", 1500, "u1", {"price": 101.5}, seq=2)
 T2 = Event("trade", 2500, "u1", {"price": 99.0}, seq=5)
-O = Event("logout", 3000, "u1", {}, seq=7)
+OUT = Event("logout", 3000, "u1", {}, seq=7)
 X = Event("x", 40, ("k", 2), {}, seq=9)
 
 
 def _mixed() -> list[Detection]:
     m = MeasureValues({"avg_price": 100.25, "n": 2}, {"avg_price": "value", "n": "value"})
     return [
-        Detection("P5", "u1", 1, "match", 3000, (L, T1, T2, O), ("a", "b", "b", "c"), measures=m),
+        Detection("P5", "u1", 1, "match", 3000, (L, T1, T2, OUT), ("a", "b", "b", "c"), measures=m),
         Detection("P5", "u1", 2, "timeout", 31000, (L, T1), ("a", "b")),
-        Detection("grp", ("k", 2), 1, "match", 45, (X, L), ("c1", "c2"), ("neg",), initiator=X,
-                  extra={"exit": "and"}),  # fmt: skip
+        Detection(
+            "grp",
+            ("k", 2),
+            1,
+            "match",
+            45,
+            (X, L),
+            ("c1", "c2"),
+            ("neg",),
+            initiator=X,
+            extra={"exit": "and"},
+        ),
         Detection("grp", None, 3, "timeout", 50, (), ()),
     ]
 
@@ -108,7 +118,9 @@ def test_event_columns_equal_the_per_row_definition(ds: list[Detection]) -> None
     for col in ("first_time", "last_time"):
         assert str(df[col].dtype) == (_dtype(want[col]) if ds else "int64")
         expected = pd.Series(
-            want[col] if _dtype(want[col]) != "float64" else [math.nan if v is None else v for v in want[col]],
+            want[col]
+            if _dtype(want[col]) != "float64"
+            else [math.nan if v is None else v for v in want[col]],
             dtype=str(df[col].dtype),
         )
         pd.testing.assert_series_equal(df[col], expected, check_names=False, check_exact=True)

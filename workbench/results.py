@@ -254,7 +254,7 @@ def _time_spans(
         full = np.zeros(len(sizes), dtype=values.dtype) if dtype is np.int64 else np.full(len(sizes), np.nan)
         full[filled] = got
         if dtype is np.int64:  # why: an integral column with a gap is nullable Int64, as _times gives
-            out.append(pd.Series(pd.arrays.IntegerArray(full, sizes == 0)))
+            out.append(pd.Series(pd.arrays.IntegerArray(full.astype(np.int64), sizes == 0)))
         else:
             out.append(pd.Series(full, dtype=np.float64))
     return out[0], out[1]

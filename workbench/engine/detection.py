@@ -146,7 +146,7 @@ class _MatchBuilder:
     constructor builds, for the plans that emit a detection per match.
     """
 
-    __slots__ = Detection.__slots__  # type: ignore[attr-defined]  # dataclass(slots=True) defines it
+    __slots__ = Detection.__slots__  # dataclass(slots=True) defines it
 
     def __init__(
         self, pattern: str, key: Hashable, instance: int, kind: str, time: int | float,
@@ -161,7 +161,7 @@ class _MatchBuilder:
         self.channels = channels
         self.negated = ()
         self.initiator = None
-        self.extra = {}
+        self.extra: dict[str, Any] = {}
         self.measures = NO_MEASURES
         self.__class__ = Detection  # type: ignore[assignment]  # the same layout: see the class docstring
 

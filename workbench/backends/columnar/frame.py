@@ -63,9 +63,9 @@ class _EventBuilder:
     stored the object becomes an ``Event`` (``__class__`` assignment between classes of one layout).
     """
 
-    __slots__ = Event.__slots__  # type: ignore[attr-defined]  # dataclass(slots=True) defines it
+    __slots__ = Event.__slots__  # dataclass(slots=True) defines it
 
-    def __init__(self, type: str, time: object, key: object, fields: dict[str, object], seq: int) -> None:  # noqa: A002
+    def __init__(self, type: str, time: object, key: object, fields: dict[str, object], seq: int) -> None:
         self.type = type
         self.time = time
         self.key = key
@@ -76,7 +76,7 @@ class _EventBuilder:
 
 def _same_event() -> bool:
     """Whether :class:`_EventBuilder` builds what ``Event(...)`` builds (checked once)."""
-    built = _EventBuilder("a", 1, "k", {"x": 1}, 2)
+    built: object = _EventBuilder("a", 1, "k", {"x": 1}, 2)
     return isinstance(built, Event) and built == Event("a", 1, "k", {"x": 1}, 2)
 
 

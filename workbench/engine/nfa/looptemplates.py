@@ -126,7 +126,9 @@ WAKE = """\
         nh.sort(key=_by_start)
     if cs:
         nc.sort(key=_by_start)
-    if vl or len(nl) != nl0:
+    # why: unvisited, nl is the old (sorted) list plus the new waits, which are sorted (visiting
+    # order, rising run ids): one comparison at the seam tells whether the whole is sorted
+    if vl or (nl0 and len(nl) != nl0 and nl[nl0 - 1].start_id > nl[nl0].start_id):
         nl.sort(key=_by_start)
     state.hot = nh
     state.cold = nc

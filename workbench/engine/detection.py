@@ -24,6 +24,7 @@ __all__ = [
     "TraceKind",
     "TraceRecord",
     "new_match",
+    "with_instance",
 ]
 
 DETECTION_COLUMNS: tuple[str, ...] = (
@@ -170,6 +171,35 @@ def _same_defaults() -> bool:
     """Whether :class:`_MatchBuilder` stores what the constructor's defaults give (checked once)."""
     built = _MatchBuilder("p", None, 1, MATCH, 0, (), ())
     return isinstance(built, Detection) and built == Detection("p", None, 1, MATCH, 0, (), ())
+
+
+class _Renumbered:
+    """``dataclasses.replace(d, instance=...)`` by the same ``__class__`` route as :class:`_MatchBuilder`."""
+
+    __slots__ = Detection.__slots__
+
+    def __init__(self, d: Detection, instance: int) -> None:
+        self.pattern = d.pattern
+        self.key = d.key
+        self.instance = instance
+        self.kind = d.kind
+        self.time = d.time
+        self.events = d.events
+        self.channels = d.channels
+        self.negated = d.negated
+        self.initiator = d.initiator
+        self.extra = d.extra
+        self.measures = d.measures
+        self.__class__ = Detection  # type: ignore[assignment]  # the same layout
+
+
+def with_instance(d: Detection, instance: int) -> Detection:
+    """``d`` with another instance id (what a pruned replay's renumbering needs), all else shared.
+
+    >>> with_instance(Detection("p", "k", 1, "match", 5, (), ()), 7).instance
+    7
+    """
+    return _Renumbered(d, instance)  # type: ignore[return-value]  # it is a Detection by then
 
 
 #: ``new_match(pattern, key, instance, kind, time, events, channels)``: a detection with the default

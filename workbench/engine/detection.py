@@ -9,7 +9,7 @@ match or a group that timed out without success).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -138,59 +138,36 @@ class Detection:
         return tuple(e.seq for e in self.events)
 
 
-class _MatchBuilder:
-    """Builds a :class:`Detection` with the defaults of the optional fields, without the frozen
-    dataclass ``__init__`` (one ``object.__setattr__`` call per field, and a default-factory call).
+#: the slot setters of :class:`Detection`, in field order (they bypass the frozen ``__setattr__``)
+_SETTERS = tuple(Detection.__dict__[name].__set__ for name in Detection.__slots__)
+_new = object.__new__
 
-    It has exactly ``Detection``'s slots, so once its fields are stored the object becomes a
-    ``Detection`` (``__class__`` assignment between classes of one layout): the same object the
-    constructor builds, for the plans that emit a detection per match.
+
+def new_match(
+    pattern: str, key: Hashable, instance: int, kind: str, time: int | float,
+    events: tuple[Event, ...], channels: tuple[str, ...],
+) -> Detection:  # fmt: skip
+    """``Detection(pattern, key, instance, kind, time, events, channels)`` with the default optional
+    fields, without the frozen dataclass ``__init__`` (an ``object.__setattr__`` call per field
+    and a default-factory call): each slot is stored by its own descriptor.
+
+    >>> new_match("p", "k", 1, "match", 5, (), ()) == Detection("p", "k", 1, "match", 5, (), ())
+    True
     """
-
-    __slots__ = Detection.__slots__  # dataclass(slots=True) defines it
-
-    def __init__(
-        self, pattern: str, key: Hashable, instance: int, kind: str, time: int | float,
-        events: tuple[Event, ...], channels: tuple[str, ...],
-    ) -> None:  # fmt: skip
-        self.pattern = pattern
-        self.key = key
-        self.instance = instance
-        self.kind = kind
-        self.time = time
-        self.events = events
-        self.channels = channels
-        self.negated = ()
-        self.initiator = None
-        self.extra: dict[str, Any] = {}
-        self.measures = NO_MEASURES
-        self.__class__ = Detection  # type: ignore[assignment]  # the same layout: see the class docstring
-
-
-def _same_defaults() -> bool:
-    """Whether :class:`_MatchBuilder` stores what the constructor's defaults give (checked once)."""
-    built = _MatchBuilder("p", None, 1, MATCH, 0, (), ())
-    return isinstance(built, Detection) and built == Detection("p", None, 1, MATCH, 0, (), ())
-
-
-class _Renumbered:
-    """``dataclasses.replace(d, instance=...)`` by the same ``__class__`` route as :class:`_MatchBuilder`."""
-
-    __slots__ = Detection.__slots__
-
-    def __init__(self, d: Detection, instance: int) -> None:
-        self.pattern = d.pattern
-        self.key = d.key
-        self.instance = instance
-        self.kind = d.kind
-        self.time = d.time
-        self.events = d.events
-        self.channels = d.channels
-        self.negated = d.negated
-        self.initiator = d.initiator
-        self.extra = d.extra
-        self.measures = d.measures
-        self.__class__ = Detection  # type: ignore[assignment]  # the same layout
+    d = _new(Detection)
+    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10 = _SETTERS
+    s0(d, pattern)
+    s1(d, key)
+    s2(d, instance)
+    s3(d, kind)
+    s4(d, time)
+    s5(d, events)
+    s6(d, channels)
+    s7(d, ())
+    s8(d, None)
+    s9(d, {})
+    s10(d, NO_MEASURES)
+    return d
 
 
 def with_instance(d: Detection, instance: int) -> Detection:
@@ -199,13 +176,11 @@ def with_instance(d: Detection, instance: int) -> Detection:
     >>> with_instance(Detection("p", "k", 1, "match", 5, (), ()), 7).instance
     7
     """
-    return _Renumbered(d, instance)  # type: ignore[return-value]  # it is a Detection by then
-
-
-#: ``new_match(pattern, key, instance, kind, time, events, channels)``: a detection with the default
-#: ``negated``, ``initiator``, ``extra`` and ``measures``, equal to ``Detection(...)`` with those
-#: arguments (the constructor itself if the fast builder ever disagreed with it)
-new_match: Callable[..., Detection] = _MatchBuilder if _same_defaults() else Detection  # type: ignore[assignment]
+    out = _new(Detection)
+    for name, setter in zip(Detection.__slots__, _SETTERS, strict=True):
+        setter(out, getattr(d, name))
+    _SETTERS[2](out, instance)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

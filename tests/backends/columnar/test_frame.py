@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.backends.columnar.frame import EventColumns, new_event
+from workbench.backends.columnar.frame import EventColumns
 from workbench.engine.events import Event
 from workbench.errors import EventError
 from workbench.results import frame_to_events
@@ -118,6 +118,3 @@ def test_events_at_builds_the_constructors_events() -> None:
     assert got == want
     assert all(type(e) is Event for e in got)
     assert [repr(e) for e in cols.events()] == [repr(e.with_seq(-1)) for e in cols.events_at([0, 1, 2])]
-    built = new_event("a", 1, None, {}, 4)
-    assert type(built) is Event
-    assert built == Event("a", 1, None, {}, 4)

@@ -11,7 +11,8 @@ what strict contiguity (``next``) needs once rows that no stage reads are skippe
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 
@@ -57,33 +58,17 @@ def _convert_value(v: object) -> object:
     return v
 
 
-class _EventBuilder:
-    """Builds an :class:`Event` from its five values without the frozen dataclass ``__init__`` (one
-    ``object.__setattr__`` call per field): it has exactly ``Event``'s slots, so once they are
-    stored the object becomes an ``Event`` (``__class__`` assignment between classes of one layout).
-    """
-
-    __slots__ = Event.__slots__  # dataclass(slots=True) defines it
-
-    def __init__(self, type: str, time: object, key: object, fields: dict[str, object], seq: int) -> None:
-        self.type = type
-        self.time = time
-        self.key = key
-        self.fields = fields
-        self.seq = seq
-        self.__class__ = Event  # type: ignore[assignment]  # the same layout: see the class docstring
+#: the slot setters of :class:`Event` in field order (type, time, key, fields, seq)
+_EVENT_SETTERS = tuple(Event.__dict__[name].__set__ for name in Event.__slots__)
 
 
-def _same_event() -> bool:
-    """Whether :class:`_EventBuilder` builds what ``Event(...)`` builds (checked once)."""
-    built: object = _EventBuilder("a", 1, "k", {"x": 1}, 2)
-    return isinstance(built, Event) and built == Event("a", 1, "k", {"x": 1}, 2)
-
-
-#: ``new_event(type, time, key, fields, seq)``: equal to ``Event(...)`` with those arguments
-new_event: Callable[[str, object, object, dict[str, object], int], Event] = (
-    _EventBuilder if _same_event() else Event  # type: ignore[assignment]
-)
+def _new_events(columns: Sequence[Sequence[object]], n: int) -> list[Event]:
+    """``[Event(*row) for row in zip(*columns)]``, without the frozen dataclass ``__init__`` per
+    event: empty events, then each slot filled by one C-level ``map`` of its descriptor."""
+    out: list[Event] = list(map(object.__new__, repeat(Event, n)))
+    for setter, values in zip(_EVENT_SETTERS, columns, strict=True):
+        deque(map(setter, out, values), maxlen=0)
+    return out
 
 
 def _is_missing(v: object) -> bool:
@@ -261,8 +246,8 @@ class EventColumns:
             dicts = [{} for _ in range(n)]
         types, times, keys = self._pick("type", rows), self._times(rows), self._keys(rows)
         # numbered with their row positions, as the engine's stamp() would number them (all rows: -1)
-        seqs: Iterable[int] = repeat(-1, n) if rows is None else rows.tolist()
-        return list(map(new_event, types, times, keys, dicts, seqs))  # type: ignore[arg-type]
+        seqs: Sequence[int] = [-1] * n if rows is None else rows.tolist()
+        return _new_events((types, times, keys, dicts, seqs), n)
 
     def _sparse_dicts(
         self, lists: list[list[object]], rows: npt.NDArray[np.int64] | None

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import Any, Final
 
 import numpy as np
@@ -121,15 +122,27 @@ EVENT_COLUMNS: tuple[str, ...] = ("seq", "type", "time", "key")
 """Fixed leading columns of :func:`events_to_frame`; event fields follow."""
 
 _INT: Final = "Int64"  # nullable integer: stays integral when a value is missing
+_NONE: Final = type(None)
+_INTEGRAL: Final = frozenset({int, bool, _NONE})  # the plain classes isinstance(v, int) accepts
+_NUMERIC: Final = frozenset({int, bool, float, _NONE})
+_SEQ: Final = attrgetter("seq")
+_TYPE: Final = attrgetter("type")
+_TIME: Final = attrgetter("time")
 
 
 def _times(values: Sequence[int | float | None]) -> pd.Series:
     """Times as the input gave them: int64 when all are integers (nullable ``Int64`` when some are
     missing, ``None``), else float64 (missing: NaN)."""
-    present = [v for v in values if v is not None]
-    if all(isinstance(v, int) for v in present):
-        return pd.Series(values, dtype="int64" if len(present) == len(values) else _INT)
-    return pd.Series([math.nan if v is None else v for v in values], dtype="float64")
+    classes = set(map(type, values))
+    if classes <= _INTEGRAL:  # why: one C pass over the classes decides for plain numbers
+        return pd.Series(values, dtype="int64" if _NONE not in classes else _INT)
+    if not classes <= _NUMERIC:  # why: int subclasses, numpy scalars, ...: the test per value
+        present = [v for v in values if v is not None]
+        if all(isinstance(v, int) for v in present):
+            return pd.Series(values, dtype="int64" if len(present) == len(values) else _INT)
+    if _NONE in classes:
+        values = [math.nan if v is None else v for v in values]
+    return pd.Series(values, dtype="float64")
 
 
 def _objects(values: Sequence[object]) -> pd.Series:
@@ -145,14 +158,17 @@ def _strings(values: Sequence[str | None]) -> pd.Series:
 def _identity(records: Sequence[Detection | Reaction]) -> dict[str, pd.Series]:
     """The ``pattern``, ``key`` and ``instance`` columns of detections or reactions."""
     return {
-        "pattern": _strings([r.pattern for r in records]),
-        "key": _objects([r.key for r in records]),
-        "instance": pd.Series([r.instance for r in records], dtype="int64"),
+        "pattern": _strings(list(map(attrgetter("pattern"), records))),
+        "key": _objects(list(map(attrgetter("key"), records))),
+        "instance": pd.Series(list(map(attrgetter("instance"), records)), dtype="int64"),
     }
 
 
 def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
     """One row per detection, columns :data:`DETECTION_COLUMNS` (see the module docstring).
+
+    Built column by column (``map`` over the detections, numpy for the time spans): no Python
+    code runs per cell where a C-level pass gives the same values.
 
     >>> from workbench.engine import Detection, Event
     >>> d = Detection("p", "k", 1, "match", 9, (Event("a", 3, "k", seq=0),), ("a",))
@@ -160,35 +176,88 @@ def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
     [{'pattern': 'p', 'instance': 1, 'events': (0,), 'first_time': 3}]
     """
     ds = list(detections)
-    seqs: list[tuple[int, ...]] = []
-    types: list[tuple[str, ...]] = []
-    firsts: list[int | float | None] = []
-    lasts: list[int | float | None] = []
-    for d in ds:  # why one pass: every event-derived column at once
-        evs = d.events
-        seqs.append(tuple([e.seq for e in evs]))
-        types.append(tuple([e.type for e in evs]))
-        times = [e.time for e in evs]
-        firsts.append(min(times) if times else None)
-        lasts.append(max(times) if times else None)
+    rows: list[tuple[Event, ...]] = list(map(attrgetter("events"), ds))
+    lens = list(map(len, rows))
+    initiators: list[Event | None] = list(map(attrgetter("initiator"), ds))
+    seqs, types, times = _event_columns(rows)
+    firsts, lasts = _time_spans(times, rows, lens)
     data: dict[str, pd.Series] = {
         **_identity(ds),
-        "kind": _strings([d.kind for d in ds]),
-        "emit_time": _times([d.time for d in ds]),
-        "n_events": pd.Series([len(s) for s in seqs], dtype="int64"),
+        "kind": _strings(list(map(attrgetter("kind"), ds))),
+        "emit_time": _times(list(map(_TIME, ds))),
+        "n_events": pd.Series(lens, dtype="int64"),
         "events": _objects(seqs),
         "types": _objects(types),
-        "channels": _objects([tuple(d.channels) for d in ds]),
-        "negated": _objects([tuple(d.negated) for d in ds]),
+        "channels": _objects(list(map(tuple, map(attrgetter("channels"), ds)))),
+        "negated": _objects(list(map(tuple, map(attrgetter("negated"), ds)))),
         "initiator": pd.Series(
-            [d.initiator.seq if d.initiator is not None else None for d in ds], dtype=_INT
+            [None if i is None else i.seq for i in initiators]
+            if initiators.count(None) < len(initiators)  # why: usually none has one
+            else initiators,
+            dtype=_INT,
         ),
-        "first_time": _times(firsts),
-        "last_time": _times(lasts),
-        "extra": _objects([dict(d.extra) for d in ds]),
+        "first_time": firsts,
+        "last_time": lasts,
+        "extra": _objects(list(map(dict, map(attrgetter("extra"), ds)))),
     }
     frame = pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
     return _add_measures(frame, ds)
+
+
+def _event_columns(
+    rows: Sequence[Sequence[Event]],
+) -> tuple[list[tuple[int, ...]], list[tuple[str, ...]], list[int | float]]:
+    """Each row's tuple of event ``seq`` and of event types, and every row's event times in one list."""
+    seqs: list[tuple[int, ...]] = []
+    types: list[tuple[str, ...]] = []
+    times: list[int | float] = []
+    add_seqs, add_types, add_times = seqs.append, types.append, times.extend
+    for r in rows:  # why one loop: a row's events are read while they are in the CPU cache
+        add_seqs(tuple(map(_SEQ, r)))
+        add_types(tuple(map(_TYPE, r)))
+        add_times(map(_TIME, r))
+    return seqs, types, times
+
+
+def _time_spans(
+    flat: list[int | float], rows: Sequence[Sequence[Event]], lens: Sequence[int]
+) -> tuple[pd.Series, pd.Series]:
+    """``first_time`` and ``last_time``: each row's earliest and latest event time (none: missing).
+
+    ``flat``: the times of every row's events, row after row.
+
+    Plain ints only or floats only (no NaN): one numpy reduction per column. Anything else (ints
+    mixed with floats, where the dtype follows the classes of the minima and maxima themselves,
+    NaN, huge ints, other number types) takes Python's ``min``/``max`` per row.
+    """
+    classes = set(map(type, flat))
+    dtype = np.int64 if classes <= _INTEGRAL else np.float64 if classes == {float} else None
+    try:
+        values = np.array(flat, dtype=dtype) if dtype is not None and flat else None
+    except OverflowError:  # why: an int beyond int64
+        values = None
+    if values is None or (dtype is np.float64 and bool(np.isnan(values).any())):
+        per_row = [list(map(_TIME, r)) for r in rows]
+        return (
+            _times([min(ts) if ts else None for ts in per_row]),
+            _times([max(ts) if ts else None for ts in per_row]),
+        )
+    sizes = np.asarray(lens, dtype=np.int64)
+    filled = np.flatnonzero(sizes)
+    starts = (np.cumsum(sizes) - sizes)[filled]
+    out = []
+    for reduce in (np.minimum.reduceat, np.maximum.reduceat):
+        got = reduce(values, starts)
+        if len(filled) == len(sizes):
+            out.append(pd.Series(got, dtype=values.dtype))
+            continue
+        full = np.zeros(len(sizes), dtype=values.dtype) if dtype is np.int64 else np.full(len(sizes), np.nan)
+        full[filled] = got
+        if dtype is np.int64:  # why: an integral column with a gap is nullable Int64, as _times gives
+            out.append(pd.Series(pd.arrays.IntegerArray(full.astype(np.int64), sizes == 0)))
+        else:
+            out.append(pd.Series(full, dtype=np.float64))
+    return out[0], out[1]
 
 
 def _add_measures(frame: pd.DataFrame, detections: Sequence[Detection]) -> pd.DataFrame:

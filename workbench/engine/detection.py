@@ -16,7 +16,16 @@ from typing import Any
 
 from workbench.engine.events import Event
 
-__all__ = ["DETECTION_COLUMNS", "Detection", "MeasureValues", "Reaction", "TraceKind", "TraceRecord"]
+__all__ = [
+    "DETECTION_COLUMNS",
+    "Detection",
+    "MeasureValues",
+    "Reaction",
+    "TraceKind",
+    "TraceRecord",
+    "new_match",
+    "with_instance",
+]
 
 DETECTION_COLUMNS: tuple[str, ...] = (
     "pattern",
@@ -127,6 +136,51 @@ class Detection:
     def seqs(self) -> tuple[int, ...]:
         """Arrival positions of the events."""
         return tuple(e.seq for e in self.events)
+
+
+#: the slot setters of :class:`Detection`, in field order (they bypass the frozen ``__setattr__``)
+_SETTERS = tuple(Detection.__dict__[name].__set__ for name in Detection.__slots__)
+_new = object.__new__
+
+
+def new_match(
+    pattern: str, key: Hashable, instance: int, kind: str, time: int | float,
+    events: tuple[Event, ...], channels: tuple[str, ...],
+) -> Detection:  # fmt: skip
+    """``Detection(pattern, key, instance, kind, time, events, channels)`` with the default optional
+    fields, without the frozen dataclass ``__init__`` (an ``object.__setattr__`` call per field
+    and a default-factory call): each slot is stored by its own descriptor.
+
+    >>> new_match("p", "k", 1, "match", 5, (), ()) == Detection("p", "k", 1, "match", 5, (), ())
+    True
+    """
+    d = _new(Detection)
+    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10 = _SETTERS
+    s0(d, pattern)
+    s1(d, key)
+    s2(d, instance)
+    s3(d, kind)
+    s4(d, time)
+    s5(d, events)
+    s6(d, channels)
+    s7(d, ())
+    s8(d, None)
+    s9(d, {})
+    s10(d, NO_MEASURES)
+    return d
+
+
+def with_instance(d: Detection, instance: int) -> Detection:
+    """``d`` with another instance id (what a pruned replay's renumbering needs), all else shared.
+
+    >>> with_instance(Detection("p", "k", 1, "match", 5, (), ()), 7).instance
+    7
+    """
+    out = _new(Detection)
+    for name, setter in zip(Detection.__slots__, _SETTERS, strict=True):
+        setter(out, getattr(d, name))
+    _SETTERS[2](out, instance)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

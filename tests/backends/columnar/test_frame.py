@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.backends.columnar.frame import EventColumns
+from workbench.engine.events import Event
 from workbench.errors import EventError
 from workbench.results import frame_to_events
 
@@ -98,3 +99,22 @@ def test_columns_are_what_conditions_read() -> None:
 def test_missing_column_is_named() -> None:
     with pytest.raises(EventError, match="no time column"):
         EventColumns.from_frame(pd.DataFrame({"type": ["x"]}))
+
+
+def test_events_at_builds_the_constructors_events() -> None:
+
+    df = pd.DataFrame(
+        {
+            "type": ["a", "b", "c"],
+            "time": [1, 2, 3],
+            "key": ["k", "j", "k"],
+            "x": [1.5, None, 2.0],
+            "y": ["u", "v", "w"],
+        }
+    )
+    cols = EventColumns.from_frame(df)
+    got = cols.events_at([0, 2])
+    want = [Event("a", 1, "k", {"x": 1.5, "y": "u"}, 0), Event("c", 3, "k", {"x": 2.0, "y": "w"}, 2)]
+    assert got == want
+    assert all(type(e) is Event for e in got)
+    assert [repr(e) for e in cols.events()] == [repr(e.with_seq(-1)) for e in cols.events_at([0, 1, 2])]

@@ -11,8 +11,10 @@ what strict contiguity (``next``) needs once rows that no stage reads are skippe
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +56,19 @@ def _convert_value(v: object) -> object:
     if isinstance(v, pd.Timedelta):
         return v // _MS
     return v
+
+
+#: the slot setters of :class:`Event` in field order (type, time, key, fields, seq)
+_EVENT_SETTERS = tuple(Event.__dict__[name].__set__ for name in Event.__slots__)
+
+
+def _new_events(columns: Sequence[Sequence[object]], n: int) -> list[Event]:
+    """``[Event(*row) for row in zip(*columns)]``, without the frozen dataclass ``__init__`` per
+    event: empty events, then each slot filled by one C-level ``map`` of its descriptor."""
+    out: list[Event] = list(map(object.__new__, repeat(Event, n)))
+    for setter, values in zip(_EVENT_SETTERS, columns, strict=True):
+        deque(map(setter, out, values), maxlen=0)
+    return out
 
 
 def _is_missing(v: object) -> bool:
@@ -225,16 +240,14 @@ class EventColumns:
         if any(self.columns[c].hasnans for c in names):
             # why: a missing value means the event has no such field (column order kept)
             dicts = self._sparse_dicts(lists, rows)
-        elif names:
-            dicts = [dict(zip(names, vals, strict=True)) for vals in zip(*lists, strict=True)]
+        elif names:  # why map: one C-level pass per row, no Python code per field
+            dicts = list(map(dict, map(zip, repeat(names), zip(*lists, strict=True))))
         else:
             dicts = [{} for _ in range(n)]
         types, times, keys = self._pick("type", rows), self._times(rows), self._keys(rows)
-        if rows is None:
-            return [Event(*e) for e in zip(types, times, keys, dicts, strict=True)]  # type: ignore[arg-type]
-        # numbered with their row positions, as the engine's stamp() would number them
-        seqs = rows.tolist()
-        return [Event(*e) for e in zip(types, times, keys, dicts, seqs, strict=True)]  # type: ignore[arg-type]
+        # numbered with their row positions, as the engine's stamp() would number them (all rows: -1)
+        seqs: Sequence[int] = [-1] * n if rows is None else rows.tolist()
+        return _new_events((types, times, keys, dicts, seqs), n)
 
     def _sparse_dicts(
         self, lists: list[list[object]], rows: npt.NDArray[np.int64] | None

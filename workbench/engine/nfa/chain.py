@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Generic, Protocol, TypeVar
 
-from workbench.engine.detection import Detection, TraceKind
+from workbench.engine.detection import TraceKind, new_match
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.buffer import Time
@@ -119,7 +119,7 @@ class ChainPlan(Generic[S]):
         channels: tuple[str, ...],
         ctx: Context,
     ) -> None:
-        ctx.emit(Detection(self.name, ctx.key, inst, kind, t, events, channels))
+        ctx.emit(new_match(self.name, ctx.key, inst, kind, t, events, channels))
         if ctx.tracing:
             ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, inst)
 

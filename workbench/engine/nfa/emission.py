@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 
-from workbench.engine.detection import Detection, TraceKind
+from workbench.engine.detection import TraceKind, new_match
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.buffer import EventId, Time
@@ -111,6 +111,6 @@ class MatchEmission:
         for stage, evs in grouped.items():
             events.extend(evs)
             channels.extend([stage] * len(evs))
-        ctx.emit(Detection(self.name, ctx.key, run.inst, kind, t, tuple(events), tuple(channels)))
+        ctx.emit(new_match(self.name, ctx.key, run.inst, kind, t, tuple(events), tuple(channels)))
         if ctx.tracing:
             ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, run.inst)

@@ -162,7 +162,7 @@ class LoopPlan(ChainPlan[LoopState]):
         self.aggs = RunAggregates(pattern)
         #: per stage (a, b, c): indexes of the aggregates it updates
         self.agg_of = tuple(self.aggs.of_stage.get(stage, ()) for stage in self.stages)
-        #: stage of each taken event by position (a, b, ..., b, c), grown on demand
+        #: stage of each taken event by position (a, b, ..., b, c), grown on demand (``stages_of``)
         self.path_stages: list[str] = [start.stage]
         self.process = self.interpret if not generated else generate(self)
 
@@ -207,11 +207,6 @@ class LoopPlan(ChainPlan[LoopState]):
         while len(stages) < n:
             stages.append(self.stages[1])
         return stages
-
-    def _events(self, taken: tuple[Event, ...], event: Event) -> tuple[Event, ...]:
-        events = (*taken, event)
-        self.stages_of(len(events))
-        return events
 
     def _complete(
         self, inst: int, taken: tuple[Event, ...], event: Event, ctx: Context, done: list[Done]
@@ -314,7 +309,7 @@ class LoopPlan(ChainPlan[LoopState]):
                 taken, prev_ts = run.events, run.prev_ts
                 if took:  # the run itself becomes the successor that took the event
                     run.rid, run.prev_ts = rid, t
-                    run.events, run.aggs = self._events(taken, event), self._take_loop(run.aggs, event)
+                    run.events, run.aggs = (*taken, event), self._take_loop(run.aggs, event)
                     new_hot.append(run)
                     if tracing:
                         ctx.trace(
@@ -337,7 +332,7 @@ class LoopPlan(ChainPlan[LoopState]):
                     target = self.loop_name if code == GAP else self.entry_target[code]
                     ctx.trace(TraceKind.EXTENDED, run.inst, self.stages[1], event.seq, {"state": target})
                 run.rid, run.code, run.prev_ts = rid, LOOP if code <= 1 else code - 1, t
-                run.events, run.aggs = self._events(run.events, event), self._take_loop(run.aggs, event)
+                run.events, run.aggs = (*run.events, event), self._take_loop(run.aggs, event)
                 (new_hot if code <= 1 else new_cold).append(run)
                 fresh.append(run)
             else:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from workbench.engine.aggregates import Aggregate, Avg, input_of, make_aggregate, value_with
-from workbench.engine.detection import Detection
+from workbench.engine.detection import new_match
 from workbench.engine.events import Event
 from workbench.engine.expr import clean, ir
 from workbench.engine.expr.values import ARITH, COMPARE, EVENT_ATTRIBUTES, field_of
@@ -306,8 +306,6 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         "_by_start": by_start,
         "_wt": {typ: tuple(w is None or typ in w for w in wakes) for typ in known},
         "_wdef": tuple(w is None for w in wakes),
-        "_ps": plan.path_stages,
-        "_B": plan.stages[1],
         "_C": plan.stages[2],
         "_N": plan.n,
         "_LoopRun": LoopRun,
@@ -318,7 +316,7 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         "_ctake": plan.aggs.take,
         "_chan": {},
         "_channels": plan.match_channels,
-        "_Detection": Detection,
+        "_Detection": new_match,
         "_name": plan.name,
         "WINDOW_TIMER": WINDOW_TIMER,
         "_CAPN": plan.cap,

@@ -83,11 +83,8 @@ WAKE = """\
                 if took:
                     run.rid = r0
                     run.prev_ts = t
-                    ev = (*taken, e)
-                    while len(_ps) < len(ev):
-                        _ps.append(_B)
 {update20}
-                    run.events = ev
+                    run.events = (*taken, e)
                     nh.append(run)
                 else:
                     run.rid = r0
@@ -106,11 +103,8 @@ WAKE = """\
                 rid += 1
                 run.code = 0 if code <= 1 else code - 1
                 run.prev_ts = t
-                ev = (*run.events, e)
-                while len(_ps) < len(ev):
-                    _ps.append(_B)
 {update16}
-                run.events = ev
+                run.events = (*run.events, e)
                 (nh if code <= 1 else nc).append(run)
 {fresh_run}
             else:
@@ -132,7 +126,9 @@ WAKE = """\
         nh.sort(key=_by_start)
     if cs:
         nc.sort(key=_by_start)
-    if vl or len(nl) != nl0:
+    # why: unvisited, nl is the old (sorted) list plus the new waits, which are sorted (visiting
+    # order, rising run ids): one comparison at the seam tells whether the whole is sorted
+    if vl or (nl0 and len(nl) != nl0 and nl[nl0 - 1].start_id > nl[nl0].start_id):
         nl.sort(key=_by_start)
     state.hot = nh
     state.cold = nc

@@ -20,7 +20,6 @@ buffered and released by the clock).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -30,7 +29,7 @@ import pandas as pd
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import KeyOrder, StageChain, dead_ends_allowed, matcher_mask, nfa_rules
 from workbench.backends.columnar.vectorplan import engine_reason, vector_detections
-from workbench.engine.detection import Detection
+from workbench.engine.detection import Detection, with_instance
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.nfa.compiler import Action
 from workbench.engine.nfa.matcher import NFAMatcher
@@ -236,7 +235,7 @@ def _renumbered(d: Detection, renumber: Renumber) -> Detection:
     table = renumber.get(d.pattern)
     if table is None:
         return d
-    return dataclasses.replace(d, instance=table[d.key][d.instance - 1])
+    return with_instance(d, table[d.key][d.instance - 1])
 
 
 def _key_of(value: object) -> object:

@@ -40,7 +40,7 @@ import numpy.typing as npt
 from workbench.backends.columnar.chain import edge_bounds
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.vectorrows import Found, Index, Mask, Rows
-from workbench.engine.detection import Detection
+from workbench.engine.detection import Detection, new_match
 from workbench.engine.matcher import Matcher
 from workbench.engine.nfa.conditions import Cond
 from workbench.engine.nfa.linear import ANY, STRICT, LinearPlan
@@ -290,7 +290,7 @@ def _build(
     ):
         name, channels, stage_rows, inst = layouts[p]
         path = tuple(events[r[j]] for r in stage_rows)
-        out.append(Detection(name, events[s].key, inst[j], "match", events[d].time, path, channels))
+        out.append(new_match(name, events[s].key, inst[j], "match", events[d].time, path, channels))
     return out
 
 

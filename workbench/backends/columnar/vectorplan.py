@@ -1,22 +1,25 @@
 """Deterministic sequence patterns replayed with numpy: detections without feeding any event.
 
 A pattern that the engine runs with its linear plan (:mod:`workbench.engine.nfa.linear`), whose
-stages each take one event with ``next`` or ``followed by`` contiguity (the last may be ``followed
-by any``), with ``not followed by`` checks between them, exactly vectorisable conditions, no
-timeouts, measures or trace, and skip strategy ``no_skip`` or ``skip past last event`` (then with no
-``followed by any``), has partial matches that each follow one
-path: from its start row, the stage waiting at position ``p`` of the key's rows is decided by the
-key's first later row that takes the stage, meets a ``not followed by`` check, or (``next``) is
-simply the next row. So every start's fate is a handful of "next true index" lookups over the rows
-regrouped by key (:class:`~workbench.backends.columnar.prune.KeyOrder`), all starts at once:
+stages each take one event with ``next``, ``followed by`` or ``followed by any`` contiguity, with
+``not followed by`` checks between them, exactly vectorisable conditions, no timeouts, measures or
+trace, and skip strategy ``no_skip`` or ``skip past last event`` (then with no ``followed by any``),
+has partial matches whose paths are found by a handful of lookups: from its start row, the stage
+waiting at position ``p`` of the key's rows is decided by the key's first later row that takes the
+stage, meets a ``not followed by`` check, or (``next``) is simply the next row. So every start's
+fate is a few "next true index" lookups over the rows regrouped by key
+(:class:`~workbench.backends.columnar.prune.KeyOrder`), all starts at once:
 
 * it **advances** on a row that takes the stage (unless a check is met on the same row and the
   stage is not the last: the check kills the partial match; a completed match is still emitted);
 * it **dies** on a row that meets a check or, under ``next``, any other row;
 * it **expires** on the first row with ``t - t_start >= W`` (``within W``).
 
-A last ``followed by any`` stage completes on every taking row up to the first check met (that
-row included) within the window: the pairs are enumerated with ``np.repeat``.
+A ``followed by any`` stage branches: the partial match stays, and a copy advances on every taking
+row before the first check met (that row too for the last stage, where a completed match still goes
+out) within the window; the branches are enumerated with ``np.repeat``. One start's matches that
+complete on one row go out in the engine's order of its partial matches: by the row each last
+changed on, then the row before (:func:`_recent_first`).
 
 The engine emits a completed match at its last row, after the matches of earlier patterns at that
 row and, within a pattern, by start row; instance ids are a start row's rank among its key's start
@@ -65,8 +68,6 @@ def plan_reason(matcher: Matcher) -> str | None:
         return "it has measures"
     if pattern.emit_timeouts:
         return "it emits timeouts"
-    if any(k == ANY for k in plan.kinds[1:-1]):
-        return "followed by any before the last stage (branching partial matches)"
     if pattern.skip.kind not in ("no_skip", "skip_past_last_event"):
         return f"skip strategy {pattern.skip.kind}"
     if pattern.skip.kind != "no_skip" and ANY in plan.kinds:
@@ -140,67 +141,93 @@ def _stage_masks(plan: LinearPlan, rows: Rows) -> tuple[list[Mask], list[Mask]] 
 
 
 def _follow(plan: LinearPlan, rows: Rows, takes: list[Mask], stops: list[Mask]) -> Found:
-    """Every start's path through the stages (key order positions)."""
+    """Every start's paths through the stages (key order positions); ``followed by any`` branches."""
     n = len(rows.times)
     start = np.flatnonzero(takes[0]).astype(np.int64)
     before: Index = np.cumsum(takes[0], dtype=np.int64) - takes[0]
     key_first = np.maximum.accumulate(np.where(rows.keys.first, np.arange(n), 0))
     inst = (before - before[key_first])[start] + 1
     end = rows.window_end(start, plan.window)
-    cur, keep, taken = start, np.ones(len(start), dtype=bool), [start]
+    first, cur, taken = start, start, [start]
     last = plan.n - 1
     for i in range(1, plan.n):
         take, stop = takes[i], stops[i]
-        if i == last and plan.kinds[i] == ANY:
-            return _enumerate_any(rows, take, stop, Found(cur, start, taken, inst, start), keep, end)
+        if plan.kinds[i] == ANY:  # why: every taking row before the first check met is a branch
+            parent, cur = _branch(rows, take, stop, cur, end, through_stop=i == last)
+            first, inst, end = first[parent], inst[parent], end[parent]
+            taken = [t[parent] for t in taken] + [cur]
+            continue
         event = take | stop if plan.kinds[i] != STRICT else np.ones(n, dtype=bool)
         q = rows.next_true(event)[cur]
-        ok = keep & (q < end)
         qc = np.minimum(q, n - 1)
-        ok &= take[qc] & ((i == last) | ~stop[qc])
-        keep, cur = ok, np.where(ok, q, cur)
-        taken.append(cur)
-    return Found(cur[keep], start[keep], [t[keep] for t in taken], inst[keep], start)
+        ok = (q < end) & take[qc] & ((i == last) | ~stop[qc])
+        first, inst, end, cur = first[ok], inst[ok], end[ok], q[ok]
+        taken = [t[ok] for t in taken] + [cur]
+    return Found(cur, first, taken, inst, start)
 
 
-def _enumerate_any(rows: Rows, take: Mask, stop: Mask, found: Found, keep: Mask, end: Index) -> Found:
-    """A last ``followed by any`` stage: every taking row after ``cur`` up to the first check met."""
-    cur = found.done[keep]
+def _branch(
+    rows: Rows, take: Mask, stop: Mask, cur: Index, end: Index, *, through_stop: bool
+) -> tuple[Index, Index]:
+    """``followed by any``: per partial match at ``cur``, every later row taking the stage before its
+    window ``end`` and its first check met (that row too for the last stage, where a completed match
+    still goes out). Returns each branch's partial match index and its row."""
     first_stop = rows.next_true(stop)[cur]
-    limit = np.minimum(np.minimum(first_stop + 1, len(take)), end[keep])
+    limit = np.minimum(first_stop + 1 if through_stop else first_stop, end)
     count_to = np.concatenate(([0], np.cumsum(take)))
     lo, hi = count_to[cur + 1], count_to[np.maximum(limit, cur + 1)]
     counts = np.maximum(hi - lo, 0)
-    which = np.repeat(np.arange(len(cur)), counts)
+    parent = np.repeat(np.arange(len(cur)), counts)
     offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-    done = np.flatnonzero(take)[np.repeat(lo, counts) + offsets].astype(np.int64)
-    picked = np.flatnonzero(keep)[which]
-    stages = [t[picked] for t in found.stages] + [done]
-    return Found(done, found.start[picked], stages, found.inst[picked], found.all_start)
+    rows_taking = np.flatnonzero(take)[np.repeat(lo, counts) + offsets].astype(np.int64)
+    return parent, rows_taking
 
 
 def _caps_bind(engine: Engine, rows: Rows, starts: list[Index]) -> bool:
-    """Whether a partial-match cap could bind: counted as every start still inside its window live."""
+    """Whether a partial-match cap could bind: counted as every start still inside its window live,
+    and with ``followed by any`` before the last stage, every combination of a key's rows in one window."""
     times = rows.times
     budget = engine.shedder.limit
     totals: list[npt.NDArray[np.float64]] = []
-    windows = [_linear(m).window for m in engine.matchers]
-    for m, s, window in zip(engine.matchers, starts, windows, strict=True):
+    windows = []
+    branched = 0.0  # a bound on the branching patterns' partial matches at any one time
+    for m, s in zip(engine.matchers, starts, strict=True):
         assert isinstance(m, NFAMatcher)
-        row_times = np.sort(times[s])  # the same values in row order: times never go back
-        if budget is not None:
-            totals.append(row_times)
-        cap = m.pattern.max_partial_matches
-        if cap is not None and len(s) and _most_live(rows.keys.codes[s], times[s], window) > cap:
+        plan, cap = _linear(m), m.pattern.max_partial_matches
+        forks = sum(k == ANY for k in plan.kinds[1:-1])
+        if forks:  # why: a partial match is its start and one row per branching stage
+            bound = _per_key_most(rows.keys.codes, times, plan.window).astype(np.float64) ** (1 + forks)
+            if cap is not None and len(bound) and float(bound.max()) > cap:
+                return True
+            branched += float(bound.sum())
+            continue
+        windows.append(plan.window)
+        totals.append(np.sort(times[s]))  # the same values in row order: times never go back
+        if cap is not None and len(s) and _most_live(rows.keys.codes[s], times[s], plan.window) > cap:
             return True
-    if budget is None or not totals:
+    if budget is None:
         return False
+    if not totals:
+        return branched > budget
     every = np.sort(np.concatenate(totals))
     if any(w is None for w in windows):
-        return len(every) > budget
+        return len(every) + branched > budget
     widest = max(float(w) for w in windows if w is not None)
     alive = np.arange(1, len(every) + 1) - np.searchsorted(every, every - widest, side="left")
-    return bool(len(alive)) and int(alive.max()) > budget
+    return (int(alive.max()) if len(alive) else 0) + branched > budget
+
+
+def _per_key_most(codes: Index, times: npt.NDArray[np.float64], window: float | None) -> Index:
+    """Per key: the most of its rows inside one window (key order; every row, not only starts)."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64)
+    q = np.empty(len(codes), dtype=np.complex128)
+    q.real, q.imag = codes, times
+    low = q.copy()
+    low.imag = times - (np.inf if window is None else window)
+    alive = np.arange(1, len(q) + 1) - np.searchsorted(q, low, side="left")
+    firsts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    return np.maximum.reduceat(alive, firsts).astype(np.int64)
 
 
 def _most_live(codes: Index, times: npt.NDArray[np.float64], window: float | None) -> int:
@@ -270,7 +297,7 @@ def _build(
     start = np.concatenate([order[f.start[k]] for f, k in zip(found, picks, strict=True)] or [_NONE])
     pindex = np.concatenate([np.full(len(k), p) for p, k in enumerate(picks)] or [_NONE])
     which = np.concatenate(picks or [_NONE])
-    sequence = np.lexsort((start, pindex, done))
+    sequence = np.lexsort((*_recent_first(found, picks), start, pindex, done))
     used = np.unique(
         np.concatenate([order[s[k]] for f, k in zip(found, picks, strict=True) for s in f.stages] or [_NONE])
     )
@@ -291,6 +318,21 @@ def _build(
         name, channels, stage_rows, inst = layouts[p]
         path = tuple(events[r[j]] for r in stage_rows)
         out.append(new_match(name, events[s].key, inst[j], "match", events[d].time, path, channels))
+    return out
+
+
+def _recent_first(found: list[Found], picks: list[Index]) -> list[Index]:
+    """Tie-breaks among one start's matches completed on one row (``followed by any`` branches):
+    the engine keeps them by the row each partial match last changed on, then the one before.
+    Least significant first, as ``np.lexsort`` reads them."""
+    middle = max((len(f.stages) - 2 for f in found), default=0)
+    out = []
+    for back in range(middle, 0, -1):  # back = 1: the stage before the last
+        parts = []
+        for f, k in zip(found, picks, strict=True):
+            j = len(f.stages) - 1 - back
+            parts.append(f.stages[j][k] if j >= 1 else np.zeros(len(k), dtype=np.int64))
+        out.append(np.concatenate(parts) if parts else _NONE)
     return out
 
 

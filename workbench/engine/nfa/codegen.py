@@ -74,12 +74,20 @@ class _LinearWriter:
         starts = self.starts()
         out.add(f"if runs or {starts or 'True'}:")
         out.depth += 1
-        out.add("{ctx}", "new = []", "new_append = new.append", "done = []")
+        out.add("{ctx}", "done = []")
+        woken = self.woken()
+        if woken is not None:  # why: an event no waiting stage reacts to leaves every run as it is
+            out.add(f"if not runs or e.type not in {c(woken)}:", "    new = runs", "else:")
+            out.depth += 1
+        out.add("new = []", "new_append = new.append")
         if plan.n > 1:
             out.add("for run in runs:")
             out.depth += 1
             self.stages()
             out.depth -= 1
+        if woken is not None:
+            out.depth -= 1
+            out.add("new_append = new.append")
         self.start(starts)
         if self.branches:  # why: followedByAny branches share a start, out of rid order
             out.add(f"if len(new) > 1: new.sort(key={c(by_start)})")
@@ -87,6 +95,13 @@ class _LinearWriter:
         self.finish()
         out.depth -= 1
         return out.text()
+
+    def woken(self) -> frozenset[str] | None:
+        """The event types some waiting stage reacts to (``None``: every type wakes one)."""
+        wakes = self.plan.wakes[1:]
+        if not wakes or any(w is None for w in wakes):
+            return None
+        return frozenset().union(*(w for w in wakes if w is not None))
 
     def starts(self) -> str | None:
         sw = self.plan.start_wakes

@@ -24,7 +24,7 @@ __all__ = [
     "TraceKind",
     "TraceRecord",
     "new_match",
-    "with_instance",
+    "renumber",
 ]
 
 DETECTION_COLUMNS: tuple[str, ...] = (
@@ -170,17 +170,16 @@ def new_match(
     return d
 
 
-def with_instance(d: Detection, instance: int) -> Detection:
-    """``d`` with another instance id (what a pruned replay's renumbering needs), all else shared.
+def renumber(d: Detection, instance: int) -> None:
+    """Give ``d`` another instance id in place: only for detections their maker still holds alone
+    (a pruned replay's own engine, before it returns them).
 
-    >>> with_instance(Detection("p", "k", 1, "match", 5, (), ()), 7).instance
+    >>> d = Detection("p", "k", 1, "match", 5, (), ())
+    >>> renumber(d, 7)
+    >>> d.instance
     7
     """
-    out = _new(Detection)
-    for name, setter in zip(Detection.__slots__, _SETTERS, strict=True):
-        setter(out, getattr(d, name))
-    _SETTERS[2](out, instance)
-    return out
+    _SETTERS[2](d, instance)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,8 @@ import pandas as pd
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import KeyOrder, StageChain, dead_ends_allowed, matcher_mask, nfa_rules
 from workbench.backends.columnar.vectorplan import engine_reason, vector_detections
-from workbench.engine.detection import Detection, with_instance
+from workbench.engine.detection import Detection
+from workbench.engine.detection import renumber as set_instance
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.nfa.compiler import Action
 from workbench.engine.nfa.matcher import NFAMatcher
@@ -107,7 +108,8 @@ def replay_columns(
         progress(len(events), len(events))
     engine.finish(until)
     if renumber:
-        engine.detections[:] = [_renumbered(d, renumber) for d in engine.detections]
+        for d in engine.detections:  # why in place: this engine's detections are not out yet
+            _true_instance(d, renumber)
     return RunResult(
         engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors,
         engine.stats["dropped"],
@@ -230,12 +232,11 @@ def feed_plan(
     return np.flatnonzero(fed).astype(np.int64), renumber
 
 
-def _renumbered(d: Detection, renumber: Renumber) -> Detection:
-    """``d`` under its instance id of a replay that fed every start row."""
+def _true_instance(d: Detection, renumber: Renumber) -> None:
+    """Give ``d`` its instance id of a replay that fed every start row."""
     table = renumber.get(d.pattern)
-    if table is None:
-        return d
-    return with_instance(d, table[d.key][d.instance - 1])
+    if table is not None:
+        set_instance(d, table[d.key][d.instance - 1])
 
 
 def _key_of(value: object) -> object:

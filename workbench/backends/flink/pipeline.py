@@ -35,6 +35,7 @@ def detect(
     *,
     out_of_orderness: int | float = 0,
     source_parallelism: int = 1,
+    parallelism: int | None = None,
     name: str = "cep",
     durable: bool = True,
     grouped: bool = False,
@@ -45,13 +46,17 @@ def detect(
 
     Timestamps and watermarks are assigned right after the source, at the source's parallelism
     (``source_parallelism``), so that each key's events reach the operator in input order; the
-    operator runs at the environment's parallelism. Operators get stable uids (``name`` prefixed)
+    operator runs at ``parallelism`` (default: the environment's). PyFlink's ``key_by`` computes
+    the key in a Python operator of its own, at the environment's parallelism: a job whose
+    operator must see each key's events in input order (``eager``) runs in an environment of
+    parallelism 1 and gives the operator its ``parallelism`` here, so that the key step is fed by
+    one channel and feeds the operator by one channel per key (Flink keeps each channel's order).
+    Operators get stable uids (``name`` prefixed)
     so a savepoint maps back onto them. ``durable=False`` keeps the key states in the operator's
     memory only (no pickling; for a job that takes no checkpoint or savepoint). ``grouped``: one
     ``(run, [HostOutput, ...])`` record per operator call (flatten with
     :func:`~workbench.backends.flink.function.outputs_of`). ``eager``: process each on-time
-    event at once (see ``MatcherFunction``'s ``bound``; verified at parallelism 1 only: at 2, in
-    thread mode, it gave other detections than the local engine, cause not found yet).
+    event at once (see ``MatcherFunction``'s ``bound``); it needs each key's events in input order.
     ``function`` makes the operator from
     ``(hosts, offsets, bound=, durable=, grouped=)`` (a subclass may observe it). Returns the
     stream of ``(run, HostOutput)`` records.
@@ -62,4 +67,6 @@ def detect(
     bound = out_of_orderness if eager else None
     operator = function(hosts, offsets, bound=bound, durable=durable, grouped=grouped)
     out = keyed.process(operator, output_type=Types.PICKLED_BYTE_ARRAY())
+    if parallelism is not None:
+        out = out.set_parallelism(parallelism)
     return out.name(f"{name}-matchers").uid(f"{name}-matchers")

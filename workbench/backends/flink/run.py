@@ -261,13 +261,13 @@ def _run_many(
     chains = [run.chain() for run in runs] if any(emits_of(m) for h in hosts for m in h.host.matchers) else []
     offsets = run_offsets(runs)
     bound = max(run.out_of_orderness for run in runs)
-    # Why only in order and at p=1: the operator then processes each event at once (see detect)
-    eager = parallelism == 1
+    # Why not with emit into: the chain's levels release outputs on watermarks (see chain.py)
+    eager = not chains
     records = plan_records(
         runs, hosts, offsets, batch=BATCH_WINDOW if eager and bound == 0 and not chains else 0
     )
     env = make_environment(
-        parallelism,
+        1 if eager else parallelism,  # why 1: key_by's own key step keeps each key's order (detect)
         checkpoint_interval_ms=checkpoint_interval_ms,
         execution_mode=execution_mode,
         config=config,
@@ -290,8 +290,9 @@ def _run_many(
         # Why in memory without checkpoints: nothing can snapshot this job
         durable = checkpoint_interval_ms is not None
         stream = detect(
-            source, hosts, offsets, out_of_orderness=bound, durable=durable, grouped=True, eager=eager
-        )
+            source, hosts, offsets, out_of_orderness=bound, parallelism=parallelism,
+            durable=durable, grouped=True, eager=eager,
+        )  # fmt: skip
     with stream.execute_and_collect(job_name) as results:
         collected: Iterator[tuple[int, HostOutput]] = iter(results)
         return results_of(runs, collected)

@@ -34,7 +34,7 @@ from workbench.engine.detection import TraceKind
 from workbench.engine.host import HostContext, KeyState
 from workbench.engine.matcher import Context, Matcher
 from workbench.engine.nfa.general import GeneralPlan
-from workbench.engine.nfa.linear import ANY, LinearPlan
+from workbench.engine.nfa.linear import LinearPlan
 from workbench.engine.nfa.loop import LoopPlan, LoopState
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.state import NFAState
@@ -135,7 +135,7 @@ def growth(matcher: Matcher) -> int | None:
     1
     """
     plan, _ = _target(matcher, None)
-    if isinstance(plan, LinearPlan) and ANY not in plan.kinds[1 : plan.n - 1]:
+    if isinstance(plan, LinearPlan) and not plan.forks:
         return 1
     return None
 

@@ -36,13 +36,23 @@ import numpy.typing as npt
 import pandas as pd
 
 from workbench.backends.columnar.chain import Chain, completion, edge_bounds, occupancy
+from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.vector import ColumnSource
 from workbench.engine.matcher import Matcher
 from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef
 from workbench.engine.nfa.conditions import type_profile
 from workbench.engine.nfa.matcher import NFAMatcher
+from workbench.engine.runtime import Engine
 
-__all__ = ["KeyOrder", "NFARules", "StageChain", "dead_ends_allowed", "matcher_mask", "nfa_rules"]
+__all__ = [
+    "KeyOrder",
+    "NFARules",
+    "StageChain",
+    "dead_ends_allowed",
+    "matcher_mask",
+    "nfa_rules",
+    "order_reason",
+]
 
 Mask = npt.NDArray[np.bool_]
 G = TypeVar("G", bound=np.generic)
@@ -63,6 +73,19 @@ class NFARules:
     woken: frozenset[str]
     entering: frozenset[str] | None
     window: int | float | None
+
+
+def order_reason(engine: Engine, cols: EventColumns) -> str | None:
+    """Why leaving rows of this replay out may change its results (``None``: the rows are clean, in
+    order and in event time, so a row no pattern can use changes nothing by being skipped)."""
+    if engine.out_of_orderness or engine.order_by is not None or engine.time_mode != "event":
+        return "events are reordered (out_of_orderness, order_by or processing time)"
+    if not cols.clean():
+        return "a row has a missing or odd type, time or key (the engine reports it)"
+    times = cols.columns["time"].to_numpy(dtype=np.float64)
+    if len(times) > 1 and bool((np.diff(times) < 0).any()):
+        return "times go backwards"  # why: a skipped newer row could make a later row late
+    return None
 
 
 def nfa_rules(matcher: Matcher) -> NFARules | None:

@@ -27,7 +27,14 @@ import numpy.typing as npt
 import pandas as pd
 
 from workbench.backends.columnar.frame import EventColumns
-from workbench.backends.columnar.prune import KeyOrder, StageChain, dead_ends_allowed, matcher_mask, nfa_rules
+from workbench.backends.columnar.prune import (
+    KeyOrder,
+    StageChain,
+    dead_ends_allowed,
+    matcher_mask,
+    nfa_rules,
+    order_reason,
+)
 from workbench.backends.columnar.vectorplan import engine_reason, vector_detections
 from workbench.engine.detection import Detection
 from workbench.engine.detection import renumber as set_instance
@@ -190,17 +197,10 @@ def feed_plan(
     are not fed; every start row that is fed anyway (for another reason or pattern) is fed as a
     start, so the feeding is recomputed until it settles.
     """
-    if (
-        engine.out_of_orderness
-        or engine.order_by is not None
-        or engine.time_mode != "event"
-        or not cols.clean()
-        or engine.derive is not None  # why: derived events can complete what the rows alone cannot
-    ):
+    # why derive: derived events can complete what the rows alone cannot
+    if engine.derive is not None or order_reason(engine, cols) is not None:
         return None, {}
     times = cols.columns["time"].to_numpy(dtype=np.float64)
-    if len(times) > 1 and bool((np.diff(times) < 0).any()):
-        return None, {}  # why: a skipped newer row could make a later row late
     type_codes, type_uniques = cols.type_codes()
     keys = KeyOrder(cols.key_codes())
     sorted_times = keys.sort(times)

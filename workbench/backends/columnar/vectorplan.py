@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from workbench.backends.columnar.chain import edge_bounds
 from workbench.backends.columnar.frame import EventColumns
+from workbench.backends.columnar.prune import order_reason
 from workbench.backends.columnar.vectorrows import Found, Index, Mask, Rows
 from workbench.engine.detection import Detection, new_match
 from workbench.engine.matcher import Matcher
@@ -96,13 +97,10 @@ def engine_reason(engine: Engine, until: int | float | None) -> str | None:
 
 def input_reason(engine: Engine, cols: EventColumns) -> str | None:
     """Why the rows cannot be replayed by the plan (``None``: clean, in order, in event time)."""
-    if engine.out_of_orderness or engine.order_by is not None or engine.time_mode != "event":
-        return "events are reordered (out_of_orderness, order_by or processing time)"
-    if not cols.clean():
-        return "a row has a missing or odd type, time or key (the engine reports it)"
+    why = order_reason(engine, cols)
+    if why is not None:
+        return why
     times = cols.columns["time"].to_numpy(dtype=np.float64)
-    if len(times) > 1 and bool((np.diff(times) < 0).any()):
-        return "times go backwards"
     if len(times) and float(np.abs(times).max()) >= _EXACT_TIME:
         return "times too large for exact float arithmetic"
     return None
@@ -194,7 +192,7 @@ def _caps_bind(engine: Engine, rows: Rows, starts: list[Index]) -> bool:
     for m, s in zip(engine.matchers, starts, strict=True):
         assert isinstance(m, NFAMatcher)
         plan, cap = _linear(m), m.pattern.max_partial_matches
-        forks = sum(k == ANY for k in plan.kinds[1:-1])
+        forks = plan.forks
         if forks:  # why: a partial match is its start and one row per branching stage
             bound = _per_key_most(rows.keys.codes, times, plan.window).astype(np.float64) ** (1 + forks)
             if cap is not None and len(bound) and float(bound.max()) > cap:

@@ -51,15 +51,15 @@ def detect(
     operator must see each key's events in input order (``eager``) runs in an environment of
     parallelism 1 and gives the operator its ``parallelism`` here, so that the key step is fed by
     one channel and feeds the operator by one channel per key (Flink keeps each channel's order).
-    Operators get stable uids (``name`` prefixed)
-    so a savepoint maps back onto them. ``durable=False`` keeps the key states in the operator's
-    memory only (no pickling; for a job that takes no checkpoint or savepoint). ``grouped``: one
-    ``(run, [HostOutput, ...])`` record per operator call (flatten with
-    :func:`~workbench.backends.flink.function.outputs_of`). ``eager``: process each on-time
-    event at once (see ``MatcherFunction``'s ``bound``); it needs each key's events in input order.
-    ``function`` makes the operator from
-    ``(hosts, offsets, bound=, durable=, grouped=)`` (a subclass may observe it). Returns the
-    stream of ``(run, HostOutput)`` records.
+
+    Operators get stable uids (``name`` prefixed) so a savepoint maps back onto them.
+    ``durable=False`` keeps the key states in the operator's memory only (no pickling; for a job
+    that takes no checkpoint or savepoint). ``grouped``: one ``(run, [HostOutput, ...])`` record
+    per operator call (flatten with :func:`~workbench.backends.flink.function.outputs_of`).
+    ``eager``: process each on-time event at once (see ``MatcherFunction``'s ``bound``); it needs
+    each key's events in input order. ``function`` makes the operator from ``(hosts, offsets,
+    bound=, durable=, grouped=)`` (a subclass may observe it). Returns the stream of
+    ``(run, HostOutput)`` records.
     """
     stamped = records.assign_timestamps_and_watermarks(watermark_strategy(out_of_orderness))
     stamped = stamped.name(f"{name}-watermarks").uid(f"{name}-watermarks").set_parallelism(source_parallelism)

@@ -263,9 +263,7 @@ def _run_many(
     bound = max(run.out_of_orderness for run in runs)
     # Why not with emit into: the chain's levels release outputs on watermarks (see chain.py)
     eager = not chains
-    records = plan_records(
-        runs, hosts, offsets, batch=BATCH_WINDOW if eager and bound == 0 and not chains else 0
-    )
+    records = plan_records(runs, hosts, offsets, batch=BATCH_WINDOW if eager and bound == 0 else 0)
     env = make_environment(
         1 if eager else parallelism,  # why 1: key_by's own key step keeps each key's order (detect)
         checkpoint_interval_ms=checkpoint_interval_ms,

@@ -130,6 +130,8 @@ class LinearPlan(ChainPlan[LinearState]):
                     trees.append((tr.cond, stop_cond))
             self.stops.append(tuple(checks))
             self.stop_conds.append(tuple(trees))
+        #: stages before the last with ``followedByAny``: each splits a partial match that takes an event
+        self.forks = sum(k == ANY for k in self.kinds[1:-1])
         #: per prefix length: positions grouped stage by stage (a detection lists each stage's events
         #: together, in the order stages first appear: groups repeat stage names) and their channels
         self.layout: list[tuple[tuple[int, ...], tuple[str, ...]]] = []

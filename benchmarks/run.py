@@ -224,7 +224,7 @@ def _feed(
     backend: str = "local",
     parallelism: int = 1,
 ) -> tuple[float, Checksum]:
-    detections: list[Detection]
+    detections: Sequence[Detection]
     if backend != "local":
         from workbench.backends import get_backend
 

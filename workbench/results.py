@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from operator import attrgetter
 from typing import Any, Final
 
@@ -58,6 +59,8 @@ import pandas as pd
 from workbench.engine.detection import DETECTION_COLUMNS, Detection, Reaction, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
+from workbench.engine.gcpause import gc_paused
+from workbench.engine.matchtable import LazyDetections, MatchTable
 
 __all__ = [
     "DETECTION_COLUMNS",
@@ -175,12 +178,19 @@ def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
     >>> detections_to_frame([d])[["pattern", "instance", "events", "first_time"]].to_dict("records")
     [{'pattern': 'p', 'instance': 1, 'events': (0,), 'first_time': 3}]
     """
-    ds = list(detections)
+    with gc_paused():  # why: tens of thousands of tuples per column, none in a cycle
+        if isinstance(detections, LazyDetections):  # why: its table has the columns, no object is built
+            return _table_frame(detections.table)
+        return _detections_frame(list(detections))
+
+
+def _detections_frame(ds: list[Detection]) -> pd.DataFrame:
+    """:func:`detections_to_frame` of a list of detections."""
     rows: list[tuple[Event, ...]] = list(map(attrgetter("events"), ds))
     lens = list(map(len, rows))
     initiators: list[Event | None] = list(map(attrgetter("initiator"), ds))
     seqs, types, times = _event_columns(rows)
-    firsts, lasts = _time_spans(times, rows, lens)
+    firsts, lasts = _time_spans(times, lens)
     data: dict[str, pd.Series] = {
         **_identity(ds),
         "kind": _strings(list(map(attrgetter("kind"), ds))),
@@ -204,6 +214,30 @@ def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
     return _add_measures(frame, ds)
 
 
+def _table_frame(table: MatchTable) -> pd.DataFrame:
+    """:func:`detections_to_frame` of the plain matches a table holds (the same columns and values)."""
+    n = len(table)
+    lens = list(map(len, table.seqs))
+    firsts, lasts = _time_spans(table.times, lens)
+    data: dict[str, pd.Series] = {
+        "pattern": _strings(table.pattern),
+        "key": _objects(table.key),
+        "instance": pd.Series(table.instance, dtype="int64"),
+        "kind": _strings(["match"] * n),
+        "emit_time": _times(table.time),
+        "n_events": pd.Series(lens, dtype="int64"),
+        "events": _objects(table.seqs),
+        "types": _objects(table.types),
+        "channels": _objects(table.channels),
+        "negated": _objects([()] * n),
+        "initiator": pd.Series([None] * n, dtype=_INT),
+        "first_time": firsts,
+        "last_time": lasts,
+        "extra": _objects([{} for _ in range(n)]),
+    }
+    return pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
+
+
 def _event_columns(
     rows: Sequence[Sequence[Event]],
 ) -> tuple[list[tuple[int, ...]], list[tuple[str, ...]], list[int | float]]:
@@ -219,9 +253,7 @@ def _event_columns(
     return seqs, types, times
 
 
-def _time_spans(
-    flat: list[int | float], rows: Sequence[Sequence[Event]], lens: Sequence[int]
-) -> tuple[pd.Series, pd.Series]:
+def _time_spans(flat: list[int | float], lens: Sequence[int]) -> tuple[pd.Series, pd.Series]:
     """``first_time`` and ``last_time``: each row's earliest and latest event time (none: missing).
 
     ``flat``: the times of every row's events, row after row.
@@ -237,7 +269,8 @@ def _time_spans(
     except OverflowError:  # why: an int beyond int64
         values = None
     if values is None or (dtype is np.float64 and bool(np.isnan(values).any())):
-        per_row = [list(map(_TIME, r)) for r in rows]
+        cuts = np.cumsum([0, *lens]).tolist()
+        per_row = [flat[a:b] for a, b in pairwise(cuts)]
         return (
             _times([min(ts) if ts else None for ts in per_row]),
             _times([max(ts) if ts else None for ts in per_row]),

@@ -257,11 +257,12 @@ def collect_results(outputs: Iterable[HostOutput]) -> RunResult:
     arrival order.
     """
     ordered = sorted(outputs, key=lambda o: o.order)
-    result = RunResult([], [], [], [])
+    detections: list[Detection] = []
+    result = RunResult(detections, [], [], [])
     for out in ordered:
         payload = out.payload
         if isinstance(payload, Detection):
-            result.detections.append(payload)
+            detections.append(payload)
         elif isinstance(payload, Reaction):
             result.reactions.append(payload)
         elif isinstance(payload, TraceRecord):

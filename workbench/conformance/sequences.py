@@ -154,7 +154,7 @@ def run_case(case: Case, options: RunOptions) -> list[str]:
         return [f"run failed: {type(err).__name__}: {err}"]
     if expect_error:
         return [f"expected an error ({expect_error}), but the pattern compiled and ran"]
-    return _compare(case, detections, late)
+    return _compare(case, list(detections), late)
 
 
 def _name(case: Case) -> str:

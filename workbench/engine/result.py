@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
@@ -16,7 +17,7 @@ __all__ = ["RunResult"]
 class RunResult:
     """What :func:`~workbench.engine.runtime.run` returns."""
 
-    detections: list[Detection]
+    detections: Sequence[Detection]
     reactions: list[Reaction]
     late: list[Event]
     trace: list[TraceRecord]

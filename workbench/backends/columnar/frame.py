@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 
@@ -226,6 +226,14 @@ class EventColumns:
             raise ValueError(msg)
         return self._bulk(np.asarray(rows, dtype=np.int64))
 
+    def times_at(self, rows: npt.NDArray[np.int64]) -> list[int | float]:
+        """The times the events of clean rows carry (see :meth:`events_at`)."""
+        return self._times(rows)  # type: ignore[return-value]  # clean: ints and floats
+
+    def keys_at(self, rows: npt.NDArray[np.int64]) -> list[Hashable]:
+        """The keys the events of clean rows carry (see :meth:`events_at`)."""
+        return self._keys(rows)
+
     def _pick(self, name: str, rows: npt.NDArray[np.int64] | None) -> list[object]:
         """A converted column's values at ``rows`` (all rows: ``None``) as Python values."""
         if rows is None:
@@ -313,7 +321,7 @@ class EventColumns:
             return True
         return pd.api.types.infer_dtype(self.columns["key"], skipna=True) in ("string", "integer", "empty")
 
-    def _keys(self, rows: npt.NDArray[np.int64] | None) -> list[object]:
+    def _keys(self, rows: npt.NDArray[np.int64] | None) -> list[Hashable]:
         """Clean keys at ``rows``, a missing key as ``None``."""
         if "key" not in self.names:
             return [None] * (self.rows if rows is None else len(rows))

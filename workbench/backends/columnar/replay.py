@@ -39,6 +39,7 @@ from workbench.backends.columnar.vectorplan import engine_reason, vector_detecti
 from workbench.engine.detection import Detection
 from workbench.engine.detection import renumber as set_instance
 from workbench.engine.matcher import Matcher, Pattern
+from workbench.engine.matchtable import LazyDetections
 from workbench.engine.nfa.compiler import Action
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine, RunResult
@@ -123,7 +124,7 @@ def replay_columns(
     )  # fmt: skip
 
 
-def _vectorised(engine: Engine, cols: EventColumns, until: int | float | None) -> list[Detection] | None:
+def _vectorised(engine: Engine, cols: EventColumns, until: int | float | None) -> LazyDetections | None:
     """The detections by the vectorised plan (:mod:`.vectorplan`), or ``None`` when it does not apply."""
     if engine_reason(engine, until) is not None:
         return None

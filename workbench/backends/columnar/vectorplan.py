@@ -43,11 +43,14 @@ import numpy.typing as npt
 from workbench.backends.columnar.chain import edge_bounds
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import order_reason
-from workbench.backends.columnar.vectorrows import Found, Index, Mask, Rows
-from workbench.engine.detection import Detection, new_match
+from workbench.backends.columnar.vectorbuild import build_detections
+from workbench.backends.columnar.vectorloop import loop_matches, loop_reason
+from workbench.backends.columnar.vectorrows import Found, Index, Mask, Matches, Rows
 from workbench.engine.matcher import Matcher
+from workbench.engine.matchtable import LazyDetections
 from workbench.engine.nfa.conditions import Cond
 from workbench.engine.nfa.linear import ANY, STRICT, LinearPlan
+from workbench.engine.nfa.loop import LoopPlan
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine
 
@@ -62,13 +65,15 @@ def plan_reason(matcher: Matcher) -> str | None:
     if not isinstance(matcher, NFAMatcher):
         return "not a sequence pattern"
     plan = matcher.plan
-    if not isinstance(plan, LinearPlan):
-        return "not a chain of single-event stages (quantifiers, groups, optional stages, not next, ...)"
     pattern = matcher.pattern
     if matcher.measures is not None:
         return "it has measures"
     if pattern.emit_timeouts:
         return "it emits timeouts"
+    if isinstance(plan, LoopPlan):
+        return loop_reason(plan)
+    if not isinstance(plan, LinearPlan):
+        return "not a chain of single-event stages or a, b{n,}, c (groups, optional stages, not next, ...)"
     if pattern.skip.kind not in ("no_skip", "skip_past_last_event"):
         return f"skip strategy {pattern.skip.kind}"
     if pattern.skip.kind != "no_skip" and ANY in plan.kinds:
@@ -90,7 +95,8 @@ def engine_reason(engine: Engine, until: int | float | None) -> str | None:
         why = plan_reason(m)
         if why is not None:
             return f"pattern {m.name}: {why}"
-        if until is not None and isinstance(m, NFAMatcher) and m.plan.skip.holds:  # type: ignore[union-attr]
+        plan = m.plan if isinstance(m, NFAMatcher) else None
+        if until is not None and isinstance(plan, LinearPlan) and plan.skip.holds:
             return f"pattern {m.name}: a flush until a time releases held matches at that time"
     return None
 
@@ -181,37 +187,48 @@ def _branch(
     return parent, rows_taking
 
 
-def _caps_bind(engine: Engine, rows: Rows, starts: list[Index]) -> bool:
-    """Whether a partial-match cap could bind: counted as every start still inside its window live,
-    and with ``followed by any`` before the last stage, every combination of a key's rows in one window."""
+def _caps_bind(engine: Engine, rows: Rows, found: list[Matches]) -> bool:
+    """Whether a partial-match cap could bind: counted as every start still inside its window live
+    (with its weight: a loop run and the prefixes it leaves waiting), and with ``followed by any``
+    before the last stage, every combination of a key's rows in one window."""
     times = rows.times
     budget = engine.shedder.limit
-    totals: list[npt.NDArray[np.float64]] = []
+    spans: list[tuple[npt.NDArray[np.float64], Index]] = []
     windows = []
     branched = 0.0  # a bound on the branching patterns' partial matches at any one time
-    for m, s in zip(engine.matchers, starts, strict=True):
+    for m, f in zip(engine.matchers, found, strict=True):
         assert isinstance(m, NFAMatcher)
-        plan, cap = _linear(m), m.pattern.max_partial_matches
-        forks = plan.forks
+        plan, cap, s = m.plan, m.pattern.max_partial_matches, f.all_start
+        assert isinstance(plan, LinearPlan | LoopPlan)
+        forks = plan.forks if isinstance(plan, LinearPlan) else 0
         if forks:  # why: a partial match is its start and one row per branching stage
             bound = _per_key_most(rows.keys.codes, times, plan.window).astype(np.float64) ** (1 + forks)
             if cap is not None and len(bound) and float(bound.max()) > cap:
                 return True
             branched += float(bound.sum())
             continue
+        weights = f.weights if f.weights is not None else np.ones(len(s), dtype=np.int64)
         windows.append(plan.window)
-        totals.append(np.sort(times[s]))  # the same values in row order: times never go back
-        if cap is not None and len(s) and _most_live(rows.keys.codes[s], times[s], plan.window) > cap:
-            return True
+        spans.append((times[s], weights))
+        if (
+            cap is not None
+            and len(s)
+            and _most_live(rows.keys.codes[s], times[s], plan.window, weights) > cap
+        ):
+            return True  # why: one key's partial matches could reach the pattern's cap
     if budget is None:
         return False
-    if not totals:
+    if not spans:
         return branched > budget
-    every = np.sort(np.concatenate(totals))
+    every = np.concatenate([t for t, _ in spans])
+    weight = np.concatenate([w for _, w in spans])
     if any(w is None for w in windows):
-        return len(every) + branched > budget
+        return float(weight.sum()) + branched > budget
     widest = max(float(w) for w in windows if w is not None)
-    alive = np.arange(1, len(every) + 1) - np.searchsorted(every, every - widest, side="left")
+    by_time = np.argsort(every, kind="stable")
+    every, total = every[by_time], np.cumsum(weight[by_time])
+    gone = np.searchsorted(every, every - widest, side="left")
+    alive = total - np.where(gone > 0, total[np.maximum(gone - 1, 0)], 0)
     return (int(alive.max()) if len(alive) else 0) + branched > budget
 
 
@@ -228,18 +245,20 @@ def _per_key_most(codes: Index, times: npt.NDArray[np.float64], window: float | 
     return np.maximum.reduceat(alive, firsts).astype(np.int64)
 
 
-def _most_live(codes: Index, times: npt.NDArray[np.float64], window: float | None) -> int:
-    """The most starts of one key inside one window (key order, times sorted per key)."""
+def _most_live(codes: Index, times: npt.NDArray[np.float64], window: float | None, weights: Index) -> int:
+    """The most starts of one key inside one window, by weight (key order, times sorted per key)."""
     q = np.empty(len(codes), dtype=np.complex128)
     q.real, q.imag = codes, times
     low = q.copy()
     low.imag = times - (np.inf if window is None else window)
     # why "right": a start's own row first expires the partial matches with t_start + W <= t
-    alive = np.arange(1, len(q) + 1) - np.searchsorted(q, low, side="right")
+    gone = np.searchsorted(q, low, side="right")
+    total = np.cumsum(weights)
+    alive = total - np.where(gone > 0, total[np.maximum(gone - 1, 0)], 0)
     return int(alive.max())
 
 
-def vector_detections(engine: Engine, cols: EventColumns) -> list[Detection] | None:
+def vector_detections(engine: Engine, cols: EventColumns) -> LazyDetections | None:
     """The detections of replaying ``cols`` through ``engine`` and finishing, or ``None`` (use the engine).
 
     The caller has checked :func:`engine_reason`; the input must be clean and in order (in event time,
@@ -248,25 +267,41 @@ def vector_detections(engine: Engine, cols: EventColumns) -> list[Detection] | N
     if input_reason(engine, cols) is not None:
         return None
     rows = Rows.of(cols)
-    found: list[Found] = []
+    found: list[Matches] = []
     for m in engine.matchers:
-        plan = _linear(m)
+        assert isinstance(m, NFAMatcher)
+        plan = m.plan
+        if isinstance(plan, LoopPlan):
+            got = loop_matches(plan, rows)
+            if got is None:
+                return None  # why: some condition or aggregate is decided event by event
+            found.append(got)
+            continue
+        assert isinstance(plan, LinearPlan)
         masks = _stage_masks(plan, rows)
         if masks is None:
             return None  # why: some condition is evaluated event by event (it may raise)
-        found.append(_follow(plan, rows, *masks))
-    if _caps_bind(engine, rows, [f.all_start for f in found]):
+        path = _follow(plan, rows, *masks)
+        found.append(_as_matches(plan, path, _past_last(path) if plan.skip.holds else None))
+    if _caps_bind(engine, rows, found):
         return None
-    kept = [
-        _past_last(f) if _linear(m).skip.holds else None for m, f in zip(engine.matchers, found, strict=True)
-    ]
-    return _build(engine, rows, cols, found, kept)
+    return build_detections([m.name for m in engine.matchers], rows, cols, found)
 
 
-def _linear(m: Matcher) -> LinearPlan:
-    assert isinstance(m, NFAMatcher)
-    assert isinstance(m.plan, LinearPlan)
-    return m.plan
+def _as_matches(plan: LinearPlan, f: Found, kept: Index | None) -> Matches:
+    """A linear plan's paths (those ``kept``: ``None``, all) in the common form."""
+    pick = np.arange(len(f.done)) if kept is None else kept
+    positions, channels = plan.layout[plan.n]
+    width = len(positions)
+    flat = np.stack([f.stages[s][pick] for s in positions], axis=1).reshape(-1) if width else _NONE
+    bounds = np.arange(len(pick) + 1, dtype=np.int64) * width
+    # One start's branches completed on one row: by the row each last changed on, then the one
+    # before (least significant first).
+    ties = [f.stages[len(f.stages) - 1 - back][pick] for back in range(len(f.stages) - 2, 0, -1)]
+    return Matches(
+        done=f.done[pick], start=f.start[pick], inst=f.inst[pick], ties=ties, flat=flat, bounds=bounds,
+        channels=lambda _n: channels, all_start=f.all_start,
+    )  # fmt: skip
 
 
 def _past_last(f: Found) -> Index:
@@ -283,55 +318,6 @@ def _past_last(f: Found) -> Index:
         kept.append(i)
         i = after[i]
     return np.asarray(kept, dtype=np.int64)
-
-
-def _build(
-    engine: Engine, rows: Rows, cols: EventColumns, found: list[Found], kept: list[Index | None]
-) -> list[Detection]:
-    """The detections in the engine's order: by last row, then pattern, then start row."""
-    order = rows.keys.order
-    picks = [np.arange(len(f.done)) if k is None else k for f, k in zip(found, kept, strict=True)]
-    done = np.concatenate([order[f.done[k]] for f, k in zip(found, picks, strict=True)] or [_NONE])
-    start = np.concatenate([order[f.start[k]] for f, k in zip(found, picks, strict=True)] or [_NONE])
-    pindex = np.concatenate([np.full(len(k), p) for p, k in enumerate(picks)] or [_NONE])
-    which = np.concatenate(picks or [_NONE])
-    sequence = np.lexsort((*_recent_first(found, picks), start, pindex, done))
-    used = np.unique(
-        np.concatenate([order[s[k]] for f, k in zip(found, picks, strict=True) for s in f.stages] or [_NONE])
-    )
-    events = dict(zip(used.tolist(), cols.events_at(used), strict=True))
-    layouts = []
-    for m, f in zip(engine.matchers, found, strict=True):
-        plan = _linear(m)
-        positions, channels = plan.layout[plan.n]
-        layouts.append((m.name, channels, [order[f.stages[s]].tolist() for s in positions], f.inst.tolist()))
-    out = []
-    for p, j, d, s in zip(
-        pindex[sequence].tolist(),
-        which[sequence].tolist(),
-        done[sequence].tolist(),
-        start[sequence].tolist(),
-        strict=True,
-    ):
-        name, channels, stage_rows, inst = layouts[p]
-        path = tuple(events[r[j]] for r in stage_rows)
-        out.append(new_match(name, events[s].key, inst[j], "match", events[d].time, path, channels))
-    return out
-
-
-def _recent_first(found: list[Found], picks: list[Index]) -> list[Index]:
-    """Tie-breaks among one start's matches completed on one row (``followed by any`` branches):
-    the engine keeps them by the row each partial match last changed on, then the one before.
-    Least significant first, as ``np.lexsort`` reads them."""
-    middle = max((len(f.stages) - 2 for f in found), default=0)
-    out = []
-    for back in range(middle, 0, -1):  # back = 1: the stage before the last
-        parts = []
-        for f, k in zip(found, picks, strict=True):
-            j = len(f.stages) - 1 - back
-            parts.append(f.stages[j][k] if j >= 1 else np.zeros(len(k), dtype=np.int64))
-        out.append(np.concatenate(parts) if parts else _NONE)
-    return out
 
 
 _NONE = np.zeros(0, dtype=np.int64)

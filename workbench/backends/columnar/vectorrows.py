@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,7 +12,7 @@ from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import KeyOrder
 from workbench.backends.columnar.vector import ColumnSource
 
-__all__ = ["Found", "Index", "Mask", "Rows"]
+__all__ = ["Found", "Index", "Mask", "Matches", "Rows"]
 
 Mask = npt.NDArray[np.bool_]
 Index = npt.NDArray[np.int64]
@@ -78,3 +79,22 @@ class Found:
     inst: Index
     #: every start's position (not only the completed ones')
     all_start: Index
+
+
+@dataclass(slots=True)
+class Matches:
+    """One pattern's matches in a common form: per match its completion and start positions, its
+    instance id, tie-breaks among one start's matches completed on one row (least significant
+    first, as ``np.lexsort`` reads them) and its rows (``flat[bounds[i]:bounds[i + 1]]``, key order
+    positions), with ``channels(len)`` naming them. ``all_start``: every start's position;
+    ``weights``: per start, a bound of the partial matches it holds at once (``None``: one)."""
+
+    done: Index
+    start: Index
+    inst: Index
+    ties: list[Index]
+    flat: Index
+    bounds: Index
+    channels: Callable[[int], tuple[str, ...]]
+    all_start: Index
+    weights: Index | None = None

@@ -97,7 +97,7 @@ def diff_patterns(
     for name in (old, new):
         done = session.replay([name], data, time=time, key=key, type=type, trace=True)
         run = session.runs[name]
-        sides.append(_Side(session.get(name).pattern, spans(run.trace), run.detections, run.events))
+        sides.append(_Side(session.get(name).pattern, spans(run.trace), list(run.detections), run.events))
         rows, show = done.rows, run.times.text
     a, b = sides
     rows_out, same = _compare(a, b, show)

@@ -81,7 +81,7 @@ def to_frame(detections: Sequence[Detection], times: TimeFormat = NUMBERS) -> pd
 class RunOutcome:
     """What one replay produced."""
 
-    detections: list[Detection]
+    detections: Sequence[Detection]  # a replay's own (lazy) list when one pattern group ran
     trace: list[TraceRecord]
     late: list[Event]
     events: Mapping[int, Event]  # by seq (a replay of a DataFrame builds them on first read)
@@ -115,7 +115,7 @@ class Replay:
 
 @dataclass
 class _Run:
-    detections: list[Detection] = field(default_factory=list)
+    detections: Sequence[Detection] = field(default_factory=list)
     trace: list[TraceRecord] = field(default_factory=list)
     events: Mapping[int, Event] = field(default_factory=dict)
     times: TimeFormat = NUMBERS  # how the input gave its times (dates for a datetime column)

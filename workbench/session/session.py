@@ -17,6 +17,7 @@ from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 from workbench.engine.matcher import Pattern
+from workbench.engine.matchtable import LazyDetections
 from workbench.engine.runtime import Clock, Engine, RunResult
 from workbench.errors import CepError, CepRuntimeError
 from workbench.language import compile_text, format_pattern
@@ -258,7 +259,7 @@ class CepSession:
         self.errors = list(result.errors)
         self._keep(names, result, events)
         return RunOutcome(
-            list(result.detections), list(result.trace), list(result.late), events, list(result.errors),
+            _own(result.detections), list(result.trace), list(result.late), events, list(result.errors),
             result.dropped,
         )  # fmt: skip
 
@@ -290,8 +291,11 @@ class CepSession:
     ) -> None:
         """Record each pattern's detections and trace (a replay's, or a live feed's so far)."""
         for n in names:
+            # why whole: one pattern's replay keeps its (lazy) list, built only when read
+            found = result.detections
+            mine = [d for d in found if d.pattern == n] if len(names) > 1 else _own(found)
             self.runs[n] = _Run(
-                [d for d in result.detections if d.pattern == n],
+                mine,
                 [r for r in result.trace if r.pattern == n],
                 events,
                 self.times if times is None else times,
@@ -493,3 +497,8 @@ def _names(names: Sequence[str], call: str) -> list[str]:
         msg = f"{call}: no pattern to run; name at least one"
         raise CepError(msg)
     return list(names)
+
+
+def _own(detections: Sequence[Detection]) -> Sequence[Detection]:
+    """A run's detections to keep: a replay's lazy list as it is (built when read), else a copy."""
+    return detections if isinstance(detections, LazyDetections) else list(detections)

@@ -1,7 +1,7 @@
 """Engine records as pandas DataFrames, and DataFrames back into events.
 
-This is the only module outside ``jupyter/`` and ``widgets/`` that imports pandas. Every frame has a
-fixed, documented set of columns, in a fixed order, also when the input is empty.
+Every frame has a fixed, documented set of columns, in a fixed order, also when the input is empty
+(typed column by column by :mod:`workbench.frame_columns`).
 
 **One row per detection** (:func:`detections_to_frame`), columns :data:`DETECTION_COLUMNS`:
 
@@ -47,13 +47,10 @@ The reverse direction, :func:`frame_to_events`, reads a DataFrame with columns `
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
-from itertools import pairwise
 from operator import attrgetter
 from typing import Any, Final
 
-import numpy as np
 import pandas as pd
 
 from workbench.engine.detection import DETECTION_COLUMNS, Detection, Reaction, TraceRecord
@@ -61,6 +58,7 @@ from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 from workbench.engine.gcpause import gc_paused
 from workbench.engine.matchtable import LazyDetections, MatchTable
+from workbench.frame_columns import INT, measure_series, objects, strings, time_spans, times
 
 __all__ = [
     "DETECTION_COLUMNS",
@@ -124,45 +122,16 @@ TRACE_COLUMNS: tuple[str, ...] = (
 EVENT_COLUMNS: tuple[str, ...] = ("seq", "type", "time", "key")
 """Fixed leading columns of :func:`events_to_frame`; event fields follow."""
 
-_INT: Final = "Int64"  # nullable integer: stays integral when a value is missing
-_NONE: Final = type(None)
-_INTEGRAL: Final = frozenset({int, bool, _NONE})  # the plain classes isinstance(v, int) accepts
-_NUMERIC: Final = frozenset({int, bool, float, _NONE})
 _SEQ: Final = attrgetter("seq")
 _TYPE: Final = attrgetter("type")
 _TIME: Final = attrgetter("time")
 
 
-def _times(values: Sequence[int | float | None]) -> pd.Series:
-    """Times as the input gave them: int64 when all are integers (nullable ``Int64`` when some are
-    missing, ``None``), else float64 (missing: NaN)."""
-    classes = set(map(type, values))
-    if classes <= _INTEGRAL:  # why: one C pass over the classes decides for plain numbers
-        return pd.Series(values, dtype="int64" if _NONE not in classes else _INT)
-    if not classes <= _NUMERIC:  # why: int subclasses, numpy scalars, ...: the test per value
-        present = [v for v in values if v is not None]
-        if all(isinstance(v, int) for v in present):
-            return pd.Series(values, dtype="int64" if len(present) == len(values) else _INT)
-    if _NONE in classes:
-        values = [math.nan if v is None else v for v in values]
-    return pd.Series(values, dtype="float64")
-
-
-def _objects(values: Sequence[object]) -> pd.Series:
-    """A column that keeps Python objects as they are (keys, tuples, dicts)."""
-    # np.fromiter keeps each value one cell (a list assignment would unpack equal-length tuples)
-    return pd.Series(np.fromiter(values, dtype=object, count=len(values)), dtype=object)
-
-
-def _strings(values: Sequence[str | None]) -> pd.Series:
-    return pd.Series(values, dtype=object)
-
-
 def _identity(records: Sequence[Detection | Reaction]) -> dict[str, pd.Series]:
     """The ``pattern``, ``key`` and ``instance`` columns of detections or reactions."""
     return {
-        "pattern": _strings(list(map(attrgetter("pattern"), records))),
-        "key": _objects(list(map(attrgetter("key"), records))),
+        "pattern": strings(list(map(attrgetter("pattern"), records))),
+        "key": objects(list(map(attrgetter("key"), records))),
         "instance": pd.Series(list(map(attrgetter("instance"), records)), dtype="int64"),
     }
 
@@ -189,26 +158,26 @@ def _detections_frame(ds: list[Detection]) -> pd.DataFrame:
     rows: list[tuple[Event, ...]] = list(map(attrgetter("events"), ds))
     lens = list(map(len, rows))
     initiators: list[Event | None] = list(map(attrgetter("initiator"), ds))
-    seqs, types, times = _event_columns(rows)
-    firsts, lasts = _time_spans(times, lens)
+    seqs, types, flat_times = _event_columns(rows)
+    firsts, lasts = time_spans(flat_times, lens)
     data: dict[str, pd.Series] = {
         **_identity(ds),
-        "kind": _strings(list(map(attrgetter("kind"), ds))),
-        "emit_time": _times(list(map(_TIME, ds))),
+        "kind": strings(list(map(attrgetter("kind"), ds))),
+        "emit_time": times(list(map(_TIME, ds))),
         "n_events": pd.Series(lens, dtype="int64"),
-        "events": _objects(seqs),
-        "types": _objects(types),
-        "channels": _objects(list(map(tuple, map(attrgetter("channels"), ds)))),
-        "negated": _objects(list(map(tuple, map(attrgetter("negated"), ds)))),
+        "events": objects(seqs),
+        "types": objects(types),
+        "channels": objects(list(map(tuple, map(attrgetter("channels"), ds)))),
+        "negated": objects(list(map(tuple, map(attrgetter("negated"), ds)))),
         "initiator": pd.Series(
             [None if i is None else i.seq for i in initiators]
             if initiators.count(None) < len(initiators)  # why: usually none has one
             else initiators,
-            dtype=_INT,
+            dtype=INT,
         ),
         "first_time": firsts,
         "last_time": lasts,
-        "extra": _objects(list(map(dict, map(attrgetter("extra"), ds)))),
+        "extra": objects(list(map(dict, map(attrgetter("extra"), ds)))),
     }
     frame = pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
     return _add_measures(frame, ds)
@@ -218,22 +187,22 @@ def _table_frame(table: MatchTable) -> pd.DataFrame:
     """:func:`detections_to_frame` of the plain matches a table holds (the same columns and values)."""
     n = len(table)
     lens = list(map(len, table.seqs))
-    firsts, lasts = _time_spans(table.times, lens)
+    firsts, lasts = time_spans(table.times, lens)
     data: dict[str, pd.Series] = {
-        "pattern": _strings(table.pattern),
-        "key": _objects(table.key),
+        "pattern": strings(table.pattern),
+        "key": objects(table.key),
         "instance": pd.Series(table.instance, dtype="int64"),
-        "kind": _strings(["match"] * n),
-        "emit_time": _times(table.time),
+        "kind": strings(["match"] * n),
+        "emit_time": times(table.time),
         "n_events": pd.Series(lens, dtype="int64"),
-        "events": _objects(table.seqs),
-        "types": _objects(table.types),
-        "channels": _objects(table.channels),
-        "negated": _objects([()] * n),
-        "initiator": pd.Series([None] * n, dtype=_INT),
+        "events": objects(table.seqs),
+        "types": objects(table.types),
+        "channels": objects(table.channels),
+        "negated": objects([()] * n),
+        "initiator": pd.Series([None] * n, dtype=INT),
         "first_time": firsts,
         "last_time": lasts,
-        "extra": _objects([{} for _ in range(n)]),
+        "extra": objects([{} for _ in range(n)]),
     }
     return pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
 
@@ -244,53 +213,13 @@ def _event_columns(
     """Each row's tuple of event ``seq`` and of event types, and every row's event times in one list."""
     seqs: list[tuple[int, ...]] = []
     types: list[tuple[str, ...]] = []
-    times: list[int | float] = []
-    add_seqs, add_types, add_times = seqs.append, types.append, times.extend
+    flat: list[int | float] = []
+    add_seqs, add_types, add_times = seqs.append, types.append, flat.extend
     for r in rows:  # why one loop: a row's events are read while they are in the CPU cache
         add_seqs(tuple(map(_SEQ, r)))
         add_types(tuple(map(_TYPE, r)))
         add_times(map(_TIME, r))
-    return seqs, types, times
-
-
-def _time_spans(flat: list[int | float], lens: Sequence[int]) -> tuple[pd.Series, pd.Series]:
-    """``first_time`` and ``last_time``: each row's earliest and latest event time (none: missing).
-
-    ``flat``: the times of every row's events, row after row.
-
-    Plain ints only or floats only (no NaN): one numpy reduction per column. Anything else (ints
-    mixed with floats, where the dtype follows the classes of the minima and maxima themselves,
-    NaN, huge ints, other number types) takes Python's ``min``/``max`` per row.
-    """
-    classes = set(map(type, flat))
-    dtype = np.int64 if classes <= _INTEGRAL else np.float64 if classes == {float} else None
-    try:
-        values = np.array(flat, dtype=dtype) if dtype is not None and flat else None
-    except OverflowError:  # why: an int beyond int64
-        values = None
-    if values is None or (dtype is np.float64 and bool(np.isnan(values).any())):
-        cuts = np.cumsum([0, *lens]).tolist()
-        per_row = [flat[a:b] for a, b in pairwise(cuts)]
-        return (
-            _times([min(ts) if ts else None for ts in per_row]),
-            _times([max(ts) if ts else None for ts in per_row]),
-        )
-    sizes = np.asarray(lens, dtype=np.int64)
-    filled = np.flatnonzero(sizes)
-    starts = (np.cumsum(sizes) - sizes)[filled]
-    out = []
-    for reduce in (np.minimum.reduceat, np.maximum.reduceat):
-        got = reduce(values, starts)
-        if len(filled) == len(sizes):
-            out.append(pd.Series(got, dtype=values.dtype))
-            continue
-        full = np.zeros(len(sizes), dtype=values.dtype) if dtype is np.int64 else np.full(len(sizes), np.nan)
-        full[filled] = got
-        if dtype is np.int64:  # why: an integral column with a gap is nullable Int64, as _times gives
-            out.append(pd.Series(pd.arrays.IntegerArray(full.astype(np.int64), sizes == 0)))
-        else:
-            out.append(pd.Series(full, dtype=np.float64))
-    return out[0], out[1]
+    return seqs, types, flat
 
 
 def _add_measures(frame: pd.DataFrame, detections: Sequence[Detection]) -> pd.DataFrame:
@@ -303,22 +232,11 @@ def _add_measures(frame: pd.DataFrame, detections: Sequence[Detection]) -> pd.Da
                 kinds.setdefault(name, declared.get(name, "value"))
     if not kinds:
         return frame
-    columns = {name: _measure_series([d.measures.get(name) for d in detections]) for name in kinds}
+    columns = {name: measure_series([d.measures.get(name) for d in detections]) for name in kinds}
     out = pd.concat([frame, pd.DataFrame(columns, index=frame.index)], axis=1)
     out.attrs["time_columns"] = tuple(n for n, k in kinds.items() if k == "time")
     out.attrs["duration_columns"] = tuple(n for n, k in kinds.items() if k == "duration")
     return out
-
-
-def _measure_series(values: Sequence[object]) -> pd.Series:
-    """One measure's column: integral, numeric or boolean dtypes when every value fits, else objects."""
-    present = [v for v in values if v is not None]
-    missing = len(present) < len(values)
-    if present and all(v.__class__ is bool for v in present):
-        return pd.Series(values, dtype="boolean" if missing else "bool")
-    if present and all(v.__class__ in (int, float) for v in present):
-        return _times(values)  # type: ignore[arg-type]  # numbers, as times are: int64, Int64 or float64
-    return _objects(values)
 
 
 def _field_columns(fixed: Sequence[str], events: Iterable[Event]) -> dict[str, str]:
@@ -364,16 +282,16 @@ def detection_events_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
     events = [r[4] for r in rows]
     data: dict[str, pd.Series] = {
         "detection": pd.Series([r[0] for r in rows], dtype="int64"),
-        "pattern": _strings([r[1].pattern for r in rows]),
-        "key": _objects([r[1].key for r in rows]),
+        "pattern": strings([r[1].pattern for r in rows]),
+        "key": objects([r[1].key for r in rows]),
         "instance": pd.Series([r[1].instance for r in rows], dtype="int64"),
-        "kind": _strings([r[1].kind for r in rows]),
-        "emit_time": _times([r[1].time for r in rows]),
+        "kind": strings([r[1].kind for r in rows]),
+        "emit_time": times([r[1].time for r in rows]),
         "position": pd.Series([r[2] for r in rows], dtype="int64"),
-        "channel": _strings([r[3] for r in rows]),
+        "channel": strings([r[3] for r in rows]),
         "seq": pd.Series([e.seq for e in events], dtype="int64"),
-        "type": _strings([e.type for e in events]),
-        "time": _times([e.time for e in events]),
+        "type": strings([e.type for e in events]),
+        "time": times([e.time for e in events]),
     }
     frame = pd.DataFrame(data, columns=list(DETECTION_EVENT_COLUMNS))
     return _add_fields(frame, events, DETECTION_EVENT_COLUMNS)
@@ -388,12 +306,12 @@ def reactions_to_frame(reactions: Iterable[Reaction]) -> pd.DataFrame:
     events = [r.event for r in rs]
     data: dict[str, pd.Series] = {
         **_identity(rs),
-        "channel": _strings([r.channel for r in rs]),
-        "status": _strings([r.status for r in rs]),
-        "time": _times([r.time for r in rs]),
+        "channel": strings([r.channel for r in rs]),
+        "status": strings([r.status for r in rs]),
+        "time": times([r.time for r in rs]),
         "seq": pd.Series([e.seq for e in events], dtype="int64"),
-        "type": _strings([e.type for e in events]),
-        "event_time": _times([e.time for e in events]),
+        "type": strings([e.type for e in events]),
+        "event_time": times([e.time for e in events]),
     }
     frame = pd.DataFrame(data, columns=list(REACTION_COLUMNS))
     return _add_fields(frame, events, REACTION_COLUMNS)
@@ -421,14 +339,14 @@ def errors_to_frame(errors: Iterable[ConditionFault]) -> pd.DataFrame:
     """
     fs = list(errors)
     data: dict[str, pd.Series] = {
-        "pattern": _strings([f.pattern for f in fs]),
-        "where": _strings([f.where for f in fs]),
-        "kind": _strings([f.kind for f in fs]),
-        "message": _strings([f.message for f in fs]),
+        "pattern": strings([f.pattern for f in fs]),
+        "where": strings([f.where for f in fs]),
+        "kind": strings([f.kind for f in fs]),
+        "message": strings([f.message for f in fs]),
         "count": pd.Series([f.count for f in fs], dtype="int64"),
         "first_seq": pd.Series([f.first_seq for f in fs], dtype="int64"),
-        "first_time": _times([f.first_time for f in fs]),
-        "first_key": _objects([f.first_key for f in fs]),
+        "first_time": times([f.first_time for f in fs]),
+        "first_key": objects([f.first_key for f in fs]),
     }
     return pd.DataFrame(data, columns=list(ERROR_COLUMNS))
 
@@ -447,16 +365,16 @@ def trace_to_frame(records: Iterable[TraceRecord]) -> pd.DataFrame:
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     data: dict[str, pd.Series] = {
-        "time": _times([r.time for r in rs]),
-        "pattern": _strings([r.pattern for r in rs]),
-        "key": _objects([r.key for r in rs]),
+        "time": times([r.time for r in rs]),
+        "pattern": strings([r.pattern for r in rs]),
+        "key": objects([r.key for r in rs]),
         "instance": pd.Series([r.instance for r in rs], dtype="int64"),
-        "kind": _strings([str(r.kind) for r in rs]),
-        "element": _strings([r.element for r in rs]),
-        "event_seq": pd.Series([r.event_seq for r in rs], dtype=_INT),
-        "count": pd.Series([_detail_int(r, "count") for r in rs], dtype=_INT),
-        "of": pd.Series([_detail_int(r, "of") for r in rs], dtype=_INT),
-        "detail": _objects([dict(r.detail) for r in rs]),
+        "kind": strings([str(r.kind) for r in rs]),
+        "element": strings([r.element for r in rs]),
+        "event_seq": pd.Series([r.event_seq for r in rs], dtype=INT),
+        "count": pd.Series([_detail_int(r, "count") for r in rs], dtype=INT),
+        "of": pd.Series([_detail_int(r, "of") for r in rs], dtype=INT),
+        "detail": objects([dict(r.detail) for r in rs]),
     }
     return pd.DataFrame(data, columns=list(TRACE_COLUMNS))
 
@@ -466,9 +384,9 @@ def events_to_frame(events: Iterable[Event]) -> pd.DataFrame:
     es = list(events)
     data: dict[str, pd.Series] = {
         "seq": pd.Series([e.seq for e in es], dtype="int64"),
-        "type": _strings([e.type for e in es]),
-        "time": _times([e.time for e in es]),
-        "key": _objects([e.key for e in es]),
+        "type": strings([e.type for e in es]),
+        "time": times([e.time for e in es]),
+        "key": objects([e.key for e in es]),
     }
     frame = pd.DataFrame(data, columns=list(EVENT_COLUMNS))
     return _add_fields(frame, es, EVENT_COLUMNS)

@@ -14,6 +14,7 @@ from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
+from workbench.engine.matchtable import LazyDetections
 from workbench.engine.result import RunResult
 from workbench.session.times import NUMBERS, TimeFormat
 
@@ -30,6 +31,7 @@ __all__ = [
     "RunSettings",
     "Seen",
     "dropped_note",
+    "kept",
     "reporting",
     "result_of",
     "stamped",
@@ -146,3 +148,8 @@ def result_of(engine: Engine) -> RunResult:
 def stamped(events: Sequence[Event]) -> list[Event]:
     """The events as the engine numbered them (arrival positions 0..n-1)."""
     return [stamp(e, i) for i, e in enumerate(events)]
+
+
+def kept(detections: Sequence[Detection]) -> Sequence[Detection]:
+    """A run's detections to keep: a replay's lazy list as it is (built when read), else a copy."""
+    return detections if isinstance(detections, LazyDetections) else list(detections)

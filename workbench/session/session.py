@@ -17,7 +17,6 @@ from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 from workbench.engine.matcher import Pattern
-from workbench.engine.matchtable import LazyDetections
 from workbench.engine.runtime import Clock, Engine, RunResult
 from workbench.errors import CepError, CepRuntimeError
 from workbench.language import compile_text, format_pattern
@@ -36,6 +35,7 @@ from workbench.session.runs import (
     RunSettings,
     Seen,
     _Run,
+    kept,
     reporting,
     result_of,
     stamped,
@@ -259,7 +259,7 @@ class CepSession:
         self.errors = list(result.errors)
         self._keep(names, result, events)
         return RunOutcome(
-            _own(result.detections), list(result.trace), list(result.late), events, list(result.errors),
+            kept(result.detections), list(result.trace), list(result.late), events, list(result.errors),
             result.dropped,
         )  # fmt: skip
 
@@ -293,7 +293,7 @@ class CepSession:
         for n in names:
             # why whole: one pattern's replay keeps its (lazy) list, built only when read
             found = result.detections
-            mine = [d for d in found if d.pattern == n] if len(names) > 1 else _own(found)
+            mine = [d for d in found if d.pattern == n] if len(names) > 1 else kept(found)
             self.runs[n] = _Run(
                 mine,
                 [r for r in result.trace if r.pattern == n],
@@ -497,8 +497,3 @@ def _names(names: Sequence[str], call: str) -> list[str]:
         msg = f"{call}: no pattern to run; name at least one"
         raise CepError(msg)
     return list(names)
-
-
-def _own(detections: Sequence[Detection]) -> Sequence[Detection]:
-    """A run's detections to keep: a replay's lazy list as it is (built when read), else a copy."""
-    return detections if isinstance(detections, LazyDetections) else list(detections)

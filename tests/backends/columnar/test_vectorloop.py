@@ -217,3 +217,14 @@ def test_a_lazy_list_reads_as_the_engines_list() -> None:
     import pickle
 
     assert pickle.loads(pickle.dumps(got)) == expected
+
+
+def test_one_long_run_is_left_to_the_engine() -> None:
+    text = (
+        "sequence s no timeouts\n    aggregate m = avg(b.x)\n    begin a: a\n"
+        "    followed by b: b where m > 1 one or more\n    followed by c: c\n"
+    )
+    frame = pd.DataFrame({"type": ["a"] + ["b"] * 400 + ["c"], "time": range(402), "key": "k", "x": 2.0})
+    engine = Engine(compile_patterns(text))
+    assert vector_detections(engine, EventColumns.from_frame(frame)) is None
+    assert replay_frame(compile_patterns(text), frame).detections == engine_run(text, frame)

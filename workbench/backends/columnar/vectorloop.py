@@ -44,6 +44,11 @@ __all__ = ["loop_matches", "loop_reason"]
 Floats = npt.NDArray[np.float64]
 
 _KINDS: dict[type, str] = {Count: "count", Sum: "sum", Avg: "avg"}
+#: a step (a dozen numpy passes over the active runs) costs about as much as the engine testing this
+#: many candidate rows one by one
+_STEP_COST = 40
+#: so many steps cost little whatever the runs (a few milliseconds)
+_FEW_STEPS = 256
 
 
 def loop_reason(plan: LoopPlan) -> str | None:
@@ -104,6 +109,10 @@ def loop_matches(plan: LoopPlan, rows: Rows) -> Matches | None:
         took_pos = cand[np.repeat(lo, counts) + offsets]
         got = (run, took_pos, offsets + 1)
     else:
+        spans = hi - lo
+        steps = int(spans.max()) if len(spans) else 0
+        if steps > _FEW_STEPS and steps * _STEP_COST > int(spans.sum()):
+            return None  # why: a few long runs: one numpy pass per step would cost more than the engine
         stepped = _step(plan, rows, cand, lo, hi, types)
         if stepped is None:
             return None

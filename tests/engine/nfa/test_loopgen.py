@@ -221,3 +221,37 @@ def test_tracing_runs_the_interpreter_with_the_same_records() -> None:
     assert traced == _run(interpreted(p), events, trace=True)
     assert traced[3]  # trace records were written
     assert traced[0] == _run(NFAMatcher(p), events)[0]
+
+
+def test_waits_of_older_partial_matches_merge_into_the_list_in_order() -> None:
+    # Two overlapping partial matches: the older one's new waits for "c" must go before the
+    # newer one's older waits (the generated code merges by start id, not by a full re-sort),
+    # and the sum/count/avg updates are inlined in the generated code.
+    p = SequencePattern(
+        "p",
+        (
+            Stage("a", types=("a",)),
+            Stage(
+                "b", "avg_b > 1 and count_b < 9", RELAXED, types=("b",), quantifier=Quantifier.one_or_more()
+            ),
+            Stage("c", "e.v > 0", RELAXED, types=("c",)),
+        ),
+        within_ms=40,
+        emit_timeouts=True,
+        aggregates=(
+            AggregateSpec("avg_b", "avg", "b", "v", include_current=True),
+            AggregateSpec("count_b", "count", "b"),
+            AggregateSpec("sum_b", "sum", "b", "v"),
+        ),
+    )
+    events = [
+        {"type": t, "time": i, "key": "k", "v": v}
+        for i, (t, v) in enumerate(
+            zip("abababdbbdbcbdbbcc", [0, 3, 0, 2, 0, 4, 0, 1, 5, 0, 2, 0, 3, 0, 9, 1, 0, 2], strict=True)
+        )
+    ]
+    want = _run(interpreted(p), events, states=True)
+    got = _run(NFAMatcher(p), events, states=True)
+    assert got == want
+    assert len(got[0]) > 10  # matches and time-outs of both partial matches
+    assert got[0] == _run(NFAMatcher(p, specialise=False), events)[0]

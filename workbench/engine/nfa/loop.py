@@ -361,17 +361,17 @@ class LoopPlan(ChainPlan[LoopState]):
         window = self.window
         if window is None:
             return
+        report = self.emit_timeouts or ctx.tracing  # why: else nothing reads the expired
         expired: list[LoopRun] = []
         for runs in (state.hot, state.cold, state.last):
             k = 0
             while k < len(runs) and runs[k].start_ts + window <= t:
                 k += 1
             if k:
-                expired += runs[:k]
+                if report:
+                    expired += runs[:k]
                 del runs[:k]
-        if not expired:
-            return
-        if self.emit_timeouts or ctx.tracing:  # why: else nothing reports the expired
+        if expired:
             expired.sort(key=by_start)
             self._time_out(self._expire(expired, ctx), window, ctx)
 

@@ -24,9 +24,10 @@ function's namespace, and
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from workbench.engine.aggregates import Aggregate, Avg, input_of, make_aggregate, value_with
+from workbench.engine.aggregates import Aggregate, Avg, Count, Sum, input_of, make_aggregate, value_with
 from workbench.engine.detection import new_match
 from workbench.engine.events import Event
 from workbench.engine.expr import clean, ir
@@ -55,6 +56,8 @@ __all__ = ["generate", "loop_kernel"]
 
 Process = Callable[["LoopState", Event, Context], None]
 
+#: the order of the loop's partial matches (their start ids are distinct)
+_by_sid = attrgetter("start_id")
 _CMP = ("==", "!=", "<", "<=", ">", ">=")
 #: the code of a partial match waiting for the last stage (``loop.LAST``; its wake set is ``wakes[-2]``)
 LAST_CODE = -2
@@ -87,7 +90,7 @@ class _Emitter(Source):
         """The local holding ``input_of(e, field)`` of aggregate ``i`` (read once per event)."""
         if i not in self.inputs:
             field = self.plan.aggs.specs[i].field
-            read = "e" if field is None else f"{self.const(clean)}(e.fields.get({self.literal(field)}))"
+            read = "e" if field is None else self.cleaned(f"e.fields.get({self.literal(field)})")
             self.inputs[i] = self.probe(read)  # what input_of(e, field) reads
         return self.inputs[i]
 
@@ -181,7 +184,10 @@ class _Emitter(Source):
                 value = f"{self.const(value_with)}(ra[{i}], {x})"
         else:
             value = f"ra[{i}].get()"
-        # why inline: a number that is not NaN is its own clean value (the usual case), else clean()
+        return self.cleaned(value)
+
+    def cleaned(self, value: str) -> str:
+        """``clean(value)``, inlined: a float that is not NaN is its own clean value (the usual case)."""
         v = self.temp()
         return f"({v} if ({v} := {value}).__class__ is _float and {v} == {v} else {self.const(clean)}({v}))"
 
@@ -261,11 +267,22 @@ def _fresh(run: str, window: bool) -> str:
     return FRESH.format(run=run) if window else "pass\n"
 
 
+def _update(plan: LoopPlan, i: int, x: str) -> str:
+    """The statement that updates aggregate ``i`` of the partial match's ``ra`` with its input ``x``."""
+    spec = plan.aggs.specs[i]
+    kind = type(make_aggregate(spec.function, **dict(spec.params)))
+    if kind is Sum or kind is Avg:  # why inline: Sum.update, without a call per partial match
+        return f"if {x} is not None:\n    _a = ra[{i}]\n    _a.total += {x}\n    _a.n += 1\n"
+    if kind is Count:
+        return f"if {x} is not None:\n    ra[{i}].n += 1\n"
+    return f"ra[{i}].update({x})\n"
+
+
 def _source(plan: LoopPlan, em: _Emitter) -> str:
     # Why the order: the take condition's probes may read aggregate inputs that the updates reuse.
     took = _took(plan, em) if _compare_ops_are_plain() else "took = _take_pred(e, _LC(_plan, run, e))"
     lp = em.probe(em.gen(plan.last_cond))
-    updates = "".join(f"ra[{i}].update({em.input(i)})\n" for i in plan.agg_of[1])
+    updates = "".join(_update(plan, i, em.input(i)) for i in plan.agg_of[1])
     update = ("ra = run.aggs\n" + updates) if updates else "pass\n"
     window = plan.window is not None
     return (
@@ -293,6 +310,13 @@ def _source(plan: LoopPlan, em: _Emitter) -> str:
 def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
     from workbench.engine.nfa.loop import LoopContext, LoopRun
 
+    chan: dict[int, tuple[str, ...]] = {}
+
+    def channels(n: int) -> tuple[str, ...]:
+        """The channels of a match of ``n`` events, computed once per length."""
+        ch = chan[n] = plan.match_channels(n)
+        return ch
+
     wakes = plan.wakes
     known = frozenset[str]().union(*(w for w in wakes if w is not None))
     return {
@@ -304,6 +328,7 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         "_advance": plan.advance,
         "_W": plan.window,
         "_by_start": by_start,
+        "_by_sid": _by_sid,
         "_wt": {typ: tuple(w is None or typ in w for w in wakes) for typ in known},
         "_wdef": tuple(w is None for w in wakes),
         "_C": plan.stages[2],
@@ -314,8 +339,8 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         "_take_pred": plan.take_pred,
         "_start_pred": plan.start_pred,
         "_ctake": plan.aggs.take,
-        "_chan": {},
-        "_channels": plan.match_channels,
+        "_chan": chan,
+        "_chans": channels,
         "_Detection": new_match,
         "_name": plan.name,
         "WINDOW_TIMER": WINDOW_TIMER,

@@ -43,11 +43,13 @@ WAKE = """\
 {probes}
     except _Exception:
         return _interp(state, e, ctx)
+    # why the keys: a start event starts one partial match, so the loop's (hot and cold) have
+    # distinct start ids and sort by them alone; those waiting for the last stage share them
     if vc:
         if vl:
             runs = sorted(hot + cold + last, key=_by_start)
         else:
-            runs = sorted(hot + cold, key=_by_start) if hot else cold
+            runs = sorted(hot + cold, key=_by_sid) if hot else cold
     elif vl:
         runs = sorted(hot + last, key=_by_start) if hot else last
     else:
@@ -60,6 +62,7 @@ WAKE = """\
     done = []
     wk = _wt.get(typ, _wdef)
     rid = state.next_rid
+    key = ctx.key
     try:
         for run in runs:
             code = run.code
@@ -67,7 +70,9 @@ WAKE = """\
                 if lp:
                     rid += 1
 {complete}
-                    done.append((run.inst, (*run.events, e)))
+                    ev = (*run.events, e)
+                    ch = _chan.get(len(ev)) or _chans(len(ev))
+                    done.append(_Detection(_name, key, run.inst, "match", t, ev, ch))
                 else:
                     nl.append(run)
                 continue
@@ -93,7 +98,9 @@ WAKE = """\
 {fresh_run}
                 if lp:
 {complete}
-                    done.append((run.inst, (*taken, e)))
+                    ev = (*taken, e)
+                    ch = _chan.get(len(ev)) or _chans(len(ev))
+                    done.append(_Detection(_name, key, run.inst, "match", t, ev, ch))
                 else:
                     w = _LoopRun(run.start_id, r0 + 1, -2, run.start_ts, prev, run.inst, taken, ())
                     nl.append(w)
@@ -109,8 +116,9 @@ WAKE = """\
 {fresh_run}
             else:
                 nc.append(run)
-        # why: cold is kept sorted; a new partial match usually starts after every other one
-        cs = vc or len(nc) != nc0
+        # why: successors are appended in visiting order, so nh is sorted, and so is nc when cold
+        # was visited; else nc is the old sorted cold plus sorted successors: compare at the seam
+        cs = not vc and nc0 and len(nc) != nc0 and nc[nc0 - 1].start_id > nc[nc0].start_id
         if starts and {start_test}:
             inst = ctx.new_instance()
             r0 = rid
@@ -122,25 +130,23 @@ WAKE = """\
 {fresh_start}
     finally:
         state.next_rid = rid
-    if len(nh) > 1:
-        nh.sort(key=_by_start)
     if cs:
-        nc.sort(key=_by_start)
-    # why: unvisited, nl is the old (sorted) list plus the new waits, which are sorted (visiting
-    # order, rising run ids): one comparison at the seam tells whether the whole is sorted
-    if vl or (nl0 and len(nl) != nl0 and nl[nl0 - 1].start_id > nl[nl0].start_id):
+        nc.sort(key=_by_sid)
+    # why: visited, nl holds only waits that the event did not complete and new waits (none
+    # when the last stage took it); unvisited, nl is the old (sorted) list plus the new waits,
+    # which are sorted (visiting order, rising run ids): one comparison at the seam tells, and the
+    # new waits' run ids exceed the old ones', so a stable sort by start id alone orders the whole
+    if vl and not lp:
         nl.sort(key=_by_start)
+    elif nl0 and len(nl) != nl0 and nl[nl0 - 1].start_id > nl[nl0].start_id:
+        nl.sort(key=_by_sid)
     state.hot = nh
     state.cold = nc
     state.last = nl
     if done:
         emit = ctx.emit
-        key = ctx.key
-        for inst, ev in done:
-            ch = _chan.get(len(ev))
-            if ch is None:
-                ch = _chan[len(ev)] = _channels(len(ev))
-            emit(_Detection(_name, key, inst, "match", t, ev, ch))
+        for d in done:
+            emit(d)
 {cap}"""
 FRESH = """\
 if {run}.prev_ts == {run}.start_ts and state.scheduled != {run}.start_ts + _W:

@@ -28,7 +28,15 @@ from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
 from workbench.engine.nfa.chain import WINDOW_TIMER
 from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind
-from workbench.engine.nfa.conditions import Predicate, compile_predicate, needs_context
+from workbench.engine.nfa.conditions import (
+    Cond,
+    Const,
+    Junction,
+    Not,
+    TypeIn,
+    compile_predicate,
+    needs_context,
+)
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.trace import cap_detail, strict_detail, warn_cap
 
@@ -36,11 +44,26 @@ __all__ = ["EventOnlyPlan", "EventOnlyState", "Group"]
 
 #: one partial match: (state code, events, channels, time of its last event, instance)
 ERun = tuple[int, tuple[Event, ...], tuple[str, ...], Time, int]
-#: what one fired edge does to a partial match: (op, target code, stage, target name, final after)
-Op = tuple[int, int, str, str, bool]
-#: the partial match stays as it is / moves to the target unchanged / takes the event
-KEEP, MOVE, TAKE = 0, 1, 2
+#: what one fired edge does to a partial match: (op, target code, stage, target name, Final reached
+#: after it through PROCEED edges, ``(stage,)``)
+Op = tuple[int, int, str, str, bool, tuple[str]]
+#: the partial match stays as it is / moves to the target unchanged / takes the event / takes the
+#: event into Final
+KEEP, MOVE, TAKE, DONE = 0, 1, 2, 3
 _TAKE, _IGNORE, _PROCEED = int(Action.TAKE), int(Action.IGNORE), int(Action.PROCEED)
+#: the most event types whose templates a plan keeps (others are worked out per event)
+_MAX_TYPES = 256
+
+
+def _by_type(cond: Cond) -> bool:
+    """Whether the event's type alone decides ``cond`` (type filters and constants; cannot fail)."""
+    if isinstance(cond, Const | TypeIn):
+        return True
+    if isinstance(cond, Not):
+        return _by_type(cond.inner)
+    if isinstance(cond, Junction):
+        return _by_type(cond.left) and _by_type(cond.right)
+    return False
 
 
 @dataclass(slots=True, eq=False)
@@ -99,12 +122,18 @@ class EventOnlyPlan:
         self.final = [states[n].kind == Kind.FINAL for n in names]
         self.stage = [states[n].stage for n in names]
         self.edges = [
-            tuple((int(tr.action), tr.target, compile_predicate(tr.cond), states[tr.source].stage) for tr in st.transitions)
+            tuple(
+                (int(tr.action), tr.target, compile_predicate(tr.cond), states[tr.source].stage)
+                for tr in st.transitions
+            )
             for st in states.values()
         ]
         self.start = self.code[nfa.start]
         self.start_wakes = facts.start_wakes
         self._masks: dict[str, int] = {}
+        #: every condition is decided by the event's type: templates are kept per type
+        self.by_type = all(_by_type(tr.cond) for st in states.values() for tr in st.transitions)
+        self._templates: dict[str, list[list[Op] | None]] = {}
         self._always = self._mask(facts.always)
 
     @classmethod
@@ -116,7 +145,9 @@ class EventOnlyPlan:
         states = nfa.states
         order = {name: i for i, name in enumerate(nfa.stage_names)}
         for st in states.values():
-            if st.kind not in (Kind.START, Kind.NORMAL, Kind.FINAL) or (st.kind == Kind.START) != (st.name == nfa.start):
+            if st.kind not in (Kind.START, Kind.NORMAL, Kind.FINAL) or (st.kind == Kind.START) != (
+                st.name == nfa.start
+            ):
                 return None
             for tr in st.transitions:
                 target = states[tr.target]
@@ -175,11 +206,13 @@ class EventOnlyPlan:
                     continue  # why: the start run never ignores
                 if target == here and unchanged and not kept:
                     kept = True
-                    ops.append((KEEP, code, stage, target, False))
+                    ops.append((KEEP, code, stage, target, False, (stage,)))
                 else:
-                    ops.append((MOVE, self.code[target], stage, target, False))
+                    ops.append((MOVE, self.code[target], stage, target, False, (stage,)))
             else:
-                ops.append((TAKE, self.code[target], stage, target, self._final_after(target, event)))
+                to = self.code[target]
+                op = DONE if self.final[to] else TAKE
+                ops.append((op, to, stage, target, self._final_after(target, event), (stage,)))
         return ops
 
     def _final_after(self, target: str, event: Event) -> bool:
@@ -218,7 +251,11 @@ class EventOnlyPlan:
         woken = self._masks.get(typ)
         if woken is None:
             woken = self._masks[typ] = self._mask(self.facts.woken.get(typ, self.facts.always))
-        templates: list[list[Op] | None] = [None] * len(self.names)
+        templates = self._templates.get(typ) if self.by_type else None
+        if templates is None:
+            templates = [None] * (len(self.names) + 1)  # the last one: the start run's
+            if self.by_type and len(self._templates) < _MAX_TYPES:
+                self._templates[typ] = templates  # why: the type alone decides every condition
         done: list[tuple[int, tuple[Event, ...], tuple[str, ...]]] = []
         if groups and woken:
             kept: list[Group] = []
@@ -230,7 +267,7 @@ class EventOnlyPlan:
                 kept.append(g)
             state.groups = kept
         if starts:
-            self._start(state, event, done, ctx)
+            self._start(state, event, templates, done, ctx)
         for inst, events, channels in done:
             ctx.emit(new_match(self.name, ctx.key, inst, "match", t, events, channels))
             if ctx.tracing:
@@ -245,7 +282,9 @@ class EventOnlyPlan:
         """Step the woken partial matches of one group, in order; the unchanged ones keep their place."""
         old: list[ERun] = []
         new: list[ERun] = []
-        t, window, start_ts, tracing = event.time, self.window, g.start_ts, ctx.tracing
+        t, start_ts, tracing = event.time, g.start_ts, ctx.tracing
+        timers = self.window is not None
+        one = (event,)
         before = len(g.runs)
         for run in g.runs:
             code = run[0]
@@ -259,25 +298,27 @@ class EventOnlyPlan:
                 if tracing:
                     self._trace_dead_end(run, event, ctx)
                 continue
-            n = len(new)
-            for op, target, stage, name, final in ops:
+            for op, target, stage, name, final, chan in ops:
                 if op == KEEP:
                     old.append(run)
-                elif op == MOVE:
+                    continue
+                if op == MOVE:
                     new.append((target, run[1], run[2], run[3], run[4]))
-                else:  # why: TAKE: the successor that took the event, a match if it reached Final
-                    taken, channels = (*run[1], event), (*run[2], stage)
-                    if self.final[target]:
-                        done.append((run[4], taken, channels))
-                    else:
-                        new.append((target, taken, channels, t, run[4]))
-                    if tracing:
-                        ctx.trace(TraceKind.EXTENDED, run[4], stage, event.seq, {"state": name})
-                    if final:
-                        done.append((run[4], taken, channels))
-            if window is not None:  # why: the general plan asks for a timer per new partial match
-                for r in new[n:]:
-                    self._fresh(state, start_ts, r[3], ctx)
+                    if timers and run[3] == start_ts:  # why: the general plan's timer per new run
+                        self._fresh(state, start_ts, ctx)
+                    continue
+                # why: TAKE: the successor that took the event, a match if it reached Final
+                taken, channels = run[1] + one, run[2] + chan
+                if op == DONE:
+                    done.append((run[4], taken, channels))
+                else:
+                    new.append((target, taken, channels, t, run[4]))
+                    if timers and t == start_ts:
+                        self._fresh(state, start_ts, ctx)
+                if tracing:
+                    ctx.trace(TraceKind.EXTENDED, run[4], stage, event.seq, {"state": name})
+                if final:
+                    done.append((run[4], taken, channels))
         runs = g.runs = old + new if new else old
         state.live += len(runs) - before
         mask = 0
@@ -286,22 +327,24 @@ class EventOnlyPlan:
         g.mask = mask
 
     def _start(
-        self, state: EventOnlyState, event: Event,
+        self, state: EventOnlyState, event: Event, templates: list[list[Op] | None],
         done: list[tuple[int, tuple[Event, ...], tuple[str, ...]]], ctx: Context,
     ) -> None:  # fmt: skip
         """The start run: each TAKE from the start state begins a partial match (a new instance)."""
-        ops = self.template(self.start, event, is_start=True)
+        ops = templates[-1]
+        if ops is None:
+            ops = templates[-1] = self.template(self.start, event, is_start=True)
         t = event.time
         runs: list[ERun] = []
-        for _, target, stage, name, final in ops:  # only TAKE ops: the start run never ignores
+        for op, target, stage, name, final, channels in ops:  # TAKE ops: the start run never ignores
             inst = ctx.new_instance()
-            taken, channels = (event,), (stage,)
-            if self.final[target]:
+            taken = (event,)
+            if op == DONE:
                 done.append((inst, taken, channels))
             else:
                 runs.append((target, taken, channels, t, inst))
                 if self.window is not None:
-                    self._fresh(state, t, t, ctx)
+                    self._fresh(state, t, ctx)
             if ctx.tracing:
                 ctx.trace(TraceKind.STARTED, inst, stage, event.seq, {"state": name})
             if final:
@@ -318,14 +361,13 @@ class EventOnlyPlan:
             groups.insert(at, Group(start_id, t, runs, mask))
             state.live += len(runs)
 
-    def _fresh(self, state: EventOnlyState, start_ts: Time, prev_ts: Time, ctx: Context) -> None:
+    def _fresh(self, state: EventOnlyState, start_ts: Time, ctx: Context) -> None:
         """A new partial match that took only its first event: a timer at its window deadline."""
-        if prev_ts == start_ts:
-            assert self.window is not None
-            deadline = start_ts + self.window
-            if state.scheduled != deadline:
-                state.scheduled = deadline
-                ctx.schedule(deadline, WINDOW_TIMER)
+        assert self.window is not None
+        deadline = start_ts + self.window
+        if state.scheduled != deadline:
+            state.scheduled = deadline
+            ctx.schedule(deadline, WINDOW_TIMER)
 
     def _trace_dead_end(self, run: ERun, event: Event, ctx: Context) -> None:
         """Trace a partial match that ``event`` left with no successor."""

@@ -154,8 +154,7 @@ def _p3any(**options: Any) -> SequencePattern:
             Stage("b", contiguity=ANY, types=("trade",), quantifier=Quantifier(2, 4, inner=ANY)),
             Stage("c", contiguity=ANY, types=("logout",)),
         ),
-        within_ms=10,
-        **options,
+        **{"within_ms": 10, **options},
     )
 
 
@@ -207,3 +206,24 @@ def test_patterns_reading_more_than_the_event_are_not_event_only() -> None:
     for pattern in (reads_aggregate, negated, skipping):
         assert not isinstance(NFAMatcher(pattern).plan, EventOnlyPlan)
     assert EventOnlyState().partial_matches == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    keys=st.lists(st.integers(0, 4), min_size=1, max_size=200),
+    types=st.lists(st.sampled_from(["login", "trade", "logout", "view"]), min_size=200, max_size=200),
+    limit=st.integers(1, 40),
+)
+def test_the_engine_budget_sheds_the_oldest_partial_matches_like_the_general_plan(
+    keys: list[int], types: list[str], limit: int
+) -> None:
+    events = [{"type": typ, "time": i, "key": k} for i, (k, typ) in enumerate(zip(keys, types, strict=False))]
+    out = []
+    for specialise in (True, False):
+        engine = Engine([NFAMatcher(_p3any(within_ms=None), specialise=specialise)], max_live=limit)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            engine.process_many(events)
+            engine.finish()
+        out.append((engine.detections, engine.stats["dropped"], [str(w.message) for w in caught]))
+    assert out[0] == out[1]

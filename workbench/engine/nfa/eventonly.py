@@ -37,6 +37,7 @@ from workbench.engine.nfa.conditions import (
     compile_predicate,
     needs_context,
 )
+from workbench.engine.nfa.general import final_after_proceed
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.trace import cap_detail, strict_detail, warn_cap
 
@@ -129,6 +130,8 @@ class EventOnlyPlan:
             for st in states.values()
         ]
         self.start = self.code[nfa.start]
+        self.edges_of = {name: self.edges[i] for i, name in enumerate(names)}
+        self.finals = frozenset(n for n in names if states[n].kind == Kind.FINAL)
         self.start_wakes = facts.start_wakes
         self._masks: dict[str, int] = {}
         #: every condition is decided by the event's type: templates are kept per type
@@ -219,33 +222,14 @@ class EventOnlyPlan:
         """Final is reached from ``target`` through PROCEED edges that hold for ``event``."""
         if not self.facts.final_reach[target]:
             return False
-        stack, seen = [target], set()
-        while stack:
-            name = stack.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            for action, nxt, pred, _ in self.edges[self.code[name]]:
-                if action == _PROCEED and pred(event, None):
-                    if self.final[self.code[nxt]]:
-                        return True
-                    stack.append(nxt)
-        return False
+        return final_after_proceed(self.edges_of, self.finals, target, event, None) is not None
 
     # ------------------------------------------------------------------ per event
     def process(self, state: EventOnlyState, event: Event, ctx: Context) -> None:
         """Advance time to the event, step the partial matches it can change, then the start."""
-        t = event.time
-        groups = state.groups
-        window = self.window
-        if groups and window is not None and groups[0].start_ts + window <= t:
-            self.advance(state, t, ctx)  # why: the oldest group's window has passed
-            groups = state.groups
-        elif state.time is None or t > state.time:
-            state.time = t
-        typ = event.type
-        sw = self.start_wakes
-        starts = sw is None or typ in sw
+        t, typ = event.time, event.type
+        groups = self._catch_up(state, t, ctx)
+        starts = self.start_wakes is None or typ in self.start_wakes
         if not starts and not groups:
             return  # why: nothing to visit and the event cannot start a partial match
         woken = self._masks.get(typ)
@@ -274,6 +258,16 @@ class EventOnlyPlan:
                 ctx.trace(TraceKind.DETECTED, inst)
         if self.cap is not None and state.live > self.cap:
             self._cap(state, ctx, self.cap)
+
+    def _catch_up(self, state: EventOnlyState, t: Time, ctx: Context) -> list[Group]:
+        """Advance time to ``t`` before an event at ``t``; the groups left."""
+        groups = state.groups
+        if groups and self.window is not None and groups[0].start_ts + self.window <= t:
+            self.advance(state, t, ctx)  # why: the oldest group's window has passed
+            return state.groups
+        if state.time is None or t > state.time:
+            state.time = t
+        return groups
 
     def _step_group(
         self, state: EventOnlyState, g: Group, event: Event, woken: int, templates: list[list[Op] | None],

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, cast
 from workbench.engine.detection import TraceKind
 from workbench.engine.host import HostContext, KeyState
 from workbench.engine.matcher import Context, Matcher
+from workbench.engine.nfa.eventonly import EventOnlyPlan, EventOnlyState
 from workbench.engine.nfa.general import GeneralPlan
 from workbench.engine.nfa.linear import LinearPlan
 from workbench.engine.nfa.loop import LoopPlan, LoopState
@@ -113,7 +114,7 @@ def live(matcher: Matcher, state: object) -> int:
     plan, st = _target(matcher, state)
     if isinstance(st, NFAState):
         return len(st.runs)
-    if isinstance(st, LoopState):
+    if isinstance(st, LoopState | EventOnlyState):
         return st.partial_matches
     if isinstance(plan, LinearPlan):
         return len(cast("LinearState", st).runs)
@@ -147,6 +148,8 @@ def ages(matcher: Matcher, state: object) -> list[Age]:
         return sorted(r.start_id for r in st.runs.values() if r.start_id is not None)
     if isinstance(st, LoopState):
         return sorted(r.start_id for r in (*st.hot, *st.cold, *st.last))
+    if isinstance(st, EventOnlyState):
+        return [g.start_id for g in st.groups for _ in g.runs]  # groups are kept in start order
     if isinstance(plan, LinearPlan):
         return [r.start_id for r in cast("LinearState", st).runs]  # kept in start order
     if isinstance(st, GroupState):
@@ -168,7 +171,7 @@ def shed(matcher: Matcher, state: object, n: int, ctx: _ShedContext) -> None:
         st.dropped += n
         ctx.drop(n)
         ctx.warn_once("max_live", "")
-    elif isinstance(plan, LinearPlan | LoopPlan):
+    elif isinstance(plan, LinearPlan | LoopPlan | EventOnlyPlan):
         plan._cap(st, cast(Context, ctx), live(matcher, state) - n)  # type: ignore[arg-type]
     elif isinstance(plan, GroupMatcher) and isinstance(st, GroupState):
         _shed_instances(plan, st, n, ctx)

@@ -19,7 +19,7 @@ Taken events live in a :mod:`~workbench.engine.nfa.store`. Flink's exact order a
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from workbench.engine.aggregates import Aggregate
 from workbench.engine.detection import TraceKind
@@ -38,7 +38,7 @@ from workbench.engine.nfa.state import NFAState, Node, Run
 from workbench.engine.nfa.store import Store
 from workbench.engine.nfa.trace import cap_detail, negation_detail, strict_detail, warn_cap
 
-__all__ = ["GeneralPlan"]
+__all__ = ["GeneralPlan", "final_after_proceed"]
 
 _TAKE = int(Action.TAKE)
 _PROCEED = int(Action.PROCEED)
@@ -76,6 +76,7 @@ class GeneralPlan(MatchEmission):
         }
         self._needs_ctx = any(needs_context(tr.cond) for st in self._states.values() for tr in st.transitions)
         self._kind = {name: st.kind for name, st in self._states.items()}
+        self._finals = frozenset(name for name, kind in self._kind.items() if kind == Kind.FINAL)
         self._window, self._window_times, self._shared = nfa.window_ms, nfa.window_times, store.shared
         #: the ``starts`` heap is read only by skip strategies and the cap (else it would only grow)
         self._track_starts = self.skip.holds or pattern.max_partial_matches is not None
@@ -375,20 +376,7 @@ class GeneralPlan(MatchEmission):
     def _final_after_proceed(self, target: str, event: Event, cctx: ConditionContext | None) -> str | None:
         if not self.facts.final_reach[target]:
             return None
-        stack, seen = [target], set()
-        while stack:
-            name = stack.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            for action, nxt, pred, _ in self._edges[name]:
-                if action != _PROCEED:
-                    continue
-                if pred(event, cctx):
-                    if self._states[nxt].kind == Kind.FINAL:
-                        return nxt
-                    stack.append(nxt)
-        return None
+        return final_after_proceed(self._edges, self._finals, target, event, cctx)
 
     # ------------------------------------------------------------------ bookkeeping
     def _add(self, state: NFAState, run: Run, ctx: Context, fresh: bool = True) -> None:
@@ -439,3 +427,28 @@ class GeneralPlan(MatchEmission):
 def _order(run: Run) -> tuple[EventId | None, int]:
     """:meth:`Run.order` for runs that have a first event (every run in ``NFAState.runs``)."""
     return (run.start_id, run.rid)
+
+
+def final_after_proceed(
+    edges: Mapping[str, Sequence[tuple[int, str, Predicate, object]]],
+    finals: frozenset[str],
+    target: str,
+    event: Event,
+    cctx: ConditionContext | None,
+) -> str | None:
+    """The Final state reached from ``target`` through PROCEED edges that hold for ``event`` (Flink's
+    order: the edges of the state reached last are tried first), if any."""
+    stack, seen = [target], set()
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for action, nxt, pred, _ in edges[name]:
+            if action != _PROCEED:
+                continue
+            if pred(event, cctx):
+                if nxt in finals:
+                    return nxt
+                stack.append(nxt)
+    return None

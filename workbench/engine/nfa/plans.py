@@ -8,6 +8,7 @@ plan                      state                           runs
 ========================  ==============================  ==========================================
 :class:`LinearPlan`       :class:`LinearState`            chains of single-event stages
 :class:`LoopPlan`         :class:`LoopState`              ``a, b{n,}, c`` with relaxed contiguity
+:class:`EventOnlyPlan`    :class:`EventOnlyState`         conditions that read only the event
 :class:`GeneralPlan`      :class:`NFAState`               any pattern (Flink's NFA, interpreted)
 :class:`FlinkOrderPlan`   :class:`FlinkState`             ``flink_order``: Flink's order among ties
 ========================  ==============================  ==========================================
@@ -25,6 +26,7 @@ from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import Time
 from workbench.engine.nfa.choice import pattern_has_choice
 from workbench.engine.nfa.compiler import CompiledNFA
+from workbench.engine.nfa.eventonly import EventOnlyPlan, EventOnlyState
 from workbench.engine.nfa.flink import FlinkOrderPlan
 from workbench.engine.nfa.general import GeneralPlan
 from workbench.engine.nfa.linear import LinearPlan, LinearState
@@ -37,8 +39,8 @@ from workbench.engine.nfa.store import BufferStore, PathStore
 __all__ = ["AnyPlan", "Plan", "PlanState", "choose_plan"]
 
 #: the per-key state of any plan
-PlanState = NFAState | LinearState | LoopState
-S = TypeVar("S", NFAState, LinearState, LoopState)
+PlanState = NFAState | LinearState | LoopState | EventOnlyState
+S = TypeVar("S", NFAState, LinearState, LoopState, EventOnlyState)
 """The per-key state class a plan owns."""
 
 
@@ -67,7 +69,7 @@ class Plan(Protocol[S]):
 
 
 #: any of the plans
-AnyPlan = LinearPlan | LoopPlan | GeneralPlan
+AnyPlan = LinearPlan | LoopPlan | EventOnlyPlan | GeneralPlan
 
 
 def choose_plan(
@@ -94,5 +96,6 @@ def choose_plan(
     return (
         LinearPlan.build(pattern, nfa, facts)
         or LoopPlan.build(pattern, nfa, facts)
+        or EventOnlyPlan.build(pattern, nfa, facts)
         or GeneralPlan(pattern, nfa, facts, aggs, PathStore())
     )

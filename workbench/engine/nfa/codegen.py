@@ -115,7 +115,10 @@ class _LinearWriter:
         self.fused = fused
         self.c = self.src.const
         self.lazy = not plan.emit_timeouts and not plan.skip.holds  # see LinearPlan._fresh
-        self.branches = ANY in plan.kinds
+        #: a middle followedByAny stage: a partial match and its successor share a start, and a
+        #: run that keeps its place with a new id can fall behind one of them (a last stage's
+        #: branch only completes matches: starts stay distinct and the order by start holds)
+        self.branches = plan.forks > 0
 
     def write(self) -> str:
         plan, out, c = self.plan, self.out, self.c
@@ -243,12 +246,14 @@ class _LinearWriter:
 
     def take(self, i: int) -> None:
         """The partial match takes the event under ``rid``: a match, or its successor at ``i + 1``."""
-        out, c = self.out, self.c
+        out = self.out
         if i == self.plan.n - 1:
             out.add("done.append((run.inst, (*run.events, e)))")
         elif self.plan.kinds[i] == ANY:  # why: the partial match itself stays (see keep)
-            fields = f"run.start_id, rid, {i + 1}, run.start_ts, t, run.inst, (*run.events, e)"
-            out.add(f"succ = {c(LinearRun)}({fields})", "new_append(succ)")
+            self.new_run(
+                "succ", "run.start_id", "rid", str(i + 1), "run.start_ts", "t", "run.inst", "(*run.events, e)"
+            )
+            out.add("new_append(succ)")
             self.fresh("succ", "t == run.start_ts")
         else:  # the taking partial match is the successor: update it in place
             out.add("run.rid = rid", f"run.stage = {i + 1}", "run.prev_ts = t")
@@ -318,7 +323,8 @@ class _LinearWriter:
         if plan.n == 1:
             out.add("done.append((inst, (e,)))")
         else:
-            out.add(f"run = {c(LinearRun)}((t, e.seq), rid, 1, t, t, inst, (e,))", "new_append(run)")
+            self.new_run("run", "(t, e.seq)", "rid", "1", "t", "t", "inst", "(e,)")
+            out.add("new_append(run)")
             if not self.branches:  # why: else sorted below
                 out.add(f"if len(new) > 1 and new[-2].start_id > run.start_id: new.sort(key={c(by_start)})")
             if plan.window is not None:
@@ -326,6 +332,12 @@ class _LinearWriter:
         out.depth -= 1
         if starts is not None:
             out.depth -= 1
+
+    def new_run(self, name: str, *values: str) -> None:
+        """``name = LinearRun(*values)``, its slots stored one by one (no ``__init__`` frame)."""
+        self.out.add(f"{name} = {self.c(object.__new__)}({self.c(LinearRun)})")
+        slots = ("start_id", "rid", "stage", "start_ts", "prev_ts", "inst", "events")
+        self.out.add(*(f"{name}.{slot} = {value}" for slot, value in zip(slots, values, strict=True)))
 
     def schedule(self, deadline: str) -> None:
         """A partial match asks for its window timer (:meth:`LinearPlan._fresh`, tracing off)."""

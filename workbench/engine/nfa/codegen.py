@@ -157,14 +157,12 @@ class _LinearWriter:
         return out.text()
 
     def timer(self) -> str | None:
-        """:meth:`LinearPlan.on_timer` for the fused loop, when only memory waits for the window's end.
-
-        Then the key keeps one timer at its earliest deadline: the expired partial matches go
-        (:meth:`LinearPlan.advance`, which reports nothing here) and the timer is re-armed at the
-        next deadline while partial matches are left.
+        """:meth:`LinearPlan.on_timer` for the fused loop: the key's time moves to the timer's, the
+        expired partial matches go (:meth:`LinearPlan.advance`: timeouts, held matches released)
+        and the key's timer is re-armed at the next deadline while partial matches are left.
         """
         plan, c = self.plan, self.c
-        if not (self.fused and self.lazy) or plan.window is None:
+        if not self.fused or plan.window is None:
             return None
         self.out = _Lines()
         out, w = self.out, c(plan.window)

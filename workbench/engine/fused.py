@@ -28,6 +28,7 @@ from workbench.engine.events import Event, EventLike
 from workbench.engine.host import KeyState
 from workbench.engine.matcher import Kernel, Matcher
 from workbench.engine.nfa.conditions import Source, build_function
+from workbench.engine.outputs import Outputs
 
 if TYPE_CHECKING:
     from workbench.engine.runtime import Engine
@@ -45,7 +46,11 @@ def loop(engine, it, out):
     keys = engine._keys
     keys_get = keys.get
     timers = engine._timers
+    timer_seq = engine._timer_seq
     host_fire = engine.host.fire
+    plain = (engine._on_detection is None and engine.derive is None and engine.collect
+             and engine.__class__.deliver is _deliver)
+    detections = engine.detections
     ctx = engine.host.context
     seen = clock.max_seen
     wm, closed = clock.watermark
@@ -68,7 +73,10 @@ def loop(engine, it, out):
                 return e, p  # why: late or out of order: the engine's general path
             lo = seen = t
             if timers and timers[0][0] < t:  # why: timers before t are due (nothing is buffered)
-                _sync(clock, seen, pos)
+                clock.next_seq = pos  # why: _sync inline: a timer may read the clock
+                clock.max_seen = seen
+                if (seen, False) > clock.watermark:
+                    clock.watermark = (seen, False)
                 while timers and timers[0][0] < t:
                     tt, _, tkey, tp, token = _heappop(timers)
                     tks = keys_get(tkey)
@@ -80,6 +88,14 @@ def loop(engine, it, out):
                         engine._after(tt, out)
                         pos = clock.next_seq  # why: events fed back by a callback took positions
 {route}            if pending:  # why: the event's transitions are complete: the engine delivers
+                for d in pending:
+                    if not plain or d.__class__ is not _Detection or d.extra:
+                        break  # why: a callback, counter, fed event or other output: deliver() does it
+                else:  # why: only detections that are just collected: deliver()'s work, inline
+                    out += pending
+                    detections += pending
+                    pending.clear()
+            if pending:
                 _sync(clock, seen, pos)
                 if engine._settle(out):  # why: it processed events fed back: reread the clock
                     seen = clock.max_seen
@@ -148,12 +164,20 @@ class _Writer:
             out.depth += 1
             out.add("counts = tks.timer_counts", f"counts[{pindex}] -= 1", f"st = tks.states.get({pindex})")
             out.add("if st is None:", f"    st = tks.states[{pindex}] = {c(m.new_state)}(tkey)")
-            out.add("ctx.key = tkey; ctx.now = tt; ctx.keystate = tks")
             if not self.single:  # why: one matcher: the loop's set-up named it
                 out.add(f"ctx.pindex = {pindex}; ctx.pattern = {c(m.name)}")
-            out.add(f"{c(m.on_timer)}(st, tt, token, ctx)")
+            kernel = self.kernels[pindex]
+            assert kernel is not None
+            idle = f"{c(m.is_idle)}(st)"
+            if kernel.timer is not None:  # why: the matcher's on_timer as statements, no call
+                self.src.consts.update(kernel.consts)
+                out.add(*kernel.timer.splitlines())
+                idle = kernel.idle  # why: exact once the timer ran (a pending timer keeps the state)
+            else:
+                out.add("ctx.key = tkey; ctx.now = tt; ctx.keystate = tks")
+                out.add(f"{c(m.on_timer)}(st, tt, token, ctx)")
             # why: as the host: an idle state is dropped unless a timer of it is still pending
-            out.add(f"if {c(m.is_idle)}(st) and not counts.get({pindex}):")
+            out.add(f"if {idle} and not counts.get({pindex}):")
             out.add(f"    counts.pop({pindex}, None)", f"    del tks.states[{pindex}]")
             out.add("    if ctx.forget:", f"        ctx.forget_instances(tks, {pindex})")
             out.depth -= 1
@@ -192,7 +216,7 @@ class _Writer:
             out.add(f"ctx.pindex = {pindex}", f"ctx.pattern = {c(m.name)}")
         if kernel is not None:
             self.src.consts.update(kernel.consts)
-            out.add(*kernel.body.replace("{ctx}", _CONTEXT).splitlines())
+            out.add(*_with_context(kernel.body))
             idle = kernel.idle
         else:
             out.add(_CONTEXT, f"{c(m.process)}(st, e, ctx)")
@@ -218,6 +242,12 @@ class _Lines:
         return "\n".join(self.lines) + "\n"
 
 
+def _with_context(body: str) -> list[str]:
+    """The kernel's lines with each ``{ctx}`` line (only a whole line: never text in a literal) filled in."""
+    lines = body.splitlines()
+    return [line.replace("{ctx}", _CONTEXT) if line.strip() == "{ctx}" else line for line in lines]
+
+
 def _kernel(matcher: Matcher, pindex: int) -> Kernel | None:
     offer = getattr(matcher, "kernel", None)
     kernel = offer(pindex) if offer is not None else None
@@ -230,8 +260,12 @@ def build_loop(matchers: Sequence[Matcher], *, tracing: bool) -> Loop:
     source = writer.write()
     namespace: dict[str, object] = {
         "_Event": Event,
+        "_Detection": Detection,
+        "_deliver": Outputs.deliver,
         "_KeyState": KeyState,
         "_heappop": heapq.heappop,
+        "_heappush": heapq.heappush,
+        "_next": next,
         "_stamp": stamp,
         "_sync": _sync,
         "_int": int,

@@ -141,7 +141,9 @@ class Kernel:
     loop's locals ``e`` (the event), ``t`` (its time), ``key``, ``ks`` (the key's
     :class:`~workbench.engine.host.KeyState`), ``st`` (the matcher's state in it) and ``ctx`` (the
     host context, its pattern already set); it may assume ``t`` is not before the state's time. It
-    must not ``return``, ``break`` or ``continue``.
+    must not ``return``, ``break`` or ``continue``. It may also queue a detection with
+    ``pending.append`` and a timer with ``_heappush(timers, (time, _next(timer_seq), key, pindex,
+    token))`` after counting it in ``ks.timer_counts`` (the engine's own queues, as ``ctx`` would).
 
     Attributes:
         body: the statements, unindented; a ``{ctx}`` line stands where the context must be set to
@@ -151,9 +153,12 @@ class Kernel:
             (``None``: any event may); when false no state is created for the key.
         idle: an expression over ``st``, true only when the state holds nothing (``is_idle``); it
             may stay false for an idle state that still waits for a timer (the loop keeps those).
+        timer: statements doing what ``on_timer(st, tt, token, ctx)`` does, over the loop's locals
+            ``st``, ``tt``, ``tkey``, ``tks`` and ``token`` (``None``: the loop calls ``on_timer``).
     """
 
     body: str
     consts: dict[str, object] = field(default_factory=dict)
     starts: str | None = None
     idle: str = "False"
+    timer: str | None = None

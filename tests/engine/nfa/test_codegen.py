@@ -25,8 +25,11 @@ from workbench.engine.nfa.linear import LinearState
 from workbench.engine.runtime import Engine
 from workbench.errors import CepRuntimeError
 
-#: field values: numbers, NULLs (None, NaN), a string (``e.v > 2`` raises on it) or no field at all
-VALUES = st.one_of(st.integers(0, 5), st.sampled_from([None, math.nan, "x", "missing"]))
+#: field values: numbers, NULLs (None, NaN), a string (``e.v > 2`` raises on it), a bool (not a
+#: number for the inlined field test) or no field at all
+VALUES = st.one_of(
+    st.integers(0, 5), st.sampled_from([None, math.nan, "x", "missing", 2.0, 2.5, math.inf, True, False])
+)
 
 
 @st.composite
@@ -277,3 +280,38 @@ def test_not_followed_by_and_branches_keep_the_interpreters_states(skip: str, co
     assert _run(compiled, script, trace=False, states=True) == _run(
         interpreted, script, trace=False, states=True
     )
+
+
+def test_an_event_type_spelled_like_a_placeholder_stays_a_literal() -> None:
+    """The fused loop fills in only whole ``{ctx}`` lines, never text inside a condition's literal."""
+    odd = "{ctx}"
+    pattern = SequencePattern(
+        "p",
+        (_stage("a", None, Contiguity.STRICT, (odd,)), _stage("b", "e.v > 1", Contiguity.RELAXED, ("b",))),
+    )
+    script: list[Step] = [
+        ("many", [{"type": odd, "time": 0, "key": "k"}, {"type": "b", "time": 1, "key": "k", "v": 2}])
+    ]
+    general, _, compiled = _three(pattern)
+    result = _run(compiled, script, trace=False)
+    assert result == _run(general, script, trace=False)
+    assert "'b'" in result  # the match (a, b) was found
+
+
+@pytest.mark.parametrize("where", ["e.v > 2", "2 < e.v", "e.v >= 2.5", "e.v == 'x'", "e.v != 3"])
+def test_inlined_field_tests_equal_the_interpreter_on_every_kind_of_value(where: str) -> None:
+    """Numbers (int, float, inf), NULLs, strings, bools and a missing field: the same detections and
+    the same recorded condition errors as the general plan."""
+    pattern = SequencePattern(
+        "p", (_stage("a", None, Contiguity.STRICT, ("a",)), _stage("b", where, Contiguity.RELAXED, ("b",)))
+    )
+    values: list[Any] = [1, 2, 3, 2.5, 2.49, math.inf, -math.inf, math.nan, None, "x", "y", True, False]
+    values.append("missing")
+    batch: list[dict[str, Any]] = []
+    for i, v in enumerate(values):
+        batch.append({"type": "a", "time": 2 * i, "key": "k"})
+        batch.append({"type": "b", "time": 2 * i + 1, "key": "k", **({} if v == "missing" else {"v": v})})
+    general, _, compiled = _three(pattern)
+    assert _run(compiled, [("many", batch)], trace=False) == _run(general, [("many", batch)], trace=False)
+    kernel = linear_kernel(compiled.plan, "_p0_")  # type: ignore[arg-type]
+    assert "e.fields.get('v')" in kernel.body  # the test is inlined, not a call per event

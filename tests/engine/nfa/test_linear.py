@@ -39,6 +39,8 @@ CONDITIONS = [
     "e.type == 'a' or e.v == 0",
     "e.type in ('b', 'c') and e.v < 4",
     "e.v % 2 == 1",
+    "2 <= e.v",
+    "e.v != 'x'",
 ]
 
 

@@ -50,7 +50,11 @@ def patterns() -> list[object]:
     )
     loop = SequencePattern(
         "loop",
-        (Stage("a", types=("a",)), _relaxed("b", "e.price > 2", quantifier=Quantifier.one_or_more()), _relaxed("c")),
+        (
+            Stage("a", types=("a",)),
+            _relaxed("b", "e.price > 2", quantifier=Quantifier.one_or_more()),
+            _relaxed("c"),
+        ),
         within_ms=50,
         aggregates=(AggregateSpec("n", "count", "b"),),
     )
@@ -62,7 +66,7 @@ def patterns() -> list[object]:
     general = SequencePattern(
         "general", general_stages, within_ms=60, aggregates=(AggregateSpec("s", "sum", "b", "price"),)
     )
-    flink = SequencePattern("flink", general_stages[:1] + (_relaxed("c"),), within_ms=40, flink_order=True)
+    flink = SequencePattern("flink", (*general_stages[:1], _relaxed("c")), within_ms=40, flink_order=True)
     group = ReactionGroup(
         "group",
         "and",
@@ -184,9 +188,7 @@ def mutate(root: dict[str, Any], choose: Choose) -> None:
         node[_RETAGGABLE[choose(len(_RETAGGABLE))]] = node.pop(tag)
     elif kind == 4 and len(path) > 1:
         parent = _get(root, path[:-1])
-        if isinstance(parent, list):
-            del parent[path[-1]]
-        elif path[-1] not in ("state",) and not str(path[-1]).startswith("$"):
+        if isinstance(parent, list) or not str(path[-1]).startswith("$"):  # an item, or an object's field
             del parent[path[-1]]
     else:
         _swap_or_copy(root, path, choose)
@@ -262,3 +264,68 @@ def test_a_forged_snapshot_gives_only_cep_error(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_a_forged_snapshot_gives_only_cep_error_long_run(data: st.DataObject) -> None:
     _fuzz(data)
+
+
+def _first(node: Any, name: str) -> dict[str, Any]:
+    """The field table of the first object of class ``name`` (``module:qualname``) in a decoded state."""
+    if isinstance(node, dict):
+        if node.get("$o") == name:
+            fields: dict[str, Any] = node["v"]
+            return fields
+        children: list[Any] = list(node.values())
+    elif isinstance(node, list):
+        children = node
+    else:
+        children = []
+    for child in children:
+        try:
+            return _first(child, name)
+        except LookupError:
+            continue
+    raise LookupError(name)
+
+
+def _edited(edit: Callable[[dict[str, Any]], None]) -> bytes:
+    envelope = json.loads(taken(47))
+    edit(envelope["state"])
+    envelope["digest"] = _digest(envelope["state"])
+    return json.dumps(envelope).encode()
+
+
+_LOOP_RUN = "workbench.engine.nfa.loop:LoopRun"
+_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "a run id of text": (
+        lambda s: _first(s, _LOOP_RUN).update(rid="7"),
+        r"LoopRun\.rid at state\.keys\['k\d'\]\.states\[1\]\.\w+\[\d+\]\.rid is str '7', not int",
+    ),
+    "events in a list": (
+        lambda s: _first(s, _LOOP_RUN).update(events={"$l": []}),
+        r"LoopRun\.events at .* is list \[\], not tuple\[Event, \.\.\.\]",
+    ),
+    "a field left out": (lambda s: _first(s, _LOOP_RUN).pop("inst"), r"LoopRun at .* has no 'inst'"),
+    "a loop code past its plan's range": (
+        lambda s: _first(s, _LOOP_RUN).update(code=99),
+        r"partial match with code 99 .* pattern 'loop'",
+    ),
+    "a negative run counter": (
+        lambda s: _first(s, "workbench.engine.nfa.loop:LoopState").update(next_rid=-4),
+        r"negative next_rid",
+    ),
+    "a dict key of the wrong type": (
+        lambda s: _first(s, "workbench.engine.host:KeyState")["instances"]["$d"][0].__setitem__(0, "0"),
+        r"KeyState\.instances at .* is str '0', not int",
+    ),
+    "a run index naming a missing run": (
+        lambda s: _first(s, "workbench.engine.nfa.state:NFAState")["by_state"]["$d"].append(
+            ["zz", {"$s": [987]}]
+        ),
+        r"index of runs waiting in 'zz'",
+    ),
+}
+
+
+@pytest.mark.parametrize("what", sorted(_EDITS))
+def test_a_forged_value_is_refused_naming_the_class_the_slot_and_the_place(what: str) -> None:
+    edit, message = _EDITS[what]
+    with pytest.raises(CepError, match=message):
+        Engine(patterns()).restore(_edited(edit))  # type: ignore[arg-type]

@@ -55,7 +55,9 @@ def _counts(where: str, **counts: int) -> None:
 # ---------------------------------------------------------------------------------- sequence plans
 def _aggregates(aggs: tuple[Aggregate, ...], fresh: tuple[Aggregate, ...], where: str) -> None:
     """A partial match's aggregates: none yet, or one of each kind the pattern declares."""
-    if aggs and (len(aggs) != len(fresh) or any(type(a) is not type(f) for a, f in zip(aggs, fresh, strict=True))):
+    if aggs and (
+        len(aggs) != len(fresh) or any(type(a) is not type(f) for a, f in zip(aggs, fresh, strict=True))
+    ):
         _bad(where, "a partial match's aggregates")
     for agg in aggs:
         _aggregate(agg, where)
@@ -71,11 +73,17 @@ def _aggregate(agg: object, where: str) -> None:
     mode = getattr(agg, "mode", None)
     if mode is not None:
         window, counts = getattr(agg, "_window", None), getattr(agg, "_counts", False)
-        if (window is None) != (mode != "fifo") or (counts is not False and (counts is None) != (mode != "any")):
+        if (window is None) != (mode != "fifo") or (
+            counts is not False and (counts is None) != (mode != "any")
+        ):
             _bad(where, f"an aggregate's tables for mode {mode!r}")
     if any(v < 0 for v in getattr(agg, "counts", {}).values()):
         _bad(where, "a negative count in an aggregate")
-    for inner in (getattr(agg, "agg", None), getattr(agg, "fresh", None), *getattr(agg, "groups", {}).values()):
+    for inner in (
+        getattr(agg, "agg", None),
+        getattr(agg, "fresh", None),
+        *getattr(agg, "groups", {}).values(),
+    ):
         if inner is not None:
             _aggregate(inner, where)
 
@@ -151,7 +159,10 @@ def _run(run: Run, names: Any, buffer: SharedBuffer | None, where: str) -> None:
 
 
 def _buffer(buffer: SharedBuffer, where: str) -> None:
-    """``events[id] = [event, refs]``; ``nodes[node] = [refs, edges]``, edge ``[node | None, version, refs]``."""
+    """``events[id] = [event, refs]``, ``nodes[node] = [refs, edges]``, edge ``[node, version, refs]``.
+
+    Reference counts are not negative and every node an edge or a partial match names is there.
+    """
     from workbench.engine.events import Event
 
     for entry in buffer.events.values():

@@ -174,7 +174,9 @@ class Imaging(Outputs):
         for i, state in ks.states.items():
             if type(state) is not type(self.matchers[i].new_state(key)):
                 _bad(f"the state of pattern {self.matchers[i].name!r} for key {key!r}")
-            check_state(self.matchers[i], state, f"the state of pattern {self.matchers[i].name!r} for key {key!r}")
+            check_state(
+                self.matchers[i], state, f"the state of pattern {self.matchers[i].name!r} for key {key!r}"
+            )
         if not all(type(v) is int and v >= 0 for v in (*ks.instances.values(), *ks.timer_counts.values())):
             _bad(f"the counters of key {key!r}")
 

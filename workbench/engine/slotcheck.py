@@ -21,7 +21,7 @@ buffer) get their hints from :mod:`workbench.engine.statehints`.
 >>> check_slots(ks, "state.keys['k']")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-workbench.errors.CepError: snapshot: KeyState.instances at state.keys['k'].instances[0] is str '3', not int ...
+workbench.errors.CepError: snapshot: KeyState.instances at state.keys['k'].instances[0] is str '3', ...
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def check_slots(obj: object, where: str) -> None:
 
     A slot that a hint names but the blob left out is refused too: the engine reads every slot.
     """
-    cls = type(obj)
+    cls: type = type(obj)
     for name, hint in hints_of(cls).items():
         if not _has_slot(cls, name):
             continue
@@ -77,7 +77,9 @@ def check_slots(obj: object, where: str) -> None:
             _check(value, hint)
         except _Mismatch as bad:
             got = _describe(bad.value)
-            _fail(f"snapshot: {cls.__name__}.{name} at {where}.{name}{bad.at} is {got}, not {_name(bad.hint)}")
+            _fail(
+                f"snapshot: {cls.__name__}.{name} at {where}.{name}{bad.at} is {got}, not {_name(bad.hint)}"
+            )
 
 
 def matches(value: object, hint: object) -> bool:
@@ -162,8 +164,8 @@ def _check_generic(value: object, hint: object, origin: object, args: tuple[obje
         for k, v in value.items():
             _at(k, key_hint, f"{{{_short(k)}}} (a key)")
             _at(v, value_hint, f"[{_short(k)}]")
-    elif args and not isinstance(value, str | bytes):
-        for i, item in enumerate(value):  # type: ignore[attr-defined]
+    elif args and isinstance(value, abc.Iterable) and not isinstance(value, str | bytes):
+        for i, item in enumerate(value):
             _at(item, args[0], f"[{i}]" if isinstance(value, list | tuple | deque) else "{…}")
 
 

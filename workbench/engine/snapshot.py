@@ -8,6 +8,10 @@ written as JSON with a small closed set of tags, so reading one back builds only
   ``datetime``/``date``/``timedelta``/``Decimal`` values;
 * instances of classes defined in :mod:`workbench.engine` (found by walking the package), filled
   slot by slot with ``object.__setattr__``: no ``__init__``, ``__setstate__`` or ``__reduce__`` runs.
+  Each slot's value must fit the class's own type hints (:mod:`workbench.engine.slotcheck`), so a
+  blob forged with a recomputed checksum is refused where it is wrong (class, slot and place in the
+  blob), not deep inside the engine on the next event; what types cannot say is checked against
+  each pattern's matcher when the engine adopts the image (:mod:`workbench.engine.imagecheck`).
 
 Anything else, a wrong format or version, a truncated or garbage blob, or a pattern whose
 fingerprint (:func:`fingerprint`, a hash of its canonical definition) differs from the one the

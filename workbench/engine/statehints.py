@@ -59,7 +59,11 @@ def _table() -> dict[str, dict[str, object]]:
         agg + "holistic:Collect": {"keep_nulls": bool, "values": list[Any]},
         agg + "holistic:CountBy": {"counts": dict[Hashable, int], "total": int},
         agg + "holistic:TopN": {"n": int, "largest": bool, "counts": dict[Hashable, int]},
-        agg + "registry:GroupBy": {"name": str, "params": dict[str, Any], "groups": dict[Hashable, Aggregate]},
+        agg + "registry:GroupBy": {
+            "name": str,
+            "params": dict[str, Any],
+            "groups": dict[Hashable, Aggregate],
+        },
         agg + "ordered:_Extreme": {
             "mode": modes,
             "_best": Any,
@@ -69,10 +73,27 @@ def _table() -> dict[str, dict[str, object]]:
             "_popped": int,
             "_counts": dict[Hashable, int] | None,
         },
-        agg + "ordered:_Navigation": {"mode": modes, "_first": Any, "_last": Any, "_n": int, "_window": deque[Any] | None},
+        agg + "ordered:_Navigation": {
+            "mode": modes,
+            "_first": Any,
+            "_last": Any,
+            "_n": int,
+            "_window": deque[Any] | None,
+        },
         agg + "rolling:Rolling": {"agg": Aggregate, "window_size": int, "values": deque[Any]},
-        agg + "rolling:TimeRolling": {"agg": Aggregate, "period": Time, "values": deque[tuple[Time, Any]], "now": Time},
-        agg + "session:Session": {"agg": Aggregate, "fresh": Aggregate, "gap": Time, "start": Time, "last": Time},
+        agg + "rolling:TimeRolling": {
+            "agg": Aggregate,
+            "period": Time,
+            "values": deque[tuple[Time, Any]],
+            "now": Time,
+        },
+        agg + "session:Session": {
+            "agg": Aggregate,
+            "fresh": Aggregate,
+            "gap": Time,
+            "start": Time,
+            "last": Time,
+        },
     }
 
 

@@ -17,13 +17,15 @@ from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
 from workbench.engine.aggregates.base import Aggregate
-from workbench.engine.nfa.buffer import SharedBuffer
+from workbench.engine.aggregates.registry import make_aggregate
+from workbench.engine.nfa.buffer import NodeId, SharedBuffer
 from workbench.engine.nfa.linear import LinearState
 from workbench.engine.nfa.loop import GAP, LAST, LOOP, LoopState
 from workbench.engine.nfa.state import FlinkState, NFAState, Run
 from workbench.engine.nfa.store import BufferStore
 from workbench.engine.reactions.compiled import CChannel, CGroup
 from workbench.engine.reactions.state import GroupState, InstanceState
+from workbench.engine.slotcheck import matches
 from workbench.errors import CepError
 
 __all__ = ["check_state"]
@@ -55,20 +57,27 @@ def _counts(where: str, **counts: int) -> None:
 # ---------------------------------------------------------------------------------- sequence plans
 def _aggregates(aggs: tuple[Aggregate, ...], fresh: tuple[Aggregate, ...], where: str) -> None:
     """A partial match's aggregates: none yet, or one of each kind the pattern declares."""
-    if aggs and (
-        len(aggs) != len(fresh) or any(type(a) is not type(f) for a, f in zip(aggs, fresh, strict=True))
-    ):
+    if aggs and len(aggs) != len(fresh):
         _bad(where, "a partial match's aggregates")
-    for agg in aggs:
-        _aggregate(agg, where)
+    for agg, new in zip(aggs, fresh, strict=False):
+        _aggregate(agg, new, where)
 
 
-def _aggregate(agg: object, where: str) -> None:
-    """Counters inside an aggregate are not negative; windows and tables agree with the mode."""
-    names = ("n", "_n", "total", "_pushed", "_popped", "window_size")
-    for name in names:
+#: the slots that say what an aggregate is (set when it is made, never changed by values)
+_SETTINGS = ("mode", "ddof", "keep_nulls", "name", "params", "window_size", "period", "gap", "largest")
+
+
+def _aggregate(agg: object, fresh: object, where: str) -> None:
+    """An aggregate of the kind (class and settings) ``fresh`` is, with counters that are not negative."""
+    if type(agg) is not type(fresh) or any(
+        getattr(agg, s, None) != getattr(fresh, s, None) for s in _SETTINGS
+    ):
+        _bad(where, f"an aggregate ({type(agg).__name__}, not a {type(fresh).__name__} as the pattern makes)")
+    if hasattr(fresh, "largest") and getattr(agg, "n", None) != getattr(fresh, "n", None):
+        _bad(where, "a top-n aggregate's n")  # why: TopN's n is a setting, Count's a counter
+    for name in _COUNTERS[1:] if hasattr(fresh, "largest") else _COUNTERS:
         value = getattr(agg, name, None)
-        if isinstance(value, int) and value < 0 and not (name == "total" and not _counts_only(agg)):
+        if isinstance(value, int) and value < 0:
             _bad(where, f"an aggregate's {name} ({value})")
     mode = getattr(agg, "mode", None)
     if mode is not None:
@@ -79,18 +88,18 @@ def _aggregate(agg: object, where: str) -> None:
             _bad(where, f"an aggregate's tables for mode {mode!r}")
     if any(v < 0 for v in getattr(agg, "counts", {}).values()):
         _bad(where, "a negative count in an aggregate")
-    for inner in (
-        getattr(agg, "agg", None),
-        getattr(agg, "fresh", None),
-        *getattr(agg, "groups", {}).values(),
-    ):
+    for name in ("agg", "fresh"):
+        inner = getattr(agg, name, None)
         if inner is not None:
-            _aggregate(inner, where)
+            _aggregate(inner, getattr(fresh, "agg", None), where)
+    groups = getattr(agg, "groups", None)
+    if groups:
+        new = make_aggregate(getattr(agg, "name", ""), **getattr(agg, "params", {}))
+        for inner in groups.values():
+            _aggregate(inner, new, where)
 
 
-def _counts_only(agg: object) -> bool:
-    """A ``total`` that counts (``CountBy``), not one that sums values."""
-    return hasattr(agg, "counts")
+_COUNTERS = ("n", "_n", "_pushed", "_popped")
 
 
 def _chain(state: LinearState | LoopState, where: str) -> None:
@@ -174,7 +183,7 @@ def _buffer(buffer: SharedBuffer, where: str) -> None:
         for edge in node[1]:
             if not (isinstance(edge, list) and len(edge) == 3 and _count(edge[2]) and _version(edge[1])):
                 _bad(where, "a shared-buffer edge")
-            if edge[0] is not None and edge[0] not in buffer.nodes:
+            if edge[0] is not None and not (matches(edge[0], NodeId) and edge[0] in buffer.nodes):
                 _bad(where, "a shared-buffer edge to no node")
 
 
@@ -204,8 +213,12 @@ def _instance(inst: InstanceState, group: CGroup, next_cid: int, where: str) -> 
         if not isinstance(members[ch.member], CChannel):
             _bad(where, f"channel {cid} of group {group.name!r} (a nested group's place)")
         _counts(where, seen=ch.seen, target=ch.target, empty_windows=ch.empty_windows)
-        if ch.acc is not None:
-            _aggregate(ch.acc, where)
+        window = members[ch.member].window  # type: ignore[union-attr]
+        for acc in (ch.acc, *(p.acc for p in (ch.hop.panes if ch.hop else ()))):
+            if acc is not None and window is None:
+                _bad(where, f"an accumulator on channel {cid} of group {group.name!r}, which has none")
+            if acc is not None and window is not None:
+                _aggregate(acc, window.new(), where)
     for name, child in inst.children.items():
         index = group.index_of.get(name)
         sub = members[index] if index is not None and 0 <= index < len(members) else None

@@ -32,6 +32,7 @@ from workbench.engine.reactions import (
     Timer,
 )
 from workbench.engine.runtime import Engine
+from workbench.engine.sharding import ShardedEngine
 from workbench.engine.snapshot import _digest
 from workbench.errors import CepError
 
@@ -99,10 +100,17 @@ CUTS = (12, 31, 47)
 TAIL = 70
 
 
+def engine_of(shards: int) -> Engine | ShardedEngine:
+    """A plain engine (``shards=0``) or a sharded one."""
+    if shards:
+        return ShardedEngine(patterns(), shards=shards)  # type: ignore[arg-type]
+    return Engine(patterns())  # type: ignore[arg-type]
+
+
 @cache
-def taken(cut: int) -> str:
+def taken(cut: int, shards: int = 0) -> str:
     """The snapshot (as text) of an engine that has processed the first ``cut`` events."""
-    engine = Engine(patterns())  # type: ignore[arg-type]
+    engine = engine_of(shards)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         engine.process_many(events(0, cut))
@@ -214,18 +222,18 @@ def _holds_numbers(node: Any) -> bool:
     return "#" in json.dumps(node)
 
 
-def forged(cut: int, choose: Choose, changes: int) -> bytes:
+def forged(cut: int, choose: Choose, changes: int, shards: int = 0) -> bytes:
     """A snapshot taken at ``cut``, changed ``changes`` times, with its digest recomputed."""
-    envelope = json.loads(taken(cut))
+    envelope = json.loads(taken(cut, shards))
     for _ in range(changes):
         mutate(envelope, choose)
     envelope["digest"] = _digest(envelope["state"])
     return json.dumps(envelope).encode()
 
 
-def restore_and_run(blob: bytes, cut: int) -> bool:
+def restore_and_run(blob: bytes, cut: int, shards: int = 0) -> bool:
     """Restore ``blob``; a blob that is accepted (``True``) must leave an engine that keeps working."""
-    engine = Engine(patterns())  # type: ignore[arg-type]
+    engine = engine_of(shards)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -242,21 +250,28 @@ def restore_and_run(blob: bytes, cut: int) -> bool:
 # ---------------------------------------------------------------------------------- the tests
 def test_every_snapshot_the_fuzzer_starts_from_restores_and_runs() -> None:
     for cut in CUTS:
-        assert restore_and_run(taken(cut).encode(), cut)  # a real snapshot is never refused
+        for shards in (0, 2):
+            assert restore_and_run(taken(cut, shards).encode(), cut, shards)  # never refused
 
 
-def _fuzz(data: st.DataObject) -> None:
+def _fuzz(data: st.DataObject, shards: int = 0) -> None:
     def choose(n: int) -> int:
         return data.draw(st.integers(0, max(0, n - 1)))
 
     cut = CUTS[choose(len(CUTS))]
-    restore_and_run(forged(cut, choose, 1 + choose(3)), cut)
+    restore_and_run(forged(cut, choose, 1 + choose(3), shards), cut, shards)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_forged_snapshot_gives_only_cep_error(data: st.DataObject) -> None:
     _fuzz(data)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_forged_snapshot_of_a_sharded_engine_gives_only_cep_error(data: st.DataObject) -> None:
+    _fuzz(data, shards=2)
 
 
 @pytest.mark.slow

@@ -344,3 +344,33 @@ def test_a_forged_value_is_refused_naming_the_class_the_slot_and_the_place(what:
     edit, message = _EDITS[what]
     with pytest.raises(CepError, match=message):
         Engine(patterns()).restore(_edited(edit))  # type: ignore[arg-type]
+
+
+def _signature(engine: Engine) -> list[tuple[object, ...]]:
+    return sorted((d.pattern, d.key, d.kind, d.time, d.seqs) for d in engine.detections)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    kinds=st.lists(st.sampled_from("abcx"), min_size=1, max_size=60),
+    cut=st.integers(0, 60),
+    keys=st.integers(1, 4),
+)
+def test_every_real_snapshot_passes_the_checks(kinds: list[str], cut: int, keys: int) -> None:
+    """The checks refuse nothing an engine writes: a restored run ends as an uninterrupted one."""
+    stream = [
+        {"type": k, "time": i * 4, "key": f"k{i % keys}", "price": float(i * 5 % 13)}
+        for i, k in enumerate(kinds)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = Engine(patterns())  # type: ignore[arg-type]
+        whole.process_many(stream)
+        whole.finish()
+        first = Engine(patterns())  # type: ignore[arg-type]
+        first.process_many(stream[:cut])
+        second = Engine(patterns())  # type: ignore[arg-type]
+        second.restore(first.snapshot())
+        second.process_many(stream[cut:])
+        second.finish()
+    assert sorted(_signature(first) + _signature(second)) == _signature(whole)

@@ -112,17 +112,23 @@ def _check(value: object, hint: object) -> None:
         if value is not None:
             raise _Mismatch(value, hint)
         return
-    origin = typing.get_origin(hint)
+    origin, args = _parts(hint)
     if origin is None:
         _check_plain(value, hint)
     elif origin is typing.Union or origin is types.UnionType:
-        if not any(matches(value, arm) for arm in typing.get_args(hint)):
+        if not any(matches(value, arm) for arm in args):
             raise _Mismatch(value, hint)
     elif origin is typing.Literal:
-        if value not in typing.get_args(hint):
+        if value not in args:
             raise _Mismatch(value, hint)
     else:
-        _check_generic(value, hint, origin, typing.get_args(hint))
+        _check_generic(value, hint, origin, args)
+
+
+@cache
+def _parts(hint: object) -> tuple[object, tuple[object, ...]]:
+    """A hint's origin and arguments (asked once per hint: a snapshot checks thousands of values)."""
+    return typing.get_origin(hint), typing.get_args(hint)
 
 
 def _check_plain(value: object, hint: object) -> None:
@@ -199,10 +205,15 @@ def _hashable(value: object) -> bool:
 
 
 def _implements(value: object, protocol: type) -> bool:
-    """An instance of a class a snapshot may hold (not a builtin) with the protocol's methods."""
+    cls: type = type(value)
+    return _implemented_by(cls, protocol)
+
+
+@cache
+def _implemented_by(cls: type, protocol: type) -> bool:
+    """A class a snapshot may hold (not a builtin) with the protocol's methods."""
     from workbench.engine.snapshot import allowed
 
-    cls = type(value)
     if not allowed(cls):
         return False
     members = (n for n, v in vars(protocol).items() if callable(v) and not n.startswith("_"))

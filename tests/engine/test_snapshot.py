@@ -165,7 +165,9 @@ def test_forged_blobs_build_nothing_but_engine_state(state: object) -> None:
 
 def test_a_forged_state_of_the_wrong_class_is_refused_by_the_engine() -> None:
     patterns = [("seq", fingerprint(_sequence()))]
-    blob = _forged({"$o": "workbench.engine.host:KeyState", "v": {}}, patterns)
+    empty = {"$d": []}
+    fields = {"states": empty, "instances": empty, "timer_counts": empty}
+    blob = _forged({"$o": "workbench.engine.host:KeyState", "v": fields}, patterns)
     with pytest.raises(CepError, match="not an engine's state"):
         Engine([_sequence()]).restore(blob)
 

@@ -16,6 +16,7 @@ from workbench.engine.budget import Budget
 from workbench.engine.clock import EventClock, Watermark
 from workbench.engine.events import Event
 from workbench.engine.host import KeyHost, KeyState
+from workbench.engine.imagecheck import check_state
 from workbench.engine.matcher import Matcher
 from workbench.engine.outputs import Outputs
 from workbench.engine.snapshot import dump, fingerprints, load
@@ -173,6 +174,9 @@ class Imaging(Outputs):
         for i, state in ks.states.items():
             if type(state) is not type(self.matchers[i].new_state(key)):
                 _bad(f"the state of pattern {self.matchers[i].name!r} for key {key!r}")
+            check_state(
+                self.matchers[i], state, f"the state of pattern {self.matchers[i].name!r} for key {key!r}"
+            )
         if not all(type(v) is int and v >= 0 for v in (*ks.instances.values(), *ks.timer_counts.values())):
             _bad(f"the counters of key {key!r}")
 

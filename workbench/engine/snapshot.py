@@ -8,6 +8,10 @@ written as JSON with a small closed set of tags, so reading one back builds only
   ``datetime``/``date``/``timedelta``/``Decimal`` values;
 * instances of classes defined in :mod:`workbench.engine` (found by walking the package), filled
   slot by slot with ``object.__setattr__``: no ``__init__``, ``__setstate__`` or ``__reduce__`` runs.
+  Each slot's value must fit the class's own type hints (:mod:`workbench.engine.slotcheck`), so a
+  blob forged with a recomputed checksum is refused where it is wrong (class, slot and place in the
+  blob), not deep inside the engine on the next event; what types cannot say is checked against
+  each pattern's matcher when the engine adopts the image (:mod:`workbench.engine.imagecheck`).
 
 Anything else, a wrong format or version, a truncated or garbage blob, or a pattern whose
 fingerprint (:func:`fingerprint`, a hash of its canonical definition) differs from the one the
@@ -40,9 +44,10 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import NoReturn
 
+from workbench.engine.slotcheck import check_slots
 from workbench.errors import CepError
 
-__all__ = ["FORMAT", "VERSION", "dump", "fingerprint", "fingerprints", "load", "register"]
+__all__ = ["FORMAT", "VERSION", "allowed", "dump", "fingerprint", "fingerprints", "load", "register"]
 
 FORMAT = "cep-workbench-snapshot"
 VERSION = 1
@@ -85,6 +90,11 @@ def register(cls: type) -> type:
 
 def _lookup(name: str) -> type | None:
     return _classes().get(name) or _registered.get(name)
+
+
+def allowed(cls: type) -> bool:
+    """Instances of ``cls`` may be in a snapshot (an engine class, or one :func:`register` allows)."""
+    return _lookup(f"{cls.__module__}:{cls.__qualname__}") is cls
 
 
 def _slots(cls: type) -> list[str]:
@@ -211,6 +221,7 @@ def _plain(obj: object) -> dict[str, Json] | None:
 class _Reader:
     def __init__(self) -> None:
         self.table: dict[int, object] = {}
+        self.path: list[str] = ["state"]  # where the reader is, for messages
 
     def read(self, node: Json, depth: int = 0) -> object:
         if node is None or isinstance(node, bool | int | float | str):
@@ -236,7 +247,13 @@ class _Reader:
         items = node[tag]
         if not isinstance(items, list):
             _fail(f"snapshot: {tag} holds {type(items).__name__}, not a list")
-        return [self.read(v, depth) for v in items]
+        path = self.path
+        out = []
+        for i, v in enumerate(items):
+            path.append(f"[{i}]")
+            out.append(self.read(v, depth))
+            path.pop()
+        return out
 
     def _untag(self, node: dict[str, Json], depth: int) -> object:
         tag = next((k for k in node if k.startswith("$")), None)
@@ -256,7 +273,10 @@ class _Reader:
         for pair in pairs:
             if not isinstance(pair, list) or len(pair) != 2:
                 _fail("snapshot: a dict entry is not a [key, value] pair")
-            out[self.read(pair[0], depth)] = self.read(pair[1], depth)
+            key = self.read(pair[0], depth)
+            self.path.append(f"[{_short(key)}]")
+            out[key] = self.read(pair[1], depth)
+            self.path.pop()
         return out
 
     def _class(self, node: dict[str, Json], tag: str) -> type:
@@ -286,12 +306,22 @@ class _Reader:
         if issubclass(cls, BaseException | tuple | enum.Enum) or cls.__new__ is not object.__new__:
             _fail(f"snapshot: {node['$o']!r} is not a state class")
         obj = object.__new__(cls)
+        path = self.path
         for key, raw in fields.items():
+            path.append(f".{key}")
+            value = self.read(raw, depth)
+            path.pop()
             try:
-                object.__setattr__(obj, key, self.read(raw, depth))
+                object.__setattr__(obj, key, value)
             except AttributeError:
                 _fail(f"snapshot: {node['$o']!r} has no field {key!r}")
+        check_slots(obj, "".join(path))  # each slot of the type its class declares
         return obj
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _maxlen(value: Json) -> int | None:

@@ -1,0 +1,236 @@
+"""What a restored per-key state means, checked against the matcher that will run it.
+
+The types of every slot are checked while a snapshot is read (:mod:`workbench.engine.slotcheck`).
+What types cannot say is checked here, once per key and pattern, before the engine adopts the
+image: a loop partial match's ``code`` in its plan's range and in the list that holds that code, a
+linear one's stage inside the chain, the general plan's index of runs by NFA state agreeing with
+its runs, shared-buffer nodes that exist, a reaction channel that is a channel of its group,
+counters that are not negative, aggregates of the kind the pattern makes.
+
+A matcher's plan (or the matcher itself) may offer its own ``check_image(state)`` hook that raises
+:class:`~workbench.errors.CepError`; otherwise the checks here are found by the state's class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, NoReturn
+
+from workbench.engine.aggregates.base import Aggregate
+from workbench.engine.aggregates.registry import make_aggregate
+from workbench.engine.nfa.buffer import NodeId, SharedBuffer
+from workbench.engine.nfa.linear import LinearState
+from workbench.engine.nfa.loop import GAP, LAST, LOOP, LoopState
+from workbench.engine.nfa.state import FlinkState, NFAState, Run
+from workbench.engine.nfa.store import BufferStore
+from workbench.engine.reactions.compiled import CChannel, CGroup
+from workbench.engine.reactions.state import GroupState, InstanceState
+from workbench.engine.slotcheck import matches
+from workbench.errors import CepError
+
+__all__ = ["check_state"]
+
+
+def check_state(matcher: object, state: object, where: str) -> None:
+    """Refuse ``state`` (restored for ``matcher``) unless its parts mean something to it."""
+    for owner in (getattr(matcher, "plan", None), matcher):
+        hook = getattr(owner, "check_image", None)
+        if callable(hook):
+            hook(state)
+            return
+    check = _CHECKS.get(type(state))
+    if check is not None:
+        check(matcher, state, where)
+
+
+def _bad(where: str, what: str) -> NoReturn:
+    msg = f"snapshot: {what} in {where} is not what an engine writes (a damaged or forged blob)"
+    raise CepError(msg)
+
+
+def _counts(where: str, **counts: int) -> None:
+    for name, value in counts.items():
+        if value < 0:
+            _bad(where, f"a negative {name} ({value})")
+
+
+# ---------------------------------------------------------------------------------- sequence plans
+def _aggregates(aggs: tuple[Aggregate, ...], fresh: tuple[Aggregate, ...], where: str) -> None:
+    """A partial match's aggregates: none yet, or one of each kind the pattern declares."""
+    if aggs and len(aggs) != len(fresh):
+        _bad(where, "a partial match's aggregates")
+    for agg, new in zip(aggs, fresh, strict=False):
+        _aggregate(agg, new, where)
+
+
+#: the slots that say what an aggregate is (set when it is made, never changed by values)
+_SETTINGS = ("mode", "ddof", "keep_nulls", "name", "params", "window_size", "period", "gap", "largest")
+
+
+def _aggregate(agg: object, fresh: object, where: str) -> None:
+    """An aggregate of the kind (class and settings) ``fresh`` is, with counters that are not negative."""
+    if type(agg) is not type(fresh) or any(
+        getattr(agg, s, None) != getattr(fresh, s, None) for s in _SETTINGS
+    ):
+        _bad(where, f"an aggregate ({type(agg).__name__}, not a {type(fresh).__name__} as the pattern makes)")
+    if hasattr(fresh, "largest") and getattr(agg, "n", None) != getattr(fresh, "n", None):
+        _bad(where, "a top-n aggregate's n")  # why: TopN's n is a setting, Count's a counter
+    for name in _COUNTERS[1:] if hasattr(fresh, "largest") else _COUNTERS:
+        value = getattr(agg, name, None)
+        if isinstance(value, int) and value < 0:
+            _bad(where, f"an aggregate's {name} ({value})")
+    mode = getattr(agg, "mode", None)
+    if mode is not None:
+        window, counts = getattr(agg, "_window", None), getattr(agg, "_counts", False)
+        if (window is None) != (mode != "fifo") or (
+            counts is not False and (counts is None) != (mode != "any")
+        ):
+            _bad(where, f"an aggregate's tables for mode {mode!r}")
+    if any(v < 0 for v in getattr(agg, "counts", {}).values()):
+        _bad(where, "a negative count in an aggregate")
+    for name in ("agg", "fresh"):
+        inner = getattr(agg, name, None)
+        if inner is not None:
+            _aggregate(inner, getattr(fresh, "agg", None), where)
+    groups = getattr(agg, "groups", None)
+    if groups:
+        new = make_aggregate(getattr(agg, "name", ""), **getattr(agg, "params", {}))
+        for inner in groups.values():
+            _aggregate(inner, new, where)
+
+
+_COUNTERS = ("n", "_n", "_pushed", "_popped")
+
+
+def _chain(state: LinearState | LoopState, where: str) -> None:
+    _counts(where, next_rid=state.next_rid, dropped=state.dropped)
+
+
+def _linear(matcher: Any, state: LinearState, where: str) -> None:
+    _chain(state, where)
+    n = matcher.plan.n
+    for run in state.runs:
+        if not 0 < run.stage < n or run.rid >= state.next_rid or len(run.events) != run.stage:
+            _bad(where, f"a partial match waiting for stage {run.stage} of {n}")
+
+
+def _loop(matcher: Any, state: LoopState, where: str) -> None:
+    _chain(state, where)
+    plan = matcher.plan
+    fresh = plan.aggs.fresh()
+    lists: Iterable[tuple[str, list[Any], Callable[[int], bool]]] = (
+        ("hot", state.hot, lambda c: c == LOOP),
+        ("cold", state.cold, lambda c: c == GAP or 0 < c <= plan.n),
+        ("last", state.last, lambda c: c == LAST),
+    )
+    for name, runs, fits in lists:
+        for run in runs:
+            if not fits(run.code) or run.rid >= state.next_rid or not run.events:
+                _bad(where, f"a partial match with code {run.code} among the {name} ones")
+            _aggregates(run.aggs, fresh, where)
+
+
+def _general(matcher: Any, state: NFAState, where: str) -> None:
+    plan = matcher.plan
+    names = matcher.nfa.states
+    _counts(where, next_rid=state.next_rid, dropped=state.dropped)
+    if not state.start_version:
+        _bad(where, "an empty start version")
+    shared = isinstance(plan.store, BufferStore)
+    fresh = plan.aggs.fresh()
+    runs = [*state.runs.values(), *state.completed, *getattr(state, "pq", ())]
+    for run in runs:
+        _run(run, names, state.buffer if shared else None, where)
+        _aggregates(run.aggs, fresh, where)
+    for rid, run in state.runs.items():
+        if run.rid != rid or rid not in state.by_state.get(run.state, ()):
+            _bad(where, f"partial match {rid} and the index of runs")
+    for name, ids in state.by_state.items():
+        if any(state.runs[i].state != name if i in state.runs else True for i in ids):
+            _bad(where, f"the index of runs waiting in {name!r}")
+    if shared:
+        _buffer(state.buffer, where)
+    elif state.buffer.events or state.buffer.nodes:
+        _bad(where, "a shared buffer (this pattern keeps paths)")
+
+
+def _run(run: Run, names: Any, buffer: SharedBuffer | None, where: str) -> None:
+    if run.state not in names or not run.version or run.inst < 0:
+        _bad(where, f"partial match {run.rid} (state {run.state!r})")
+    node = run.node
+    if node is None:
+        return
+    if buffer is not None:
+        if not (len(node) == 2 and isinstance(node[1], str) and node in buffer.nodes):
+            _bad(where, f"partial match {run.rid}'s buffer node")
+    elif not all(isinstance(step, tuple) and len(step) == 3 for step in node):
+        _bad(where, f"partial match {run.rid}'s path")
+
+
+def _buffer(buffer: SharedBuffer, where: str) -> None:
+    """``events[id] = [event, refs]``, ``nodes[node] = [refs, edges]``, edge ``[node, version, refs]``.
+
+    Reference counts are not negative and every node an edge or a partial match names is there.
+    """
+    from workbench.engine.events import Event
+
+    for entry in buffer.events.values():
+        if not (len(entry) == 2 and isinstance(entry[0], Event) and _count(entry[1])):
+            _bad(where, "a shared-buffer event")
+    for (eid, _), node in buffer.nodes.items():
+        if eid not in buffer.events or not (len(node) == 2 and _count(node[0]) and isinstance(node[1], list)):
+            _bad(where, "a shared-buffer node")
+        for edge in node[1]:
+            if not (isinstance(edge, list) and len(edge) == 3 and _count(edge[2]) and _version(edge[1])):
+                _bad(where, "a shared-buffer edge")
+            if edge[0] is not None and not (matches(edge[0], NodeId) and edge[0] in buffer.nodes):
+                _bad(where, "a shared-buffer edge to no node")
+
+
+def _count(value: object) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _version(value: object) -> bool:
+    return isinstance(value, tuple) and bool(value) and all(type(d) is int for d in value)
+
+
+# ---------------------------------------------------------------------------------- reaction groups
+def _group(matcher: Any, state: GroupState, where: str) -> None:
+    _counts(where, next_cid=state.next_cid)
+    for iid, inst in state.instances.items():
+        if inst.id != iid:
+            _bad(where, f"group instance {iid}")
+        _instance(inst, matcher.group, state.next_cid, where)
+
+
+def _instance(inst: InstanceState, group: CGroup, next_cid: int, where: str) -> None:
+    members = group.members
+    _counts(where, emitted=inst.emitted)
+    for cid, ch in inst.channels.items():
+        if ch.cid != cid or cid >= next_cid or not (0 <= ch.member < len(members)):
+            _bad(where, f"channel {cid} of group {group.name!r}")
+        if not isinstance(members[ch.member], CChannel):
+            _bad(where, f"channel {cid} of group {group.name!r} (a nested group's place)")
+        _counts(where, seen=ch.seen, target=ch.target, empty_windows=ch.empty_windows)
+        window = members[ch.member].window  # type: ignore[union-attr]
+        for acc in (ch.acc, *(p.acc for p in (ch.hop.panes if ch.hop else ()))):
+            if acc is not None and window is None:
+                _bad(where, f"an accumulator on channel {cid} of group {group.name!r}, which has none")
+            if acc is not None and window is not None:
+                _aggregate(acc, window.new(), where)
+    for name, child in inst.children.items():
+        index = group.index_of.get(name)
+        sub = members[index] if index is not None and 0 <= index < len(members) else None
+        if not isinstance(sub, CGroup):
+            _bad(where, f"nested group {name!r} of group {group.name!r}")
+        _instance(child, sub, next_cid, where)
+
+
+_CHECKS: dict[type, Callable[[Any, Any, str], None]] = {
+    LinearState: _linear,
+    LoopState: _loop,
+    NFAState: _general,
+    FlinkState: _general,
+    GroupState: _group,
+}

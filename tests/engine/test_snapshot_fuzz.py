@@ -262,19 +262,21 @@ def _fuzz(data: st.DataObject, shards: int = 0) -> None:
     restore_and_run(forged(cut, choose, 1 + choose(3), shards), cut, shards)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+# why derandomize: the suite's run is the same every time (CI never flakes on a rare site); the
+# long run (``-m fuzz``) explores
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(data=st.data())
 def test_a_forged_snapshot_gives_only_cep_error(data: st.DataObject) -> None:
     _fuzz(data)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(data=st.data())
 def test_a_forged_snapshot_of_a_sharded_engine_gives_only_cep_error(data: st.DataObject) -> None:
     _fuzz(data, shards=2)
 
 
-@pytest.mark.slow
+@pytest.mark.fuzz
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_forged_snapshot_gives_only_cep_error_long_run(data: st.DataObject) -> None:

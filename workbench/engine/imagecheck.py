@@ -127,6 +127,10 @@ def _loop(matcher: Any, state: LoopState, where: str) -> None:
         for run in runs:
             if not fits(run.code) or run.rid >= state.next_rid or not run.events:
                 _bad(where, f"a partial match with code {run.code} among the {name} ones")
+            if fresh and run.code != LAST and not run.aggs:
+                _bad(
+                    where, "a partial match in the loop without its aggregates"
+                )  # why: the loop updates them
             _aggregates(run.aggs, fresh, where)
 
 

@@ -376,3 +376,16 @@ def test_every_real_snapshot_passes_the_checks(kinds: list[str], cut: int, keys:
         second.process_many(stream[cut:])
         second.finish()
     assert sorted(_signature(first) + _signature(second)) == _signature(whole)
+
+
+def test_a_top_n_aggregate_whose_values_cannot_be_ordered_is_refused() -> None:
+    from workbench.engine.aggregates.holistic import TopN
+    from workbench.engine.imagecheck import _aggregate
+
+    forged = TopN(2)
+    forged.counts = {"x": 1, 1.5: 1}  # a text value among numbers: ``get()`` could not order them
+    with pytest.raises(CepError, match="cannot be ordered"):
+        _aggregate(forged, TopN(2), "key 'k', pattern 'p'")
+    fine = TopN(2)
+    fine.counts = {2.5: 1, 1: 2}
+    _aggregate(fine, TopN(2), "key 'k', pattern 'p'")

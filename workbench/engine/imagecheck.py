@@ -88,6 +88,11 @@ def _aggregate(agg: object, fresh: object, where: str) -> None:
             _bad(where, f"an aggregate's tables for mode {mode!r}")
     if any(v < 0 for v in getattr(agg, "counts", {}).values()):
         _bad(where, "a negative count in an aggregate")
+    if hasattr(fresh, "largest"):  # why: a top-n aggregate orders its values
+        try:
+            sorted(getattr(agg, "counts", {}))
+        except TypeError:
+            _bad(where, "a top-n aggregate's values, which cannot be ordered")
     for name in ("agg", "fresh"):
         inner = getattr(agg, name, None)
         if inner is not None:

@@ -389,3 +389,18 @@ def test_a_top_n_aggregate_whose_values_cannot_be_ordered_is_refused() -> None:
     fine = TopN(2)
     fine.counts = {2.5: 1, 1: 2}
     _aggregate(fine, TopN(2), "key 'k', pattern 'p'")
+
+
+def test_a_sharded_snapshot_with_one_bad_shard_leaves_the_engine_as_it_was() -> None:
+    envelope = json.loads(taken(47, 2))
+    shards = _first(envelope["state"], "workbench.engine.sharding:ShardedSnapshot")["shards"]
+    _first(shards["$l"][1], _LOOP_RUN).update(code=99)  # the second shard only; well typed
+    envelope["digest"] = _digest(envelope["state"])
+    engine = engine_of(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        engine.process_many(events(0, 20))
+    before = engine.snapshot()
+    with pytest.raises(CepError, match="code 99"):
+        engine.restore(json.dumps(envelope).encode())
+    assert engine.snapshot() == before  # the first shard was not taken over either

@@ -99,10 +99,18 @@ class Imaging(Outputs):
 
     def adopt(self, snap: object) -> None:
         """Take over an :meth:`image` (read back by :func:`~workbench.engine.snapshot.load`)."""
+        self.take_over(self.checked(snap))
+
+    def checked(self, snap: object) -> EngineSnapshot:
+        """``snap`` if it is an image this engine can take over, else a :class:`CepError` saying why."""
         if not isinstance(snap, EngineSnapshot):
             msg = f"snapshot holds a {type(snap).__name__}, not an engine's state"
             raise CepError(msg)
         self._check_image(snap)
+        return snap
+
+    def take_over(self, snap: EngineSnapshot) -> None:
+        """Take over an image that :meth:`checked` accepted."""
         clock = self.event_clock
         self._keys = snap.keys
         self._timers = snap.timers

@@ -293,8 +293,10 @@ class ShardedEngine(Outputs):
         return
 
     def _adopt(self, image: ShardedSnapshot) -> None:
-        for engine, shard in zip(self.engines, image.shards, strict=True):
-            engine.adopt(shard)
+        # why two passes: a damaged shard after a good one must not leave the engine half restored
+        checked = [engine.checked(shard) for engine, shard in zip(self.engines, image.shards, strict=True)]
+        for engine, shard in zip(self.engines, checked, strict=True):
+            engine.take_over(shard)
         clock = self._clock
         clock.watermark, clock.max_seen, clock.next_seq = image.watermark, image.max_seen, image.next_seq
         self.late, self.late_count = image.late, image.late_count

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from workbench.engine.aggregates.base import Aggregate
 from workbench.engine.aggregates.registry import make_aggregate
 from workbench.engine.nfa.buffer import NodeId, SharedBuffer
+from workbench.engine.nfa.eventonly import EventOnlyState
 from workbench.engine.nfa.linear import LinearState
 from workbench.engine.nfa.loop import GAP, LAST, LOOP, LoopState
 from workbench.engine.nfa.state import FlinkState, NFAState, Run
@@ -236,7 +237,22 @@ def _instance(inst: InstanceState, group: CGroup, next_cid: int, where: str) -> 
         _instance(child, sub, next_cid, where)
 
 
+def _event_only(matcher: Any, state: EventOnlyState, where: str) -> None:
+    names = matcher.plan.names
+    _counts(where, live=state.live, dropped=state.dropped)
+    if state.live != sum(len(g.runs) for g in state.groups):
+        _bad(where, "the count of live partial matches")
+    for group in state.groups:
+        for code, events, channels, _prev, _inst in group.runs:
+            # why: the code indexes the plan's states and its bit routes the event to the group
+            if not 0 <= code < len(names) or not group.mask >> code & 1:
+                _bad(where, f"a partial match waiting in state {code}")
+            if not events or len(channels) != len(events):
+                _bad(where, "a partial match's events and channels")
+
+
 _CHECKS: dict[type, Callable[[Any, Any, str], None]] = {
+    EventOnlyState: _event_only,
     LinearState: _linear,
     LoopState: _loop,
     NFAState: _general,

@@ -227,3 +227,33 @@ def test_the_engine_budget_sheds_the_oldest_partial_matches_like_the_general_pla
             engine.finish()
         out.append((engine.detections, engine.stats["dropped"], [str(w.message) for w in caught]))
     assert out[0] == out[1]
+
+
+def test_a_forged_partial_match_of_the_plan_is_refused_at_restore() -> None:
+    import json
+
+    import pytest
+
+    from workbench.engine.snapshot import _digest
+    from workbench.errors import CepError
+
+    engine = Engine([NFAMatcher(_p3any())])
+    engine.process_many([{"type": t, "time": i, "key": "k"} for i, t in enumerate(["login", "trade"])])
+    envelope = json.loads(engine.snapshot())
+    text = json.dumps(envelope["state"])
+    group = '"workbench.engine.nfa.eventonly:Group"'
+    assert group in text
+    node = envelope["state"]
+
+    def groups(n: object) -> list[dict[str, Any]]:
+        if isinstance(n, dict):
+            found = [n["v"]] if n.get("$o") == group.strip('"') else []
+            return found + [g for v in n.values() for g in groups(v)]
+        if isinstance(n, list):
+            return [g for v in n for g in groups(v)]
+        return []
+
+    groups(node)[0]["mask"] = 0  # no state bit for its partial matches: the event would skip them
+    envelope["digest"] = _digest(envelope["state"])
+    with pytest.raises(CepError, match="partial match waiting in state"):
+        Engine([NFAMatcher(_p3any())]).restore(json.dumps(envelope).encode())

@@ -156,53 +156,66 @@ def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
 def _detections_frame(ds: list[Detection]) -> pd.DataFrame:
     """:func:`detections_to_frame` of a list of detections."""
     rows: list[tuple[Event, ...]] = list(map(attrgetter("events"), ds))
-    lens = list(map(len, rows))
     initiators: list[Event | None] = list(map(attrgetter("initiator"), ds))
     seqs, types, flat_times = _event_columns(rows)
-    firsts, lasts = time_spans(flat_times, lens)
-    data: dict[str, pd.Series] = {
-        **_identity(ds),
-        "kind": strings(list(map(attrgetter("kind"), ds))),
-        "emit_time": times(list(map(_TIME, ds))),
-        "n_events": pd.Series(lens, dtype="int64"),
-        "events": objects(seqs),
-        "types": objects(types),
-        "channels": objects(list(map(tuple, map(attrgetter("channels"), ds)))),
-        "negated": objects(list(map(tuple, map(attrgetter("negated"), ds)))),
-        "initiator": pd.Series(
+    table = MatchTable(
+        pattern=list(map(attrgetter("pattern"), ds)),
+        key=list(map(attrgetter("key"), ds)),
+        instance=list(map(attrgetter("instance"), ds)),
+        time=list(map(_TIME, ds)),
+        seqs=seqs,
+        types=types,
+        channels=list(map(tuple, map(attrgetter("channels"), ds))),
+        times=flat_times,
+    )
+    frame = _frame(
+        table,
+        kind=list(map(attrgetter("kind"), ds)),
+        negated=list(map(tuple, map(attrgetter("negated"), ds))),
+        initiator=(
             [None if i is None else i.seq for i in initiators]
             if initiators.count(None) < len(initiators)  # why: usually none has one
-            else initiators,
-            dtype=INT,
+            else initiators
         ),
-        "first_time": firsts,
-        "last_time": lasts,
-        "extra": objects(list(map(dict, map(attrgetter("extra"), ds)))),
-    }
-    frame = pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
+        extra=list(map(dict, map(attrgetter("extra"), ds))),
+    )
     return _add_measures(frame, ds)
 
 
 def _table_frame(table: MatchTable) -> pd.DataFrame:
     """:func:`detections_to_frame` of the plain matches a table holds (the same columns and values)."""
     n = len(table)
+    return _frame(
+        table, kind=["match"] * n, negated=[()] * n, initiator=[None] * n, extra=[{} for _ in range(n)]
+    )
+
+
+def _frame(
+    table: MatchTable,
+    *,
+    kind: list[str],
+    negated: list[tuple[str, ...]],
+    initiator: Sequence[object],
+    extra: list[dict[str, Any]],
+) -> pd.DataFrame:
+    """The detections frame of a table's columns and the columns a table does not hold."""
     lens = list(map(len, table.seqs))
     firsts, lasts = time_spans(table.times, lens)
     data: dict[str, pd.Series] = {
         "pattern": strings(table.pattern),
         "key": objects(table.key),
         "instance": pd.Series(table.instance, dtype="int64"),
-        "kind": strings(["match"] * n),
+        "kind": strings(kind),
         "emit_time": times(table.time),
         "n_events": pd.Series(lens, dtype="int64"),
         "events": objects(table.seqs),
         "types": objects(table.types),
         "channels": objects(table.channels),
-        "negated": objects([()] * n),
-        "initiator": pd.Series([None] * n, dtype=INT),
+        "negated": objects(negated),
+        "initiator": pd.Series(initiator, dtype=INT),
         "first_time": firsts,
         "last_time": lasts,
-        "extra": objects([{} for _ in range(n)]),
+        "extra": objects(extra),
     }
     return pd.DataFrame(data, columns=list(DETECTION_COLUMNS))
 

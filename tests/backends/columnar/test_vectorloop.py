@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.backends.columnar.test_vectorplan import engine_run
+from tests.backends.columnar.test_vectorplan import vectorised as chain_vectorised
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.replay import replay_frame
-from workbench.backends.columnar.vectorplan import engine_reason, plan_reason, vector_detections
+from workbench.backends.columnar.vectorplan import plan_reason, vector_detections
 from workbench.engine.detection import Detection
 from workbench.engine.matchtable import LazyDetections
 from workbench.engine.nfa.loop import LoopPlan
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine
 from workbench.language import compile_patterns
-from workbench.results import detections_to_frame, frame_to_events
+from workbench.results import detections_to_frame
 
 TYPES = ("a", "b", "c", "d")
 LOOP_CONDITIONS = (
@@ -74,20 +77,12 @@ def loops(draw: st.DrawFn) -> str:
     )
 
 
-def engine_run(text: str, frame: pd.DataFrame, **options: object) -> list[Detection]:
-    engine = Engine(compile_patterns(text), **options)  # type: ignore[arg-type]
-    engine.process_many(frame_to_events(frame))
-    engine.finish()
-    return engine.detections
-
-
-def vectorised(text: str, frame: pd.DataFrame, **options: object) -> LazyDetections | None:
-    engine = Engine(compile_patterns(text), **options)  # type: ignore[arg-type]
-    assert engine_reason(engine, None) is None
-    m = engine.matchers[0]
+def vectorised(text: str, frame: pd.DataFrame, **options: object) -> Sequence[Detection] | None:
+    """The chain tests' helper, for a pattern that the loop plan runs."""
+    m = Engine(compile_patterns(text)).matchers[0]
     assert isinstance(m, NFAMatcher)
     assert isinstance(m.plan, LoopPlan)
-    return vector_detections(engine, EventColumns.from_frame(frame))
+    return chain_vectorised(text, frame, **options)
 
 
 @settings(max_examples=300, deadline=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
 import pytest
@@ -87,7 +88,7 @@ def engine_run(text: str, frame: pd.DataFrame, **options: object) -> list[Detect
     return engine.detections
 
 
-def vectorised(text: str, frame: pd.DataFrame, **options: object) -> list[Detection] | None:
+def vectorised(text: str, frame: pd.DataFrame, **options: object) -> Sequence[Detection] | None:
     engine = Engine(compile_patterns(text), **options)  # type: ignore[arg-type]
     assert engine_reason(engine, None) is None
     return vector_detections(engine, EventColumns.from_frame(frame))

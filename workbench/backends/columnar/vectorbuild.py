@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from workbench.backends.columnar.frame import EventColumns
-from workbench.backends.columnar.vectorrows import Index, Matches, Rows
+from workbench.backends.columnar.vectorrows import Index, Matches, Rows, within
 from workbench.engine.detection import Detection, new_match
 from workbench.engine.gcpause import gc_paused
 from workbench.engine.matchtable import LazyDetections, MatchTable
@@ -83,8 +83,7 @@ def _in_order(found: list[Matches], order: Index, sequence: Index) -> tuple[Inde
     begin, lengths = begin[sequence], lengths[sequence]
     bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=bounds[1:])
-    inner = np.arange(int(bounds[-1]), dtype=np.int64) - np.repeat(bounds[:-1], lengths)
-    return flat_all[np.repeat(begin, lengths) + inner], bounds
+    return flat_all[np.repeat(begin, lengths) + within(lengths)], bounds
 
 
 def _table(

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from workbench.backends.columnar.chain import edge_bounds
 from workbench.backends.columnar.vector import EXACT, Unsupported, Vec, _column, _truth, _Vectoriser
-from workbench.backends.columnar.vectorrows import Index, Mask, Matches, Rows
+from workbench.backends.columnar.vectorrows import Index, Mask, Matches, Rows, within
 from workbench.engine.aggregates import Avg, Count, Sum, make_aggregate
 from workbench.engine.expr.ir import Name
 from workbench.engine.nfa.conditions import And, Cond, Const, Leaf, Not, Or, TypeIn
@@ -79,12 +79,7 @@ def loop_matches(plan: LoopPlan, rows: Rows) -> Matches | None:
     n = len(rows.times)
     types: dict[frozenset[str], Mask] = {}
     tm = rows.types_mask
-
-    def exact(cond: Cond) -> Mask | None:
-        b = edge_bounds(cond, types, tm, rows.column, n)
-        return rows.keys.sort(b.low) if b.exact else None
-
-    start, last = exact(plan.start_cond), exact(plan.last_cond)
+    start, last = rows.exact(plan.start_cond, types), rows.exact(plan.last_cond, types)
     if start is None or last is None:
         return None
     take = edge_bounds(plan.take_cond, types, tm, rows.column, n)
@@ -95,9 +90,7 @@ def loop_matches(plan: LoopPlan, rows: Rows) -> Matches | None:
     wake = (np.ones(n, dtype=bool) if w is None else rows.keys.sort(tm(w))) | last
 
     s = np.flatnonzero(start).astype(np.int64)
-    before: Index = np.cumsum(start, dtype=np.int64) - start
-    key_first = np.maximum.accumulate(np.where(rows.keys.first, np.arange(n), 0))
-    inst = (before - before[key_first])[s] + 1
+    inst = rows.instances(start)
     end = rows.window_end(s, plan.window)
     cand = np.flatnonzero(high).astype(np.int64)
     lo = np.searchsorted(cand, s, side="right").astype(np.int64)
@@ -105,7 +98,7 @@ def loop_matches(plan: LoopPlan, rows: Rows) -> Matches | None:
     if take.exact:  # why: no aggregates decide: each run takes every candidate of its window
         counts = hi - lo
         run = np.repeat(np.arange(len(s), dtype=np.int64), counts)
-        offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        offsets = within(counts)
         took_pos = cand[np.repeat(lo, counts) + offsets]
         got = (run, took_pos, offsets + 1)
     else:
@@ -289,7 +282,7 @@ def _prefixes(
     flat = np.empty(int(bounds[-1]), dtype=np.int64)
     flat[bounds[:-1]] = s[m_run]
     flat[bounds[1:] - 1] = m_c
-    inner = np.arange(int(m_k.sum()), dtype=np.int64) - np.repeat(np.cumsum(m_k) - m_k, m_k)
+    inner = within(m_k)
     flat[np.repeat(bounds[:-1] + 1, m_k) + inner] = pos[np.repeat(off[m_run], m_k) + inner]
     weights = 1 + np.bincount(run, minlength=len(s)).astype(np.int64)
     return Matches(

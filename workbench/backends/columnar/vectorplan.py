@@ -40,15 +40,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from workbench.backends.columnar.chain import edge_bounds
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import order_reason
 from workbench.backends.columnar.vectorbuild import build_detections
 from workbench.backends.columnar.vectorloop import loop_matches, loop_reason
-from workbench.backends.columnar.vectorrows import Found, Index, Mask, Matches, Rows
+from workbench.backends.columnar.vectorrows import Found, Index, Mask, Matches, Rows, since, within
 from workbench.engine.matcher import Matcher
 from workbench.engine.matchtable import LazyDetections
-from workbench.engine.nfa.conditions import Cond
 from workbench.engine.nfa.linear import ANY, STRICT, LinearPlan
 from workbench.engine.nfa.loop import LoopPlan
 from workbench.engine.nfa.matcher import NFAMatcher
@@ -112,30 +110,20 @@ def input_reason(engine: Engine, cols: EventColumns) -> str | None:
     return None
 
 
-def _mask(
-    cond: Cond, rows: Rows, n: int, types: dict[frozenset[str], Mask], type_mask: object
-) -> Mask | None:
-    """A condition on every row, key order (``None``: not exactly vectorisable)."""
-    b = edge_bounds(cond, types, type_mask, rows.column, n)
-    return rows.keys.sort(b.low) if b.exact else None
-
-
 def _stage_masks(plan: LinearPlan, rows: Rows) -> tuple[list[Mask], list[Mask]] | None:
     """Per stage: the rows taking it and the rows meeting one of its ``not followed by`` checks."""
-    n = len(rows.times)
     types: dict[frozenset[str], Mask] = {}
-    type_mask = rows.types_mask
 
     takes: list[Mask] = []
     stops: list[Mask] = []
     for i, cond in enumerate(plan.conds):
-        take = _mask(cond, rows, n, types, type_mask)
+        take = rows.exact(cond, types)
         if take is None:
             return None
-        stop = np.zeros(n, dtype=bool)
+        stop = np.zeros(len(rows.times), dtype=bool)
         for proceed, stop_take in plan.stop_conds[i]:
-            a = _mask(proceed, rows, n, types, type_mask)
-            b = _mask(stop_take, rows, n, types, type_mask)
+            a = rows.exact(proceed, types)
+            b = rows.exact(stop_take, types)
             if a is None or b is None:
                 return None
             stop |= a & b
@@ -148,9 +136,7 @@ def _follow(plan: LinearPlan, rows: Rows, takes: list[Mask], stops: list[Mask]) 
     """Every start's paths through the stages (key order positions); ``followed by any`` branches."""
     n = len(rows.times)
     start = np.flatnonzero(takes[0]).astype(np.int64)
-    before: Index = np.cumsum(takes[0], dtype=np.int64) - takes[0]
-    key_first = np.maximum.accumulate(np.where(rows.keys.first, np.arange(n), 0))
-    inst = (before - before[key_first])[start] + 1
+    inst = rows.instances(takes[0])
     end = rows.window_end(start, plan.window)
     first, cur, taken = start, start, [start]
     last = plan.n - 1
@@ -182,8 +168,7 @@ def _branch(
     lo, hi = count_to[cur + 1], count_to[np.maximum(limit, cur + 1)]
     counts = np.maximum(hi - lo, 0)
     parent = np.repeat(np.arange(len(cur)), counts)
-    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-    rows_taking = np.flatnonzero(take)[np.repeat(lo, counts) + offsets].astype(np.int64)
+    rows_taking = np.flatnonzero(take)[np.repeat(lo, counts) + within(counts)].astype(np.int64)
     return parent, rows_taking
 
 
@@ -228,7 +213,7 @@ def _caps_bind(engine: Engine, rows: Rows, found: list[Matches]) -> bool:
     by_time = np.argsort(every, kind="stable")
     every, total = every[by_time], np.cumsum(weight[by_time])
     gone = np.searchsorted(every, every - widest, side="left")
-    alive = total - np.where(gone > 0, total[np.maximum(gone - 1, 0)], 0)
+    alive = since(total, gone)
     return (int(alive.max()) if len(alive) else 0) + branched > budget
 
 
@@ -252,10 +237,7 @@ def _most_live(codes: Index, times: npt.NDArray[np.float64], window: float | Non
     low = q.copy()
     low.imag = times - (np.inf if window is None else window)
     # why "right": a start's own row first expires the partial matches with t_start + W <= t
-    gone = np.searchsorted(q, low, side="right")
-    total = np.cumsum(weights)
-    alive = total - np.where(gone > 0, total[np.maximum(gone - 1, 0)], 0)
-    return int(alive.max())
+    return int(since(np.cumsum(weights), np.searchsorted(q, low, side="right")).max())
 
 
 def vector_detections(engine: Engine, cols: EventColumns) -> LazyDetections | None:

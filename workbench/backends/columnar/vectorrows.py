@@ -8,11 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from workbench.backends.columnar.chain import edge_bounds
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.prune import KeyOrder
 from workbench.backends.columnar.vector import ColumnSource
+from workbench.engine.nfa.conditions import Cond
 
-__all__ = ["Found", "Index", "Mask", "Matches", "Rows"]
+__all__ = ["Found", "Index", "Mask", "Matches", "Rows", "since", "within"]
 
 Mask = npt.NDArray[np.bool_]
 Index = npt.NDArray[np.int64]
@@ -59,6 +61,18 @@ class Rows:
         out[out >= self.key_end] = n
         return out
 
+    def exact(self, cond: Cond, types: dict[frozenset[str], Mask]) -> Mask | None:
+        """A condition on every row, key order (``None``: not exactly vectorisable)."""
+        b = edge_bounds(cond, types, self.types_mask, self.column, len(self.times))
+        return self.keys.sort(b.low) if b.exact else None
+
+    def instances(self, start: Mask) -> Index:
+        """The instance id of each start row (key order ``start``): its rank among its key's starts."""
+        n = len(start)
+        before: Index = np.cumsum(start, dtype=np.int64) - start
+        key_first = np.maximum.accumulate(np.where(self.keys.first, np.arange(n), 0))
+        return (before - before[key_first])[np.flatnonzero(start)] + 1
+
     def window_end(self, pos: Index, window: float | None) -> Index:
         """Per start: its key's first position with ``t >= t_start + window`` (or the key's end)."""
         if window is None:
@@ -67,6 +81,16 @@ class Rows:
         query.real = self.keys.codes[pos]
         query.imag = self.times[pos] + window
         return np.searchsorted(self.keyed, query, side="left").astype(np.int64)
+
+
+def within(counts: Index) -> Index:
+    """``0, 1, ..., c - 1`` for each count ``c``, one after another (the offsets of ``np.repeat``)."""
+    return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def since(total: Index, gone: Index) -> Index:
+    """``total[i] - total[gone[i] - 1]`` (``total`` a running sum; nothing gone: ``total[i]``)."""
+    return total - np.where(gone > 0, total[np.maximum(gone - 1, 0)], 0)
 
 
 @dataclass(slots=True)

@@ -7,6 +7,8 @@ import random
 import pytest
 
 from workbench.demo.examples import EXAMPLES
+from workbench.engine.nfa.eventonly import EventOnlyPlan
+from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.plans import PlanState
 from workbench.engine.runtime import Engine
 from workbench.language.compile import compile_pattern
@@ -33,13 +35,20 @@ COMBI = (
     " followed by b where e.type == 'b' times 2 allow combinations"
 )
 
+EVENT_ONLY = (
+    "sequence eventonly within 1h"
+    " begin a: a"
+    " followed by any b: b times 2..4 allow combinations"
+    " followed by any c: x"
+)
+
 
 def _events(n: int = 240, seed: int = 1) -> list[dict[str, object]]:
     rnd = random.Random(seed)
     return [{"type": rnd.choice("aabx"), "time": t * 10, "key": f"k{t % 3}"} for t in range(n)]
 
 
-@pytest.mark.parametrize("text", [ANY, BOUNDED, LOOP, COMBI])
+@pytest.mark.parametrize("text", [ANY, BOUNDED, LOOP, COMBI, EVENT_ONLY])
 def test_the_live_counts_are_the_engines_partial_matches(text: str) -> None:
     pattern = compile_pattern(text)
     engine = Engine([pattern])
@@ -53,6 +62,18 @@ def test_the_live_counts_are_the_engines_partial_matches(text: str) -> None:
         assert "?" not in by_stage
         if total is not None:
             assert sum(by_stage.values()) == total
+
+
+def test_the_event_only_plan_is_counted_by_stage_as_the_general_plan() -> None:
+    pattern = compile_pattern(EVENT_ONLY)
+    fast = Engine([NFAMatcher(pattern)])
+    general = Engine([NFAMatcher(pattern, specialise=False)])
+    assert isinstance(fast.matchers[0].plan, EventOnlyPlan)  # type: ignore[attr-defined]
+    for i, t in enumerate("abbbxab"):
+        fast.process({"type": t, "time": i, "key": "k"})
+        general.process({"type": t, "time": i, "key": "k"})
+        assert live_by_element(fast, "eventonly", "k") == live_by_element(general, "eventonly", "k")
+    assert live_by_element(fast, "eventonly", "k") == {"b": 17, "c": 5}
 
 
 def test_growth_is_named_and_bounded_state_is_not() -> None:

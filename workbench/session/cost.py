@@ -106,6 +106,12 @@ def _runs(state: Any, plan: Any) -> Iterable[tuple[Any, str]]:
         for run in state.last:
             yield run, str(stages[2])
         return
+    if hasattr(state, "groups"):  # the event-only plan: (code, ...) tuples, code -> NFA state name
+        names = getattr(plan, "names", ())
+        for group in state.groups:
+            for run in group.runs:
+                yield run, str(names[run[0]]).split(":")[0] if 0 <= run[0] < len(names) else "?"
+        return
     runs = state.runs.values() if isinstance(state.runs, dict) else state.runs
     names = getattr(plan, "stage", None)
     for run in runs:

@@ -119,12 +119,12 @@ class NFAMatcher:
 
     @property
     def specialised(self) -> bool:
-        """Whether a fast plan (linear or loop) runs this pattern (same results as the general one)."""
+        """Whether the linear or loop plan runs this pattern (same results as the general one)."""
         return self.fast_path is not None
 
     @property
     def fast_path(self) -> str | None:
-        """``"linear"``, ``"loop"`` or ``None`` (the general plan runs the pattern)."""
+        """``"linear"``, ``"loop"`` or ``None`` (the event-only or the general plan runs the pattern)."""
         if isinstance(self.plan, LinearPlan):
             return "linear"
         if isinstance(self.plan, LoopPlan):

@@ -75,7 +75,9 @@ def event_only_patterns(draw: st.DrawFn) -> SequencePattern:
         "p",
         tuple(elems),
         within_ms=draw(st.sampled_from([None, 3, 6, 15])),
-        max_partial_matches=draw(st.sampled_from([None, None, 3, 8, 20])),
+        # why always a cap (200 rarely binds): `timesOrMore` with allowCombinations and no window has
+        # exponentially many partial matches, and the general plan (the oracle) then runs for hours
+        max_partial_matches=draw(st.sampled_from([200, 200, 3, 8, 20])),
         emit_timeouts=draw(st.booleans()),
     )
 

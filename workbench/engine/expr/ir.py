@@ -107,6 +107,15 @@ class Name(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Let(Node):
+    """``(lambda a, b: body)(x, y)``: names for values, nothing more (a parameter is never called)."""
+
+    params: tuple[str, ...]
+    args: tuple[Node, ...]
+    body: Node
+
+
+@dataclass(frozen=True, slots=True)
 class Stage(Node):
     """The events a stage has taken so far in this partial match (``matched('a')``; never ``e``)."""
 
@@ -216,15 +225,6 @@ class Comprehension(Node):
     element: Node
     clauses: tuple[For, ...]
     generator: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Let(Node):
-    """``(lambda a, b: body)(x, y)``: names for values, nothing more (a parameter is never called)."""
-
-    params: tuple[str, ...]
-    args: tuple[Node, ...]
-    body: Node
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,15 +32,6 @@ Done = tuple[int, tuple[Event, ...]]
 by_start = attrgetter("start_id", "rid")
 
 
-class Run(Protocol):
-    """What the shared code reads of a partial match."""
-
-    start_ts: Time
-    prev_ts: Time
-    inst: int
-    events: tuple[Event, ...]
-
-
 @dataclass(slots=True, eq=False)
 class ChainState:
     """The bookkeeping every linear or loop key state holds (the lists of runs are the plan's).
@@ -56,6 +47,15 @@ class ChainState:
     dropped: int = 0
     time: Time | None = None
     scheduled: Time | None = None
+
+
+class Run(Protocol):
+    """What the shared code reads of a partial match."""
+
+    start_ts: Time
+    prev_ts: Time
+    inst: int
+    events: tuple[Event, ...]
 
 
 S = TypeVar("S", bound=ChainState)

@@ -10,7 +10,7 @@ a previous-to-current window depends on those names exactly as in Flink.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from workbench.engine.faults import FaultSink
@@ -88,29 +88,25 @@ def original_name(internal: str) -> str:
     return internal.split(DELIM, 1)[0]
 
 
-class _T:
-    """A mutable edge during construction (greedy guards rewrite conditions in place)."""
-
-    __slots__ = ("action", "cond", "target")
-
-    def __init__(self, action: Action, target: _S, cond: Cond) -> None:
-        self.action = action
-        self.target = target
-        self.cond = cond
-
-
+@dataclass(slots=True, eq=False)
 class _S:
     """A mutable state during construction."""
 
-    __slots__ = ("kind", "name", "trans")
-
-    def __init__(self, name: str, kind: Kind) -> None:
-        self.name = name
-        self.kind = kind
-        self.trans: list[_T] = []
+    name: str
+    kind: Kind
+    trans: list[_T] = field(default_factory=list)
 
     def add(self, action: Action, target: _S, cond: Cond) -> None:
         self.trans.append(_T(action, target, cond))
+
+
+@dataclass(slots=True, eq=False)
+class _T:
+    """A mutable edge during construction (greedy guards rewrite conditions in place)."""
+
+    action: Action
+    target: _S
+    cond: Cond
 
 
 def compile_nfa(

@@ -6,7 +6,7 @@ import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from workbench.engine.expr import ir
 from workbench.engine.reactions import patterns as grp
@@ -32,6 +32,9 @@ from workbench.language.conditions import Scope, accepts, check_condition, neare
 from workbench.language.context import Context
 
 __all__ = ["GroupCompiler", "GroupScope"]
+
+Constants = tuple[tuple[str, object], ...]
+"""Name -> value pairs a group fixes: its constants, its state, a channel's match."""
 
 
 class _ChannelOptions(TypedDict, total=False):
@@ -115,13 +118,13 @@ class GroupCompiler:
 
     def _head(
         self, head: ast.ChannelHead, bound: set[str], binds: list[tuple[str, str]]
-    ) -> tuple[tuple[tuple[str, Any], ...], str | None]:
+    ) -> tuple[Constants, str | None]:
         ctx = self.ctx
         type_ = None if head.type.text in ("_", "any") else head.type.text
         if type_ is not None:
             ctx.check_type(head.type)
         fields = ctx.schema.get(type_) if type_ else None
-        match: list[tuple[str, Any]] = []
+        match: list[tuple[str, object]] = []
         for item in head.items:
             f = item.field.text
             if fields is not None and f not in fields and f not in ("type", "key", "time"):
@@ -151,7 +154,7 @@ class GroupCompiler:
                 match.append((f, value))
         return tuple(match), type_
 
-    def _initiator(self, node: ast.Initiator, constants: tuple[tuple[str, Any], ...]) -> grp.Initiator:
+    def _initiator(self, node: ast.Initiator, constants: Constants) -> grp.Initiator:
         annots = check_annotations(
             self.ctx, node.annotations, INITIATOR_ANNOTATIONS, "the initiator ('on ...')"
         )
@@ -392,10 +395,10 @@ class GroupCompiler:
         self,
         block: ast.Block,
         name: str,
-        constants: tuple[tuple[str, Any], ...] = (),
+        constants: Constants = (),
         initiator: grp.Initiator | None = None,
         instances: tuple[grp.Instance, ...] = (),
-        state: tuple[tuple[str, Any], ...] = (),
+        state: Constants = (),
     ) -> grp.ReactionGroup:
         ctx = self.ctx
         annots = check_annotations(ctx, block.annotations, EXIT_ANNOTATIONS, f"the @{block.operator} exit")

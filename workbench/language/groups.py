@@ -6,7 +6,6 @@ import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
 
 from workbench.engine.expr import ir
 from workbench.engine.reactions import patterns as grp
@@ -35,27 +34,6 @@ __all__ = ["GroupCompiler", "GroupScope"]
 
 Constants = tuple[tuple[str, object], ...]
 """Name -> value pairs a group fixes: its constants, its state, a channel's match."""
-
-
-class _ChannelOptions(TypedDict, total=False):
-    """The keyword arguments of :class:`~workbench.engine.reactions.patterns.Channel` its annotations set."""
-
-    negated: bool
-    stop: bool
-    stop_ids: tuple[str, ...]
-    pause_ids: tuple[str, ...]
-    resume_ids: tuple[str, ...]
-    paused: bool
-    optional: bool
-    count: grp.Count
-    size: grp.Size
-    timer: grp.Timer
-    hop: grp.Hop
-    timeout_ms: float
-    vars: tuple[tuple[str, str], ...]
-    after: tuple[str, ...]
-    collect: tuple[tuple[str, ir.Node], ...]
-    counts: str
 
 
 # ---- reaction groups -------------------------------------------------------------------------------
@@ -246,7 +224,7 @@ class GroupCompiler:
         where = None
         if ch.where is not None:
             where = check_condition(ch.where, self._scope(types), ctx.source)
-        opts = _ChannelOptions()
+        opts = grp.ChannelOptions()
         for name, a in annots.items():
             args = a.args or ()
             if name == "not":
@@ -284,7 +262,11 @@ class GroupCompiler:
         return grp.Channel(ident, type_, match, where, binds=tuple(binds), **opts)
 
     def _window(
-        self, opts: _ChannelOptions, name: str, args: Sequence[ast.Expr | ast.Duration], types: Sequence[str]
+        self,
+        opts: grp.ChannelOptions,
+        name: str,
+        args: Sequence[ast.Expr | ast.Duration],
+        types: Sequence[str],
     ) -> None:
         """``@size(N[, R][, ACC])``, ``@timer(D[, P][, ACC])`` or ``@hop(S, H[, ACC])``."""
         ctx = self.ctx

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
-from typing import Any, Final
+from typing import Final
 
 import pandas as pd
 
@@ -196,7 +196,7 @@ def _frame(
     kind: list[str],
     negated: list[tuple[str, ...]],
     initiator: Sequence[object],
-    extra: list[dict[str, Any]],
+    extra: list[dict[str, object]],
 ) -> pd.DataFrame:
     """The detections frame of a table's columns and the columns a table does not hold."""
     lens = list(map(len, table.seqs))
@@ -271,7 +271,7 @@ def _add_fields(frame: pd.DataFrame, events: Sequence[Event], fixed: Sequence[st
     columns = _field_columns(fixed, events)
     if not columns:
         return frame
-    extra: dict[str, list[Any]] = {col: [] for col in columns.values()}
+    extra: dict[str, list[object]] = {col: [] for col in columns.values()}
     for e in events:
         for name, col in columns.items():
             extra[col].append(e.fields.get(name))

@@ -25,13 +25,12 @@ the harness's own monotone clock, so the engine never sees an event as late) and
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection
-from workbench.engine.events import Event
+from workbench.engine.events import Event, EventLike
 from workbench.engine.matcher import Context, Matcher, Pattern
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.nfa.pattern import SequencePattern
@@ -41,7 +40,7 @@ from workbench.engine.runtime import Engine
 __all__ = ["Advance", "InputOrder", "NFATestHarness", "TestingSink", "TestingSource", "run_main"]
 
 #: an input event: a built event or a mapping (see :func:`~workbench.engine.events.make_event`)
-RawEvent = Event | Mapping[str, Any]
+RawEvent = EventLike
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +138,7 @@ class InputOrder:
         if isinstance(carried, Event):
             self.matcher.process(state, carried, ctx)
         else:
-            self.matcher.advance(state, event.fields[_ADVANCE], ctx)
+            self.matcher.advance(state, event[_ADVANCE], ctx)
 
     def on_timer(self, state: PlanState, time: int | float, token: Hashable, ctx: Context) -> None:
         """Dropped: at the NFA level time passes only with carried events and explicit advances."""

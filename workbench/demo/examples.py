@@ -16,15 +16,23 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypedDict, Unpack
 
 from workbench.demo.format import format_detection, format_reaction
 from workbench.engine.detection import Detection, Reaction, TraceKind, TraceRecord
 from workbench.engine.events import Event
-from workbench.engine.reactions.patterns import Channel, Initiator, ReactionGroup, Size, Var, pairs
+from workbench.engine.reactions.patterns import (
+    Channel,
+    ChannelOptions,
+    Initiator,
+    ReactionGroup,
+    Size,
+    Var,
+    pairs,
+)
 from workbench.engine.runtime import Engine
 
-__all__ = ["EXAMPLES", "SCHEMA", "BlogExample", "run_example"]
+__all__ = ["EXAMPLES", "SCHEMA", "BlogExample", "Message", "run_example"]
 
 #: Positional payload arguments of the blog's messages: ``login(User, IP)``.
 SCHEMA: Mapping[str, tuple[str, ...]] = {
@@ -37,7 +45,16 @@ _LOGIN = Initiator("login", bind={"User": "user", "IP": "ip"})
 _SUSPICIOUS = "Suspicious login {User} {IP} {e.ip}"
 
 
-def _messages(table: str) -> tuple[Mapping[str, Any], ...]:
+class Message(TypedDict):
+    """A client's message as the engine takes it (a mapping that ``make_event`` reads)."""
+
+    type: str
+    time: int
+    key: str
+    fields: dict[str, str]
+
+
+def _messages(table: str) -> tuple[Message, ...]:
     """The client's messages, one ``time type user ip`` a line (keyed by the user)."""
     rows = (line.split() for line in table.strip().splitlines())
     return tuple(
@@ -51,16 +68,16 @@ class BlogExample:
     """One blog example: the group, the client's messages, the continuations and the printed lines."""
 
     group: ReactionGroup
-    events: tuple[Mapping[str, Any], ...]
+    events: tuple[Message, ...]
     templates: Mapping[str, str]
     printed: tuple[str, ...]
 
 
-def _login_other_ip(**extra: Any) -> Channel:
+def _login_other_ip(**extra: Unpack[ChannelOptions]) -> Channel:
     return Channel("c_login", "login", match={"user": Var("User")}, where="e.ip != IP", **extra)
 
 
-def _same(channel_id: str, typ: str, **extra: Any) -> Channel:
+def _same(channel_id: str, typ: str, **extra: Unpack[ChannelOptions]) -> Channel:
     return Channel(channel_id, typ, match={"user": Var("User"), "ip": Var("IP")}, **extra)
 
 

@@ -36,7 +36,7 @@ class Event:
     type: str
     time: int | float
     key: Hashable = None
-    fields: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, object] = field(default_factory=dict)
     seq: int = -1
 
     def __getitem__(self, name: str) -> Any:
@@ -65,7 +65,7 @@ class Event:
         """Alias of ``time``."""
         return self.time
 
-    def get(self, name: str, default: Any = None) -> Any:
+    def get(self, name: str, default: object = None) -> Any:
         """The field's value, or ``default`` when the event has no such field."""
         return self.fields.get(name, default)
 
@@ -93,7 +93,7 @@ EventLike = Event | Mapping[str, object]
 """What hosts accept as an event: an :class:`Event`, or a mapping that :func:`make_event` validates."""
 
 
-def _check_time(value: Any, position: int | None, name: str = "time") -> int | float:
+def _check_time(value: object, position: int | None, name: str = "time") -> int | float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         msg = f"time must be a number of milliseconds, got {type(value).__name__} {value!r}"
         raise EventError(msg, position=position, field=name)

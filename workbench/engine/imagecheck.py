@@ -8,20 +8,23 @@ its runs, shared-buffer nodes that exist, a reaction channel that is a channel o
 counters that are not negative, aggregates of the kind the pattern makes.
 
 A matcher's plan (or the matcher itself) may offer its own ``check_image(state)`` hook that raises
-:class:`~workbench.errors.CepError`; otherwise the checks here are found by the state's class.
+:class:`~workbench.errors.CepError`; otherwise the checks here are found by the state's class (the
+engine has checked that the state is of the class the matcher makes, so its plan is the one that
+makes that class).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, NoReturn
+from collections.abc import Callable, Container, Iterable
+from typing import NoReturn
 
 from workbench.engine.aggregates.base import Aggregate
 from workbench.engine.aggregates.registry import make_aggregate
 from workbench.engine.nfa.buffer import NodeId, SharedBuffer
-from workbench.engine.nfa.eventonly import EventOnlyState
-from workbench.engine.nfa.linear import LinearState
-from workbench.engine.nfa.loop import GAP, LAST, LOOP, LoopState
+from workbench.engine.nfa.eventonly import EventOnlyPlan, EventOnlyState
+from workbench.engine.nfa.general import GeneralPlan
+from workbench.engine.nfa.linear import LinearPlan, LinearState
+from workbench.engine.nfa.loop import GAP, LAST, LOOP, LoopPlan, LoopRun, LoopState
 from workbench.engine.nfa.state import FlinkState, NFAState, Run
 from workbench.engine.nfa.store import BufferStore
 from workbench.engine.reactions.compiled import CChannel, CGroup
@@ -39,9 +42,18 @@ def check_state(matcher: object, state: object, where: str) -> None:
         if callable(hook):
             hook(state)
             return
-    check = _CHECKS.get(type(state))
-    if check is not None:
-        check(matcher, state, where)
+    plan, group = getattr(matcher, "plan", None), getattr(matcher, "group", None)
+    # why ``type(state) is``: a class not named here has no checks of its own
+    if type(state) is EventOnlyState and isinstance(plan, EventOnlyPlan):
+        _event_only(plan, state, where)
+    elif type(state) is LinearState and isinstance(plan, LinearPlan):
+        _linear(plan, state, where)
+    elif type(state) is LoopState and isinstance(plan, LoopPlan):
+        _loop(plan, state, where)
+    elif (type(state) is NFAState or type(state) is FlinkState) and isinstance(plan, GeneralPlan):
+        _general(plan, state, where)
+    elif type(state) is GroupState and isinstance(group, CGroup):
+        _group(group, state, where)
 
 
 def _bad(where: str, what: str) -> NoReturn:
@@ -112,19 +124,18 @@ def _chain(state: LinearState | LoopState, where: str) -> None:
     _counts(where, next_rid=state.next_rid, dropped=state.dropped)
 
 
-def _linear(matcher: Any, state: LinearState, where: str) -> None:
+def _linear(plan: LinearPlan, state: LinearState, where: str) -> None:
     _chain(state, where)
-    n = matcher.plan.n
+    n = plan.n
     for run in state.runs:
         if not 0 < run.stage < n or run.rid >= state.next_rid or len(run.events) != run.stage:
             _bad(where, f"a partial match waiting for stage {run.stage} of {n}")
 
 
-def _loop(matcher: Any, state: LoopState, where: str) -> None:
+def _loop(plan: LoopPlan, state: LoopState, where: str) -> None:
     _chain(state, where)
-    plan = matcher.plan
     fresh = plan.aggs.fresh()
-    lists: Iterable[tuple[str, list[Any], Callable[[int], bool]]] = (
+    lists: Iterable[tuple[str, list[LoopRun], Callable[[int], bool]]] = (
         ("hot", state.hot, lambda c: c == LOOP),
         ("cold", state.cold, lambda c: c == GAP or 0 < c <= plan.n),
         ("last", state.last, lambda c: c == LAST),
@@ -140,9 +151,8 @@ def _loop(matcher: Any, state: LoopState, where: str) -> None:
             _aggregates(run.aggs, fresh, where)
 
 
-def _general(matcher: Any, state: NFAState, where: str) -> None:
-    plan = matcher.plan
-    names = matcher.nfa.states
+def _general(plan: GeneralPlan, state: NFAState, where: str) -> None:
+    names = plan.nfa.states
     _counts(where, next_rid=state.next_rid, dropped=state.dropped)
     if not state.start_version:
         _bad(where, "an empty start version")
@@ -164,7 +174,7 @@ def _general(matcher: Any, state: NFAState, where: str) -> None:
         _bad(where, "a shared buffer (this pattern keeps paths)")
 
 
-def _run(run: Run, names: Any, buffer: SharedBuffer | None, where: str) -> None:
+def _run(run: Run, names: Container[str], buffer: SharedBuffer | None, where: str) -> None:
     if run.state not in names or not run.version or run.inst < 0:
         _bad(where, f"partial match {run.rid} (state {run.state!r})")
     node = run.node
@@ -206,12 +216,12 @@ def _version(value: object) -> bool:
 
 
 # ---------------------------------------------------------------------------------- reaction groups
-def _group(matcher: Any, state: GroupState, where: str) -> None:
+def _group(group: CGroup, state: GroupState, where: str) -> None:
     _counts(where, next_cid=state.next_cid)
     for iid, inst in state.instances.items():
         if inst.id != iid:
             _bad(where, f"group instance {iid}")
-        _instance(inst, matcher.group, state.next_cid, where)
+        _instance(inst, group, state.next_cid, where)
 
 
 def _instance(inst: InstanceState, group: CGroup, next_cid: int, where: str) -> None:
@@ -237,8 +247,8 @@ def _instance(inst: InstanceState, group: CGroup, next_cid: int, where: str) -> 
         _instance(child, sub, next_cid, where)
 
 
-def _event_only(matcher: Any, state: EventOnlyState, where: str) -> None:
-    names = matcher.plan.names
+def _event_only(plan: EventOnlyPlan, state: EventOnlyState, where: str) -> None:
+    names = plan.names
     _counts(where, live=state.live, dropped=state.dropped)
     if state.live != sum(len(g.runs) for g in state.groups):
         _bad(where, "the count of live partial matches")
@@ -249,13 +259,3 @@ def _event_only(matcher: Any, state: EventOnlyState, where: str) -> None:
                 _bad(where, f"a partial match waiting in state {code}")
             if not events or len(channels) != len(events):
                 _bad(where, "a partial match's events and channels")
-
-
-_CHECKS: dict[type, Callable[[Any, Any, str], None]] = {
-    EventOnlyState: _event_only,
-    LinearState: _linear,
-    LoopState: _loop,
-    NFAState: _general,
-    FlinkState: _general,
-    GroupState: _group,
-}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypedDict
+from typing import TypedDict, TypeVar
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event, EventLike
@@ -20,6 +20,11 @@ from workbench.engine.faults import ConditionFault, FaultLog, FaultSink
 from workbench.errors import CepError
 
 __all__ = ["Fed", "OutputOptions", "Outputs", "Pending", "counter_of", "tally_counters"]
+
+#: a published record (a detection or a reaction) and the list and callback that take it
+R = TypeVar("R", Detection, Reaction)
+#: an item handed to a user's callback
+T = TypeVar("T")
 
 
 def counter_of(record: Detection | Reaction) -> str | None:
@@ -193,10 +198,10 @@ class Outputs:
 
     def _publish(
         self,
-        record: Detection | Reaction,
+        record: R,
         counter: str | None,
-        kept: list[Any],
-        callback: Callable[[Any], None] | None,
+        kept: list[R],
+        callback: Callable[[R], None] | None,
         name: str,
     ) -> None:
         if counter is not None:
@@ -220,7 +225,7 @@ class Outputs:
         if self._on_late is not None:
             self._call(self._on_late, event, "on_late", "")
 
-    def _call(self, callback: Callable[[Any], None], item: object, name: str, pattern: str) -> None:
+    def _call(self, callback: Callable[[T], None], item: T, name: str, pattern: str) -> None:
         try:
             callback(item)
         except Exception as exc:  # why: a user's callback is recorded, never the end of a run

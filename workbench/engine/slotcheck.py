@@ -134,7 +134,7 @@ def _parts(hint: object) -> tuple[object, tuple[object, ...]]:
 def _check_plain(value: object, hint: object) -> None:
     """A class (or an unparameterised generic) as the hint."""
     if isinstance(hint, typing.TypeVar):
-        bound = hint.__bound__ or (typing.Union[hint.__constraints__] if hint.__constraints__ else Any)  # noqa: UP007
+        bound = hint.__bound__ or (typing.Union[hint.__constraints__] if hint.__constraints__ else object)  # noqa: UP007
         _check(value, bound)
         return
     if not isinstance(hint, type):
@@ -166,7 +166,7 @@ def _check_generic(value: object, hint: object, origin: object, args: tuple[obje
     if origin is tuple:
         _check_tuple(value, hint, args)  # type: ignore[arg-type]
     elif isinstance(value, abc.Mapping):
-        key_hint, value_hint = args if len(args) == 2 else (Any, Any)
+        key_hint, value_hint = args if len(args) == 2 else (object, object)
         for k, v in value.items():
             _at(k, key_hint, f"{{{_short(k)}}} (a key)")
             _at(v, value_hint, f"[{_short(k)}]")

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Hashable
 from decimal import Decimal
 from functools import cache
-from typing import Any, Literal
+from typing import Literal
 
 __all__ = ["declared"]
 
@@ -43,8 +43,8 @@ def _table() -> dict[str, dict[str, object]]:
             "warned": set[tuple[str, str]],
         },
         "workbench.engine.nfa.buffer:SharedBuffer": {
-            "events": dict[EventId, list[Any]],
-            "nodes": dict[tuple[EventId, str], list[Any]],
+            "events": dict[EventId, list[object]],
+            "nodes": dict[tuple[EventId, str], list[object]],
         },
         "workbench.engine.nfa.skip:HeldMatch": {
             "key": tuple[EventId | None, EventId | None, tuple[tuple[EventId, int], ...]],
@@ -56,35 +56,35 @@ def _table() -> dict[str, dict[str, object]]:
         agg + "scalar:Sum": {"n": int, "total": Number},
         agg + "scalar:Avg": {"n": int, "total": Number},
         agg + "scalar:Var": {"n": int, "mean": Number, "m2": Number, "ddof": int},
-        agg + "holistic:Collect": {"keep_nulls": bool, "values": list[Any]},
+        agg + "holistic:Collect": {"keep_nulls": bool, "values": list[object]},
         agg + "holistic:CountBy": {"counts": dict[Hashable, int], "total": int},
         agg + "holistic:TopN": {"n": int, "largest": bool, "counts": dict[Hashable, int]},
         agg + "registry:GroupBy": {
             "name": str,
-            "params": dict[str, Any],
+            "params": dict[str, object],
             "groups": dict[Hashable, Aggregate],
         },
         agg + "ordered:_Extreme": {
             "mode": modes,
-            "_best": Any,
+            "_best": object,
             "_n": int,
-            "_window": deque[tuple[int, Any]] | None,
+            "_window": deque[tuple[int, object]] | None,
             "_pushed": int,
             "_popped": int,
             "_counts": dict[Hashable, int] | None,
         },
         agg + "ordered:_Navigation": {
             "mode": modes,
-            "_first": Any,
-            "_last": Any,
+            "_first": object,
+            "_last": object,
             "_n": int,
-            "_window": deque[Any] | None,
+            "_window": deque[object] | None,
         },
-        agg + "rolling:Rolling": {"agg": Aggregate, "window_size": int, "values": deque[Any]},
+        agg + "rolling:Rolling": {"agg": Aggregate, "window_size": int, "values": deque[object]},
         agg + "rolling:TimeRolling": {
             "agg": Aggregate,
             "period": Time,
-            "values": deque[tuple[Time, Any]],
+            "values": deque[tuple[Time, object]],
             "now": Time,
         },
         agg + "session:Session": {

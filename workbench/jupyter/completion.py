@@ -18,11 +18,16 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from IPython.core.completer import CompletionContext, SimpleCompletion, SimpleMatcherResult, context_matcher
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from workbench.session.session import CepSession
 
 __all__ = ["CepCompletions", "complete", "register", "unregister"]
 
@@ -183,12 +188,13 @@ def complete(
     return None
 
 
-def _session(shell: Any) -> Any:
+def _session(shell: InteractiveShell) -> CepSession | None:
     magics = shell.magics_manager.registry.get("CepMagics")
-    return getattr(magics, "session", None)
+    session: CepSession | None = getattr(magics, "session", None)  # CepMagics sets it in __init__
+    return session
 
 
-def _matcher(shell: Any) -> Any:
+def _matcher(shell: InteractiveShell) -> Callable[[CompletionContext], SimpleMatcherResult]:
     def cep_matcher(context: CompletionContext) -> SimpleMatcherResult:
         session = _session(shell)
         patterns = list(session.definitions) if session is not None else []
@@ -202,16 +208,17 @@ def _matcher(shell: Any) -> Any:
             "suppress": True,
         }
 
-    return context_matcher(identifier=_MATCHER_ID, priority=10)(cep_matcher)
+    context_matcher(identifier=_MATCHER_ID, priority=10)(cep_matcher)  # marks cep_matcher in place
+    return cep_matcher
 
 
-def register(shell: Any) -> None:
+def register(shell: InteractiveShell) -> None:
     """Add the cep matcher to ``shell``'s completer (once)."""
     unregister(shell)
     shell.Completer.custom_matchers.append(_matcher(shell))
 
 
-def unregister(shell: Any) -> None:
+def unregister(shell: InteractiveShell) -> None:
     """Remove the cep matcher from ``shell``'s completer."""
     matchers = shell.Completer.custom_matchers
     matchers[:] = [m for m in matchers if getattr(m, "matcher_identifier", None) != _MATCHER_ID]

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -45,6 +45,9 @@ from workbench.jupyter import commands
 from workbench.jupyter.commands.define import define as define_cell
 from workbench.language.conditions import nearest
 from workbench.session.session import CepSession
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 __all__ = ["CepCellError", "CepMagics"]
 
@@ -73,7 +76,7 @@ class CepMagics(Magics):
     )
     trace = Bool(True, config=True, help="Record the engine trace on replays (needed by %cep explain).")
 
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+    def __init__(self, shell: InteractiveShell | None = None, **kwargs: object) -> None:
         super().__init__(shell=shell, **kwargs)
         self.session = CepSession()
 

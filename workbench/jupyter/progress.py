@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from workbench.session.progress import TextProgress
 
@@ -41,7 +40,7 @@ class WidgetProgress:
 
 
 def make_progress(
-    total: int, *, threshold: int = 10_000, shell: Any = None
+    total: int, *, threshold: int = 10_000, shell: object = None
 ) -> Callable[[int, int], None] | None:
     """A progress callback for ``total`` events, or ``None`` when the input is short."""
     if total < threshold:

@@ -10,7 +10,7 @@ type list or group is never ambiguous).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lark import Token, Tree
 
@@ -20,11 +20,12 @@ from workbench.language import ast
 
 if TYPE_CHECKING:
     from workbench.language.context import Context
+    from workbench.language.parser import _Builder
 
 __all__ = ["choice_lines", "choice_names", "choice_stage", "lower_choice"]
 
 
-def choice_stage(builder: Any, contiguity: str, body: Tree[Token], span: SourceSpan) -> ast.Stage:
+def choice_stage(builder: _Builder, contiguity: str, body: Tree[Token], span: SourceSpan) -> ast.Stage:
     """The stage an ``alternation`` / ``permute`` / ``parenthesised`` parse tree stands for
     (``builder``: the parser's); ``(b | c)`` alone is the alternation ``b | c``."""
     if body.data == "parenthesised":
@@ -33,7 +34,7 @@ def choice_stage(builder: Any, contiguity: str, body: Tree[Token], span: SourceS
         head, *rest = inner.children
         assert isinstance(head, Tree)
         if not rest:
-            return builder.stage_body(contiguity, head, head)  # type: ignore[no-any-return]
+            return builder.stage_body(contiguity, head, head)
         body, span = Tree("sequence", [inner], body.meta), builder.span(inner)
     branches: list[tuple[ast.Stage, ...]] = []
     clauses: list[Tree[Token]] = []
@@ -117,7 +118,7 @@ def _permute_inner(ctx: Context, quantifiers: Sequence[ast.Quantifier]) -> seq.C
     return inner
 
 
-StageLines = Callable[[Any, bool, str], list[str]]
+StageLines = Callable[[seq.Element, bool, str], list[str]]
 
 
 def choice_lines(
@@ -126,7 +127,7 @@ def choice_lines(
     """``choice`` as text: ``lead (a next b) | c`` or ``lead permute(a, b, c) consecutive``; a branch
     of one plain stage is written bare, any other in parentheses, one stage a line."""
     if isinstance(choice, seq.Alternation):
-        branches: Sequence[Sequence[Any]] = choice.branches
+        branches: Sequence[Sequence[seq.Element]] = choice.branches
         line, sep, close = f"{indent}{lead} ", " | ", ""
     else:
         branches = [_unwrap(e) for e in choice.elements]
@@ -158,12 +159,12 @@ def _unwrap(e: seq.Element) -> Sequence[seq.Element]:
     return (e,)
 
 
-def _bare(branch: Sequence[Any], *, typed: bool) -> bool:
+def _bare(branch: Sequence[seq.Element], *, typed: bool) -> bool:
     """A branch written without parentheses: one stage (with a type list only in ``permute``)."""
     return len(branch) == 1 and isinstance(branch[0], seq.Stage) and (typed or not branch[0].types)
 
 
-def _branch(stages: Sequence[Any], indent: str, stage_lines: StageLines) -> list[str]:
+def _branch(stages: Sequence[seq.Element], indent: str, stage_lines: StageLines) -> list[str]:
     """A branch's stages; its first line without ``begin`` (a sub-sequence starts bare)."""
     lines: list[str] = []
     for i, s in enumerate(stages):

@@ -6,7 +6,6 @@ import ast as pyast
 import io
 import tokenize
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from workbench.engine.reactions.patterns import MIN_TIMER_PERIOD_MS
 from workbench.errors import CepError
@@ -74,7 +73,7 @@ MAX_COUNT = 1_000
 # ---- helpers ---------------------------------------------------------------------------------------
 
 
-def literal(ctx: Context, expr: ast.Expr, what: str) -> Any:
+def literal(ctx: Context, expr: ast.Expr, what: str) -> object:
     try:
         return pyast.literal_eval(expr.text.strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

@@ -6,7 +6,6 @@ import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
 
 from workbench.engine.expr import ir
 from workbench.engine.reactions import patterns as grp
@@ -33,26 +32,8 @@ from workbench.language.context import Context
 
 __all__ = ["GroupCompiler", "GroupScope"]
 
-
-class _ChannelOptions(TypedDict, total=False):
-    """The keyword arguments of :class:`~workbench.engine.reactions.patterns.Channel` its annotations set."""
-
-    negated: bool
-    stop: bool
-    stop_ids: tuple[str, ...]
-    pause_ids: tuple[str, ...]
-    resume_ids: tuple[str, ...]
-    paused: bool
-    optional: bool
-    count: grp.Count
-    size: grp.Size
-    timer: grp.Timer
-    hop: grp.Hop
-    timeout_ms: float
-    vars: tuple[tuple[str, str], ...]
-    after: tuple[str, ...]
-    collect: tuple[tuple[str, ir.Node], ...]
-    counts: str
+Constants = tuple[tuple[str, object], ...]
+"""Name -> value pairs a group fixes: its constants, its state, a channel's match."""
 
 
 # ---- reaction groups -------------------------------------------------------------------------------
@@ -115,13 +96,13 @@ class GroupCompiler:
 
     def _head(
         self, head: ast.ChannelHead, bound: set[str], binds: list[tuple[str, str]]
-    ) -> tuple[tuple[tuple[str, Any], ...], str | None]:
+    ) -> tuple[Constants, str | None]:
         ctx = self.ctx
         type_ = None if head.type.text in ("_", "any") else head.type.text
         if type_ is not None:
             ctx.check_type(head.type)
         fields = ctx.schema.get(type_) if type_ else None
-        match: list[tuple[str, Any]] = []
+        match: list[tuple[str, object]] = []
         for item in head.items:
             f = item.field.text
             if fields is not None and f not in fields and f not in ("type", "key", "time"):
@@ -151,7 +132,7 @@ class GroupCompiler:
                 match.append((f, value))
         return tuple(match), type_
 
-    def _initiator(self, node: ast.Initiator, constants: tuple[tuple[str, Any], ...]) -> grp.Initiator:
+    def _initiator(self, node: ast.Initiator, constants: Constants) -> grp.Initiator:
         annots = check_annotations(
             self.ctx, node.annotations, INITIATOR_ANNOTATIONS, "the initiator ('on ...')"
         )
@@ -243,7 +224,7 @@ class GroupCompiler:
         where = None
         if ch.where is not None:
             where = check_condition(ch.where, self._scope(types), ctx.source)
-        opts = _ChannelOptions()
+        opts = grp.ChannelOptions()
         for name, a in annots.items():
             args = a.args or ()
             if name == "not":
@@ -281,7 +262,11 @@ class GroupCompiler:
         return grp.Channel(ident, type_, match, where, binds=tuple(binds), **opts)
 
     def _window(
-        self, opts: _ChannelOptions, name: str, args: Sequence[ast.Expr | ast.Duration], types: Sequence[str]
+        self,
+        opts: grp.ChannelOptions,
+        name: str,
+        args: Sequence[ast.Expr | ast.Duration],
+        types: Sequence[str],
     ) -> None:
         """``@size(N[, R][, ACC])``, ``@timer(D[, P][, ACC])`` or ``@hop(S, H[, ACC])``."""
         ctx = self.ctx
@@ -392,10 +377,10 @@ class GroupCompiler:
         self,
         block: ast.Block,
         name: str,
-        constants: tuple[tuple[str, Any], ...] = (),
+        constants: Constants = (),
         initiator: grp.Initiator | None = None,
         instances: tuple[grp.Instance, ...] = (),
-        state: tuple[tuple[str, Any], ...] = (),
+        state: Constants = (),
     ) -> grp.ReactionGroup:
         ctx = self.ctx
         annots = check_annotations(ctx, block.annotations, EXIT_ANNOTATIONS, f"the @{block.operator} exit")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
 
 from workbench.engine.expr import ir, print_expr
 from workbench.engine.nfa import pattern as seq
@@ -240,7 +239,7 @@ def _ids(name: str, ids: Iterable[str]) -> str:
     return f"@{name}({', '.join(ident_arg(i) for i in ids)})"
 
 
-def _opt(value: Any) -> str:
+def _opt(value: object) -> str:
     return "None" if value is None else str(value)
 
 
@@ -265,7 +264,7 @@ def _count(c: grp.Count) -> str:
     return f"@count({c.min}, {c.max}, {c.mode})"
 
 
-def _head(type_: str | None, match: Iterable[tuple[str, Any]], binds: Iterable[tuple[str, str]]) -> str:
+def _head(type_: str | None, match: Iterable[tuple[str, object]], binds: Iterable[tuple[str, str]]) -> str:
     items = []
     for f, v in match:
         value = v.name if isinstance(v, grp.Var) else literal(v)
@@ -398,7 +397,7 @@ def _format_receive(r: grp.Receive) -> str:
     return "\n".join(lines)
 
 
-def format_pattern(pattern: Any, *, partition: str | tuple[str, ...] | None = None) -> str:
+def format_pattern(pattern: object, *, partition: str | tuple[str, ...] | None = None) -> str:
     """``pattern`` (a sequence pattern, a reaction group or a receive) as ``%%cep`` text.
 
     ``partition`` is the ``partition by`` field of its definition (a property of the definition,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast as pyast
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from workbench.engine.aggregates import aggregate_names
 from workbench.engine.expr import ir
@@ -227,7 +226,7 @@ class SequenceCompiler:
         if stage not in self.stage_names:
             msg = f"unknown stage {stage!r}{nearest(stage, self.stage_names)}"
             raise self.ctx.fail(msg, span)
-        params: dict[str, Any] = {}
+        params: dict[str, object] = {}
         for kw in node.keywords:
             if kw.arg is None:
                 return None

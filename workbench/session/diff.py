@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.events import Event
@@ -59,7 +59,7 @@ class PatternDiff:
 class _Side:
     """One run: its pattern, trace per instance, detections, and events."""
 
-    pattern: Any
+    pattern: object
     instances: Mapping[tuple[Hashable, int], list[TraceRecord]]
     detections: list[Detection]
     events: Mapping[int, Event]

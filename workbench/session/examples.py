@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import pandas as pd
 
@@ -27,6 +27,9 @@ from workbench.engine.runtime import Engine, RunResult, run
 from workbench.errors import CepError
 from workbench.session.exampledata import Alphabet, Candidate, Scalar, alphabet_of
 from workbench.session.reasons import outcome_of
+
+if TYPE_CHECKING:
+    from workbench.session.session import CepSession
 
 __all__ = ["Example", "Examples", "examples_of", "generate_examples"]
 
@@ -326,6 +329,14 @@ def _timeouts(
     return out
 
 
-def examples_of(session: Any, name: str, **options: Any) -> Examples:
+class ExampleOptions(TypedDict, total=False):
+    """The keyword options of :func:`generate_examples`."""
+
+    count: int
+    max_events: int
+    budget: int
+
+
+def examples_of(session: CepSession, name: str, **options: Unpack[ExampleOptions]) -> Examples:
     """:func:`generate_examples` of the pattern ``name`` defined in a :class:`CepSession`."""
     return generate_examples(session.get(name).pattern, **options)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.engine.events import Event, make_event
 from workbench.errors import CepError, EventError
@@ -172,7 +172,7 @@ def load_columns(
 
 
 def load_events(
-    source: Any,
+    source: object,
     *,
     time: str | None = None,
     key: KeyFields | None = None,

@@ -11,7 +11,6 @@ re-evaluates the waiting element's condition tree (the closed expression IR) par
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from typing import Any
 
 from workbench.engine.detection import TraceKind, TraceRecord
 from workbench.engine.events import Event
@@ -46,7 +45,7 @@ def spans(trace: Sequence[TraceRecord]) -> dict[Instance, list[TraceRecord]]:
 
 
 def near_misses(
-    pattern: Any,
+    pattern: object,
     records: Sequence[TraceRecord],
     events: Mapping[int, Event],
     *,
@@ -107,7 +106,7 @@ def _between(
 
 
 def _rejections(
-    pattern: Any, before: Sequence[tuple[str, int | None]], events: Mapping[int, Event], e: Event
+    pattern: object, before: Sequence[tuple[str, int | None]], events: Mapping[int, Event], e: Event
 ) -> list[tuple[str, dict[str, object]]]:
     if isinstance(pattern, SequencePattern):
         return _sequence(pattern, before, events, e)

@@ -7,8 +7,6 @@ channel's type and annotations.
 
 from __future__ import annotations
 
-from typing import Any
-
 from workbench.engine.nfa import pattern as seq
 from workbench.engine.nfa.absence import AbsencePattern
 from workbench.engine.reactions import patterns as grp
@@ -145,7 +143,7 @@ def _group(g: grp.ReactionGroup, depth: int) -> list[str]:
     return lines
 
 
-def outline(pattern: Any) -> str:
+def outline(pattern: object) -> str:
     """The outline text of a sequence pattern or a reaction group."""
     if isinstance(pattern, seq.SequencePattern):
         return "\n".join(_sequence(pattern))

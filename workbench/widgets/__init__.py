@@ -6,7 +6,7 @@ loaded only when :class:`Timeline` is first used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.widgets.model import TimelineModel
 from workbench.widgets.rows import State
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["State", "Timeline", "TimelineModel"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> type[Timeline]:
     if name == "Timeline":
         from workbench.widgets.timeline import Timeline
 

@@ -19,7 +19,7 @@ it is never saved into the notebook file.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Mapping
 
 import ipywidgets as widgets
 
@@ -64,7 +64,7 @@ def bokehjs_loader() -> dict[str, str]:
     return {JS_MIME: guarded(True), LOAD_MIME: guarded(False)}
 
 
-def _display_data(data: dict[str, Any]) -> dict[str, Any]:
+def _display_data(data: Mapping[str, object]) -> dict[str, object]:
     return {"output_type": "display_data", "data": data, "metadata": {}}
 
 

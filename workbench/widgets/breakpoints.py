@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 from workbench.engine.detection import TraceKind, TraceRecord
 from workbench.errors import CepError
 from workbench.widgets.rows import RowId
+
+if TYPE_CHECKING:
+    from bokeh.models.sources import DataDict
 
 __all__ = ["Breakpoint", "StopWhen", "breakpoint_of", "describe", "stop_note", "stop_ring"]
 
@@ -100,7 +103,7 @@ def stop_note(record: TraceRecord, show_time: Callable[[float], str] = str) -> s
     return f"breakpoint: stopped at {describe(record, show_time)} · resume() goes on"
 
 
-def stop_ring(record: TraceRecord, rows: Collection[str]) -> dict[str, Any]:
+def stop_ring(record: TraceRecord, rows: Collection[str]) -> DataDict:
     """The highlight source's data ringing ``record`` on its row (the element's, else the instance's)."""
     for element in (record.element, None):
         label = RowId(record.pattern, record.key, record.instance, element).label()

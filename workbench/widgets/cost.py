@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import html
 from itertools import cycle
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 import pandas as pd
 from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, HoverTool
+from bokeh.models import Column, ColumnDataSource, HoverTool
 from bokeh.models.annotations import Legend, LegendItem
 from bokeh.models.glyph import Glyph
 from bokeh.models.renderers import GlyphRenderer
@@ -53,7 +53,7 @@ def cost_figure(
     by: Literal["element", "key"] = "element",
     width: int = 900,
     title: str = "live state",
-) -> Any:
+) -> Column:
     """The bokeh layout (warnings above a line chart) of ``report``."""
     fig = figure(
         width=width,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from bokeh.models import (
     ColumnDataSource,
@@ -22,6 +22,9 @@ from bokeh.models.glyph import Glyph
 from bokeh.models.glyphs import HBar, Scatter
 from bokeh.models.renderers import GlyphRenderer
 from bokeh.plotting import figure
+
+if TYPE_CHECKING:
+    from bokeh.models.sources import DataDict
 
 from workbench.widgets.rows import Band, DetectionMark, Marker
 from workbench.widgets.styles import (
@@ -48,8 +51,10 @@ __all__ = [
     "x_extent",
 ]
 
+T = TypeVar("T")
 
-def band_columns(bands: list[Band]) -> dict[str, Any]:
+
+def band_columns(bands: list[Band]) -> DataDict:
     return {
         "row": [b.row for b in bands],
         "start": [b.start for b in bands],
@@ -68,7 +73,7 @@ def cap_width(band: Band) -> float:
     return 7.0 if band.end <= band.start else 0.0
 
 
-def marker_columns(markers: list[Marker]) -> dict[str, Any]:
+def marker_columns(markers: list[Marker]) -> DataDict:
     return {
         "row": [m.row for m in markers],
         "time": [m.time for m in markers],
@@ -98,7 +103,7 @@ def marker_ids(markers: list[Marker]) -> dict[MarkerId, Marker]:
     return out
 
 
-def detection_columns(marks: list[DetectionMark]) -> dict[str, Any]:
+def detection_columns(marks: list[DetectionMark]) -> DataDict:
     return {
         "row": [d.row for d in marks],
         "time": [d.time for d in marks],
@@ -109,7 +114,7 @@ def detection_columns(marks: list[DetectionMark]) -> dict[str, Any]:
     }
 
 
-def empty_columns(columns: Callable[[list[Any]], dict[str, Any]]) -> dict[str, Any]:
+def empty_columns(columns: Callable[[list[T]], DataDict]) -> DataDict:
     return columns([])
 
 
@@ -215,12 +220,14 @@ def _draw_bands(fig: figure, source: ColumnDataSource) -> GlyphRenderer[HBar]:
         hatch_alpha=0.8,
         source=source,
     )
-    on_rows: dict[str, Any] = {"y": "row", "source": source}
-    ticks: dict[str, Any] = {"fill_color": "color", "line_color": "color"}
-    fig.rect(x="start", width="cap", width_units="screen", height=0.6, **ticks, **on_rows)
+    fig.rect(
+        x="start", y="row", width="cap", width_units="screen", height=0.6, fill_color="color",
+        line_color="color", source=source,
+    )  # fmt: skip
     fig.text(
-        x="mid", text="label", text_align="center", text_baseline="middle", text_font_size="8pt", **on_rows
-    )
+        x="mid", y="row", text="label", text_align="center", text_baseline="middle", text_font_size="8pt",
+        source=source,
+    )  # fmt: skip
     return bars
 
 

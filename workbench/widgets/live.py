@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.engine.clock import stamp
 from workbench.engine.detection import Detection, TraceRecord
-from workbench.engine.events import Event
+from workbench.engine.events import Event, EventLike
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError
 from workbench.widgets.breakpoints import Breakpoint, StopWhen, breakpoint_of, describe
@@ -29,7 +28,7 @@ class _Replay:
     """A replay in progress: what is left to feed, and where the breakpoint check got to."""
 
     engine: Engine
-    events: Iterator[Event | Mapping[str, Any]]
+    events: Iterator[EventLike]
     batch: int
     delay: float
     finish: bool
@@ -57,7 +56,7 @@ class LiveMode(ABC):
     def replay(
         self,
         engine: Engine,
-        events: Iterable[Event | Mapping[str, Any]],
+        events: Iterable[EventLike],
         *,
         batch: int = 50,
         delay: float = 0.05,
@@ -139,7 +138,7 @@ class LiveMode(ABC):
                 return True
         return False
 
-    def explain_stop(self, pattern: Any = None) -> str:
+    def explain_stop(self, pattern: object = None) -> str:
         """``%cep explain``'s story of the stopped instance, up to the breakpoint's record.
 
         ``pattern``: the pattern object (default: the one the engine runs under that name).

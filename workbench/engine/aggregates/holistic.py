@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Hashable
-from typing import Any
+from typing import TypeVar
 
 from workbench.engine.aggregates.base import AggregateBase, Ordered, positive
 from workbench.errors import CepError
+
+K = TypeVar("K")  # a counted value (the key of the counts)
 
 __all__ = ["Collect", "CountBy", "TopN"]
 
@@ -132,7 +134,7 @@ class TopN(AggregateBase):
         return c
 
 
-def _discount(counts: dict[Any, int], x: object, missing: str) -> None:
+def _discount(counts: dict[K, int], x: K, missing: str) -> None:
     """Count ``x`` once less (forget it at zero); ``missing`` formats the error when it was not counted."""
     have = counts.get(x, 0)
     if have == 0:

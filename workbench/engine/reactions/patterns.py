@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypedDict
 
 from workbench.engine.events import Event
 from workbench.engine.expr import as_tree, ir
@@ -49,6 +49,7 @@ __all__ = [
     "MIN_TIMER_PERIOD_MS",
     "OR",
     "Channel",
+    "ChannelOptions",
     "Condition",
     "Count",
     "Exit",
@@ -314,6 +315,27 @@ class Channel:
     def is_control(self) -> bool:
         """A ``@pause``/``@resume`` channel: recorded, never completes the group, stays live."""
         return bool(self.pause_ids or self.resume_ids)
+
+
+class ChannelOptions(TypedDict, total=False):
+    """The keyword options of :class:`Channel` (what its annotations set in the ``%%cep`` language)."""
+
+    negated: bool
+    stop: bool
+    stop_ids: tuple[str, ...]
+    pause_ids: tuple[str, ...]
+    resume_ids: tuple[str, ...]
+    paused: bool
+    optional: bool
+    count: Count
+    size: Size
+    timer: Timer
+    hop: Hop
+    timeout_ms: float
+    vars: tuple[tuple[str, str], ...]
+    after: tuple[str, ...]
+    collect: tuple[tuple[str, ir.Node], ...]
+    counts: str
 
 
 @dataclass(frozen=True, slots=True)

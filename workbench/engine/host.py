@@ -155,13 +155,9 @@ class HostContext:
         self.budget.warn_once(self.pattern, topic, message)
 
     def trace(
-        self,
-        kind: TraceKind,
-        instance: int,
-        element: str | None = None,
-        event_seq: int | None = None,
+        self, kind: TraceKind, instance: int, element: str | None = None, event_seq: int | None = None,
         detail: dict[str, object] | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         if self.tracing:
             rec = TraceRecord(
                 self.now, self.pattern, self.key, instance, kind, element, event_seq, detail or {}

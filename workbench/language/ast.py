@@ -29,7 +29,6 @@ __all__ = [
     "Initiator",
     "InstanceDecl",
     "MatchItem",
-    "MeasureDecl",
     "Name",
     "Quantifier",
     "ReceiveDef",
@@ -99,7 +98,7 @@ class MatchItem:
 
 @dataclass(frozen=True, slots=True)
 class Assignment:
-    """``NAME = expr`` (a constant, an instance variable, a per-instance state variable)."""
+    """``NAME = expr``: a constant, an instance variable, a per-instance state variable, a measure."""
 
     name: Name
     value: Expr
@@ -259,15 +258,6 @@ class AggregateDecl:
 
 
 @dataclass(frozen=True, slots=True)
-class MeasureDecl:
-    """``NAME = expr`` in a ``measures`` clause."""
-
-    name: Name
-    value: Expr
-    span: SourceSpan
-
-
-@dataclass(frozen=True, slots=True)
 class SubsetDecl:
     """``NAME = (STAGE, ...)`` in a ``subset`` clause."""
 
@@ -289,7 +279,7 @@ class SequenceDef:
     max_partial: int | str | None
     stages: tuple[Stage, ...]
     span: SourceSpan
-    measures: tuple[MeasureDecl, ...] = ()
+    measures: tuple[Assignment, ...] = ()
     emit_into: Name | None = None  # ``emit into TYPE``
     absence: Absence | None = None
     subsets: tuple[SubsetDecl, ...] = ()

@@ -105,7 +105,7 @@ class _Builder:
         partition: tuple[ast.Name, ...] = ()
         stages: list[ast.Stage] = []
         aggregates: list[ast.AggregateDecl] = []
-        measures: list[ast.MeasureDecl] = []
+        measures: list[ast.Assignment] = []
         subsets: list[ast.SubsetDecl] = []
         emit_into: ast.Name | None = None
         emit_timeouts = True
@@ -174,11 +174,11 @@ class _Builder:
             self.span(tree),
         )
 
-    def measure(self, tree: Tree[Token]) -> ast.MeasureDecl:
+    def measure(self, tree: Tree[Token]) -> ast.Assignment:
         name, value = _kids(tree)
         assert name is not None
         assert value is not None
-        return ast.MeasureDecl(self.name(name), self.expr(value), self.span(tree))
+        return ast.Assignment(self.name(name), self.expr(value), self.span(tree))
 
     def subset(self, tree: Tree[Token]) -> ast.SubsetDecl:
         name, *members = _kids(tree)

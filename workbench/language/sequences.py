@@ -103,7 +103,7 @@ class SequenceCompiler:
         spans[name.text] = name.span
         return name.text
 
-    def _measures(self, decls: Sequence[ast.MeasureDecl]) -> tuple[seq.Measure, ...]:
+    def _measures(self, decls: Sequence[ast.Assignment]) -> tuple[seq.Measure, ...]:
         out: dict[str, seq.Measure] = {}
         spans: dict[str, SourceSpan] = {}
         for decl in decls:

@@ -6,7 +6,10 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused"]
+__all__ = ["gc_paused", "gc_relaxed"]
+
+#: allocations between two young-generation collections while a feed runs (Python's default: 700)
+RELAXED_GEN0 = 50_000
 
 
 @contextmanager
@@ -25,3 +28,25 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+@contextmanager
+def gc_relaxed(gen0: int = RELAXED_GEN0) -> Iterator[None]:
+    """Collect the young generation every ``gen0`` allocations (not every 700) while events are fed.
+
+    Why: a feed allocates a few acyclic objects per event (detections, their event tuples, the
+    partial matches' tuples), and the default threshold collects every few hundred events, each
+    collection of an older generation walking every detection kept so far (measured: a quarter of
+    a loop pattern's stream time). Unlike :func:`gc_paused` the collector still runs, so a feed
+    of unbounded length (a live source) cannot pile up cyclic garbage without limit. The previous
+    thresholds come back afterwards, also when the feed raises.
+    """
+    before = gc.get_threshold()
+    if before[0] >= gen0:  # why: already relaxed (a nested feed, or the user's own setting)
+        yield
+        return
+    gc.set_threshold(gen0, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)

@@ -26,9 +26,8 @@ Time and ordering rules (event-time mode, the default):
   ``advance_time(w)``) is **late**: it is not matched, it is appended to :attr:`Engine.late`, counted
   in ``late_count``, passed to ``on_late`` callbacks and traced. Nothing is dropped silently.
 
-Processing-time mode (``time_mode="processing"``) stamps each event with the clock at arrival and
-processes it at once; :meth:`Engine.tick` fires the timers that the clock has passed (a live feed
-calls it periodically).
+Processing-time mode (``time_mode="processing"``) stamps each event with the clock at arrival and processes
+it at once; :meth:`Engine.tick` fires the timers the clock has passed (a live feed calls it periodically).
 """
 
 from __future__ import annotations
@@ -56,6 +55,7 @@ from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.fused import Loop, build_loop
+from workbench.engine.gcpause import gc_relaxed
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.imaging import EngineSnapshot, Imaging, Time, Timer
 from workbench.engine.matcher import Matcher, Pattern
@@ -225,7 +225,7 @@ class Engine(Imaging):
             if self._busy:  # why: a callback feeds events back: queue them behind the current one
                 self._pending.extend(Fed(raw) for raw in events)
                 return []
-            with self._owner("process_many") as out:
+            with self._owner("process_many") as out, gc_relaxed():
                 self._feed(events, out)
             return out
 

@@ -214,3 +214,20 @@ def test_a_malformed_row_is_a_cep_error_naming_its_line(tmp_path: Path) -> None:
     source = FileSource(str(path), "csv", {"t": "BIGINT", "key": "BIGINT", "type": "STRING"})
     with pytest.raises(CepError, match=r"line 4 does not hold a value of column 'key' \(BIGINT\): 'one'"):
         detect_file([pair()], source, tmp_path / "out")
+
+
+def test_each_pattern_reads_only_its_columns_and_event_types(tmp_path: Path) -> None:
+    path = tmp_path / "e.csv"
+    write_csv(WorkloadSpec(n=50), path)
+    patterns = [benchmark_patterns()[name] for name in ("P1", "P2")]
+    ddl = NativeJob(patterns, infer_source(path), tmp_path / "out").ddl()
+    views = [s for s in ddl if s.startswith("CREATE TEMPORARY VIEW cep_in_")]
+    # P1 (``next``) reads every event, and the price; P2 only the types it can use, no field
+    assert (
+        views[0]
+        == "CREATE TEMPORARY VIEW cep_in_0 AS SELECT key_id, rt, seq, `type`, `price` FROM cep_events"
+    )
+    assert views[1] == (
+        "CREATE TEMPORARY VIEW cep_in_1 AS SELECT key_id, rt, seq, `type` FROM cep_events "
+        "WHERE `type` = 'login' OR `type` = 'trade' OR `type` = 'update'"
+    )

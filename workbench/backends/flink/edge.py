@@ -9,8 +9,11 @@ set, the source read once), and each pattern's matches go to CSV part files unde
 An in-memory DataFrame travels as Arrow batches (``from_pandas``), not row by row.
 
 The event identity is a ``seq`` column: the file's own (``FileSource.seq``) or, without one, the
-row's position in event-time order (ties in file order), numbered by Flink with a running
-``COUNT(*) OVER`` (one task: a file source is read in order by one task anyway).
+row's position in the file. :mod:`~workbench.backends.flink.sql_input` says how a local file is
+read: a CSV's columns typed (its header line left out of a copy), and positions taken from the
+file's times with Arrow when the time (and key) name each row; otherwise Flink numbers the rows in
+event-time order (ties in file order) with a running ``COUNT(*) OVER`` (one task). Each pattern
+reads only the event types that can change its matches.
 """
 
 from __future__ import annotations
@@ -262,7 +265,8 @@ class NativeJob:
         key_type = src.columns[src.key]
         for i, pattern in enumerate(self.patterns):
             statements.append(
-                f"CREATE TEMPORARY VIEW cep_in_{i} AS SELECT * FROM cep_events{_relevant(pattern, src)}"
+                f"CREATE TEMPORARY VIEW cep_in_{i} AS SELECT {_used(pattern, src)} "
+                f"FROM cep_events{_relevant(pattern, src)}"
             )
             stages = ", ".join(f"s{j} STRING" for j in range(len(positive_stages(pattern))))
             sink = {"connector": "filesystem", "path": str(self.out / str(i)), "format": "csv"}
@@ -321,6 +325,17 @@ class NativeJob:
         finally:
             shutil.rmtree(self.out / "_input", ignore_errors=True)
         return reading
+
+
+def _used(pattern: SequencePattern, source: FileSource) -> str:
+    """The columns a pattern's query reads: the key, ``rt``, ``seq`` and the fields it names.
+
+    Every field the query reads is written as a quoted name, so a column whose quoted name is not
+    in the query text is not read; leaving it out before the key exchange saves sending it.
+    """
+    query = match_recognize(pattern, "cep_events", source.fields())
+    used = [_quote(n) for n in source.columns if _quote(n) in query]
+    return ", ".join(["key_id", "rt", "seq", *used])
 
 
 def _relevant(pattern: SequencePattern, source: FileSource) -> str:

@@ -85,11 +85,15 @@ def _run_sql(name: str, csv: Path, parallelism: int, work: Path) -> tuple[float,
 
     out = work / f"out-{name}-{csv.stem}-p{parallelism}"
     shutil.rmtree(out, ignore_errors=True)
-    job = NativeJob([benchmark_patterns()[name]], infer_source(csv), out)
     start = time.perf_counter()
-    job.run(parallelism)
+    job = NativeJob([benchmark_patterns()[name]], infer_source(csv), out)
+    found = read_detections(job, job.run(parallelism, SQL_OPTIONS))
     seconds = time.perf_counter() - start
-    return seconds, list(read_detections(job)["seqs"])
+    return seconds, list(found["seqs"])
+
+
+#: Flink options of the native path (``--config`` with ``--backend flink-sql``), set by :func:`main`.
+SQL_OPTIONS: dict[str, str] = {}
 
 
 #: Python-path options (``--execution-mode``, ``--config``), set by :func:`main`.
@@ -148,16 +152,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--startup-rows", type=int, default=2_000, help="rows of the start-up run")
     ap.add_argument("--execution-mode", choices=("thread", "process"), default="thread", help="Python path")
     ap.add_argument(
-        "--config", action="append", default=[], metavar="KEY=VALUE", help="Flink option (Python path)"
+        "--config", action="append", default=[], metavar="KEY=VALUE", help="Flink option (either path)"
     )
     args = ap.parse_args(argv)
     PYTHON_OPTIONS.clear()
+    SQL_OPTIONS.clear()
     PYTHON_OPTIONS["python.execution-mode"] = args.execution_mode
     for item in args.config:
         key, sep, value = item.partition("=")
         if not sep:
             ap.error(f"--config takes KEY=VALUE, got {item!r}")
-        PYTHON_OPTIONS[key] = value
+        (SQL_OPTIONS if args.backend == "flink-sql" else PYTHON_OPTIONS)[key] = value
     csv = args.csv
     if csv is None:
         csv = Path(__file__).parent / "data" / f"w{args.n // 1000}k.csv"

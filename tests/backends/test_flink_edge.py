@@ -40,7 +40,10 @@ def test_sql_literal_keeps_quotes_as_data() -> None:
 
 def test_ddl_quotes_hostile_names_and_paths(tmp_path: Path) -> None:
     source = FileSource(
-        str(tmp_path / "a'b.csv"), "csv", {"t": "BIGINT", "k`ey": "STRING", "type": "STRING"}, key="k`ey"
+        str(tmp_path / "a'b.csv"),
+        "csv",
+        {"t": "BIGINT", "k`ey": "STRING", "type": "STRING", "price": "DOUBLE"},
+        key="k`ey",
     )
     job = NativeJob([benchmark_patterns()["P1"]], source, tmp_path / "out")
     ddl = "\n".join(job.ddl())

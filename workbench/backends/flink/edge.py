@@ -9,20 +9,26 @@ set, the source read once), and each pattern's matches go to CSV part files unde
 An in-memory DataFrame travels as Arrow batches (``from_pandas``), not row by row.
 
 The event identity is a ``seq`` column: the file's own (``FileSource.seq``) or, without one, the
-row's position in event-time order (ties in file order), numbered by Flink with a running
-``COUNT(*) OVER`` (one task: a file source is read in order by one task anyway).
+row's position in the file. :mod:`~workbench.backends.flink.sql_input` says how a local file is
+read: a CSV's columns typed (its header line left out of a copy), and positions taken from the
+file's times with Arrow when the time (and key) name each row; otherwise Flink numbers the rows in
+event-time order (ties in file order) with a running ``COUNT(*) OVER`` (one task). Each pattern
+reads only the event types that can change its matches.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.backends.base import BackendError
+from workbench.backends.flink.sql_input import Positions, bad_row, headerless_copy, local_file
 from workbench.backends.flink.sql_query import SqlUnsupported, _quote, match_recognize, positive_stages
+from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import SequencePattern
 from workbench.errors import CepError
 
@@ -34,6 +40,7 @@ __all__ = [
     "FORMATS",
     "FileSource",
     "NativeJob",
+    "Reading",
     "detect_file",
     "infer_source",
     "read_detections",
@@ -155,6 +162,22 @@ def _sql_type(name: str, kind: pa.DataType) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Reading:
+    """How a native job reads its source (see :meth:`NativeJob.reading`).
+
+    Attributes:
+        path: the path Flink opens (a header-less copy of a local CSV file).
+        typed: Flink reads each column with its type (else a CSV file as text, header included).
+        positions: maps the matches' event times back to row positions; ``None``: the ``seq``
+            column holds them (the file's own, or numbered by Flink).
+    """
+
+    path: str
+    typed: bool
+    positions: Positions | None
+
+
+@dataclass(frozen=True, slots=True)
 class NativeJob:
     """Patterns over one file source as one Flink SQL job writing each pattern's matches to files.
 
@@ -178,38 +201,62 @@ class NativeJob:
                 )
                 raise SqlUnsupported(msg)
 
-    def ddl(self) -> list[str]:
-        """The source table, the numbered view, and one sink table per pattern."""
+    def reading(self) -> Reading:
+        """How Flink reads the source: a local CSV file's header left out, positions from the file.
+
+        See :mod:`workbench.backends.flink.sql_input`. Copies a local CSV file (without its header
+        line) under ``out/_input/``; :meth:`run` removes the copy when the job ends.
+        """
         src = self.source
-        raw = ", ".join(
-            f"{_quote(n)} STRING" if src.format == "csv" else f"{_quote(n)} {t}"
-            for n, t in src.columns.items()
-        )
+        local = local_file(src.path)
+        path, typed = src.path, src.format != "csv"
+        # Why BOOLEAN stays text: Flink's CSV reader takes any word but "true" as false, where a
+        # CAST refuses it; no value may change unseen
+        if local is not None and src.format == "csv" and "BOOLEAN" not in src.columns.values():
+            copy = headerless_copy(local, list(src.columns), self.out / "_input" / local.name)
+            if copy is not None:
+                path, typed = str(copy), True
+        positions = None
+        if src.seq is None and local is not None and (typed or src.format != "csv"):
+            positions = Positions.read(local, src.format, src.time, src.key, src.columns)
+        return Reading(path, typed, positions)
+
+    def ddl(self, reading: Reading | None = None) -> list[str]:
+        """The source table, the numbered view, and one sink table per pattern.
+
+        ``reading``: from :meth:`reading`; ``None`` reads the source as given (a CSV file as text,
+        its header row filtered out) and numbers the rows in Flink.
+        """
+        src = self.source
+        reading = reading or Reading(src.path, src.format != "csv", None)
+        text = not reading.typed
+        raw = ", ".join(f"{_quote(n)} STRING" if text else f"{_quote(n)} {t}" for n, t in src.columns.items())
         time_raw = _quote(src.time)
         rt = f"TO_TIMESTAMP_LTZ({time_raw}, 3)"
-        if src.format == "csv":
-            # Why: Flink's CSV reader has no header option; the header line reads as text, so every
-            # column is STRING here, the header's time (its own name) maps to epoch 0 and is dropped
-            # below, and any other row whose time is not a number fails the job (CAST).
+        if text:
+            # Why: a CSV file read as text (not a local file: no header-less copy) has its header
+            # line as a row, so every column is STRING here, the header's time (its own name) maps
+            # to epoch 0 and is dropped below, and any other row whose time is not a number fails
+            # the job (CAST).
             rt = f"TO_TIMESTAMP_LTZ(COALESCE(TRY_CAST({time_raw} AS BIGINT), 0), 3)"
-        options = {"connector": "filesystem", "path": src.path, "format": src.format}
+        options = {"connector": "filesystem", "path": reading.path, "format": src.format}
         statements = [
             f"CREATE TEMPORARY TABLE cep_file ({raw}, rt AS {rt}, "
             f"WATERMARK FOR rt AS rt - INTERVAL '0.001' SECOND) WITH ({_options(options)})"
         ]
         typed = ", ".join(
-            f"CAST({_quote(n)} AS {t}) AS {_quote(n)}" if src.format == "csv" else _quote(n)
-            for n, t in src.columns.items()
+            f"CAST({_quote(n)} AS {t}) AS {_quote(n)}" if text else _quote(n) for n, t in src.columns.items()
         )
         where = ""
-        if src.format == "csv":
+        if text:
             header = " AND ".join(f"{_quote(n)} = {sql_literal(n)}" for n in src.columns)
             where = f" WHERE NOT ({header})"
-        seq = (
-            f"CAST({_quote(src.seq)} AS BIGINT)"
-            if src.seq is not None
-            else "COUNT(*) OVER (ORDER BY rt ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - 1"
-        )
+        if src.seq is not None:
+            seq = f"CAST({_quote(src.seq)} AS BIGINT)"
+        elif reading.positions is not None:
+            seq = time_raw  # why: the time names the row; Positions maps it back to the row's position
+        else:
+            seq = "COUNT(*) OVER (ORDER BY rt ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - 1"
         statements.append(f"CREATE TEMPORARY VIEW cep_typed AS SELECT {typed}, rt FROM cep_file{where}")
         statements.append(
             f"CREATE TEMPORARY VIEW cep_events AS SELECT *, {_quote(src.key)} AS key_id, {seq} AS seq "
@@ -217,6 +264,10 @@ class NativeJob:
         )
         key_type = src.columns[src.key]
         for i, pattern in enumerate(self.patterns):
+            statements.append(
+                f"CREATE TEMPORARY VIEW cep_in_{i} AS SELECT {_used(pattern, src)} "
+                f"FROM cep_events{_relevant(pattern, src)}"
+            )
             stages = ", ".join(f"s{j} STRING" for j in range(len(positive_stages(pattern))))
             sink = {"connector": "filesystem", "path": str(self.out / str(i)), "format": "csv"}
             statements.append(
@@ -224,16 +275,25 @@ class NativeJob:
             )
         return statements
 
-    def inserts(self) -> list[str]:
-        """One ``INSERT`` per pattern: its ``MATCH_RECOGNIZE`` query into its sink."""
+    def inserts(self, reading: Reading | None = None) -> list[str]:
+        """One ``INSERT`` per pattern: its ``MATCH_RECOGNIZE`` query into its sink.
+
+        Rows are ordered by time, then ``seq``; by time alone when the time names each row of a
+        key (``reading.positions``: no ties to break, so no comparator on every buffered row).
+        """
         fields = self.source.fields()
+        order = "rt" if reading is not None and reading.positions is not None else "rt, seq"
         return [
-            f"INSERT INTO cep_out_{i} {match_recognize(p, 'cep_events', fields)}"
+            f"INSERT INTO cep_out_{i} {match_recognize(p, f'cep_in_{i}', fields, order=order)}"
             for i, p in enumerate(self.patterns)
         ]
 
-    def run(self, parallelism: int = 1, config: Mapping[str, str] | None = None) -> None:
-        """Build and run the job to its end (the sinks' files are committed when it ends)."""
+    def run(self, parallelism: int = 1, config: Mapping[str, str] | None = None) -> Reading:
+        """Build and run the job to its end (the sinks' files are committed when it ends).
+
+        Returns how the source was read (give it to :func:`read_detections`). A row of a CSV file
+        that Flink cannot read as the columns' types is a :class:`CepError` naming its line.
+        """
         from pyflink.table import EnvironmentSettings, TableEnvironment
 
         from workbench.backends.flink.env import expose_packages
@@ -242,18 +302,56 @@ class NativeJob:
         if self.source.format == "parquet" and "pipeline.jars" not in (config or {}):
             _require_parquet()
         expose_packages()
+        reading = self.reading()
         settings = EnvironmentSettings.in_streaming_mode()
         t_env = TableEnvironment.create(settings)
         conf = t_env.get_config()
         conf.set("parallelism.default", str(parallelism))
         for name, value in (config or {}).items():
             conf.set(name, value)
-        for statement in self.ddl():
-            t_env.execute_sql(statement)
-        statements = t_env.create_statement_set()
-        for insert in self.inserts():
-            statements.add_insert_sql(insert)
-        statements.execute().wait()
+        try:
+            for statement in self.ddl(reading):
+                t_env.execute_sql(statement)
+            statements = t_env.create_statement_set()
+            for insert in self.inserts(reading):
+                statements.add_insert_sql(insert)
+            statements.execute().wait()
+        except Exception as err:  # why: py4j wraps the job's failure; a bad CSV row is the user's
+            local = local_file(self.source.path)
+            bad = bad_row(err, local, self.source.columns) if local is not None and reading.typed else None
+            if bad is not None:
+                raise bad from err
+            raise
+        finally:
+            shutil.rmtree(self.out / "_input", ignore_errors=True)
+        return reading
+
+
+def _used(pattern: SequencePattern, source: FileSource) -> str:
+    """The columns a pattern's query reads: the key, ``rt``, ``seq`` and the fields it names.
+
+    Every field the query reads is written as a quoted name, so a column whose quoted name is not
+    in the query text is not read; leaving it out before the key exchange saves sending it.
+    """
+    query = match_recognize(pattern, "cep_events", source.fields())
+    used = [_quote(n) for n in source.columns if _quote(n) in query]
+    return ", ".join(["key_id", "rt", "seq", *used])
+
+
+def _relevant(pattern: SequencePattern, source: FileSource) -> str:
+    """A ``WHERE`` clause keeping the events whose type can start or change a partial match.
+
+    The engine's own filter (``event_types``: ``None`` when every event matters, e.g. after a
+    ``next``); the others change no match, so leaving them out before the key exchange saves
+    the matching work and the ``MATCH_RECOGNIZE`` gaps their rows. Row numbers (``seq``) are
+    made before it.
+    """
+    types = compile_matcher(pattern).event_types()
+    if types is None:
+        return ""
+    column = _quote(source.type)
+    # OR of equalities, not IN: the planner may turn a long IN list into a join
+    return " WHERE " + " OR ".join(f"{column} = {sql_literal(t)}" for t in sorted(types))
 
 
 def _options(options: Mapping[str, str]) -> str:
@@ -273,8 +371,10 @@ def _require_parquet() -> None:
         raise BackendError(msg) from err
 
 
-def read_detections(job: NativeJob) -> pd.DataFrame:
+def read_detections(job: NativeJob, reading: Reading | None = None) -> pd.DataFrame:
     """The job's matches as one DataFrame, read with Arrow from the committed part files.
+
+    ``reading``: what :meth:`NativeJob.run` returned (its positions turn event times into ``seq``).
 
     Columns: ``pattern``, ``key``, ``seqs`` (every matched event's ``seq``, in stage order),
     ``stages`` (per positive stage, the tuple of its events' ``seq``), sorted by the last event's
@@ -294,6 +394,8 @@ def read_detections(job: NativeJob) -> pd.DataFrame:
             tuple(() if v is None or v != v else tuple(int(s) for s in str(v).split(",")) for v in row)
             for row in frame[[f"s{j}" for j in range(n)]].itertuples(index=False)
         ]
+        if reading is not None and reading.positions is not None:
+            stages = reading.positions.seqs(frame["key_id"], stages)
         frames.append(
             pd.DataFrame(
                 {
@@ -373,5 +475,4 @@ def detect_file(
     else:
         source = infer_source(events, **roles)
     job = NativeJob(list(patterns), source, out / "matches")
-    job.run(parallelism, config)
-    return read_detections(job)
+    return read_detections(job, job.run(parallelism, config))

@@ -382,8 +382,9 @@ def match_recognize(
     fields: Mapping[str, str],
     keys: Sequence[str] = ("key_id",),
     strings: Collection[str] = ("type",),
+    order: str = "rt, seq",
 ) -> str:
-    """The ``MATCH_RECOGNIZE`` query for ``pattern`` over ``table``.
+    """The ``MATCH_RECOGNIZE`` query for ``pattern`` over ``table``, rows in ``order`` per key.
 
     ``fields`` maps the names conditions use (``type``, ``time``, event fields) to the table's
     columns; the table also has the partition columns ``keys`` (``PARTITION BY`` them all: a
@@ -433,7 +434,7 @@ def match_recognize(
     measures = [f"{_measure(s, vars_of[s.name], writer)} AS s{i}" for i, s in enumerate(positive)]
     measures += measures_writer(pattern, vars_of, fields, _region).columns()
     skip = _skip_clause(pattern, vars_of)
-    return _query(pattern, table, [_quote(k) for k in keys], measures, skip, terms, defines)
+    return _query(pattern, table, [_quote(k) for k in keys], measures, skip, terms, defines, order)
 
 
 def _query(
@@ -444,6 +445,7 @@ def _query(
     skip: str,
     terms: Sequence[str],
     defines: Sequence[str],
+    order: str,
 ) -> str:
     """The ``MATCH_RECOGNIZE`` statement around its parts (``measures``: each ``<sql> AS <column>``)."""
     within = (
@@ -455,7 +457,7 @@ def _query(
         f"SELECT {', '.join([*keys, *columns])} FROM {table}\n"
         "MATCH_RECOGNIZE (\n"
         f"  PARTITION BY {', '.join(keys)}\n"
-        "  ORDER BY rt, seq\n"
+        f"  ORDER BY {order}\n"
         f"  MEASURES {', '.join(measures)}\n"
         "  ONE ROW PER MATCH\n"
         f"  AFTER MATCH {skip}\n"

@@ -159,27 +159,16 @@ class _Emitter(Source):
         a, b = self.temp(), self.temp()
         if isinstance(right, ir.Literal) and right.value is not None:  # why: a constant is never NULL
             op = template.format(a=a, b=self.const(right.value))
-            if isinstance(left, ir.Name) and (raw := self.aggregate_value(left.name, stage)) is not None:
-                # why: an aggregate's usual value, a float that is not NaN, is clean: one test, no NULL test
-                slow = f"(None if ({a} := {self.const(clean)}({a})) is None else {op})"
-                return f"({op} if ({a} := {raw}).__class__ is _float and {a} == {a} else {slow})"
             return f"(None if ({a} := {self.expr(left, stage)}) is None else {op})"
         op = template.format(a=a, b=b)
         return f"(None if ({a} := {self.expr(left, stage)}) is None or ({b} := {self.expr(right, stage)}) is None else {op})"  # noqa: E501
 
     def aggregate(self, name: str, stage: str) -> str:
         """The value of aggregate ``name`` for the partial match ``run`` (cleaned, as a name reads)."""
-        value = self.aggregate_value(name, stage)
-        if value is None:
-            raise _Unsupported  # the interpreter raises the unknown-name error
-        return self.cleaned(value)
-
-    def aggregate_value(self, name: str, stage: str) -> str | None:
-        """Aggregate ``name`` of the partial match ``run``, not cleaned (``None``: no such aggregate)."""
         aggs = self.plan.aggs
         i = aggs.index.get(name)
         if i is None:
-            return None
+            raise _Unsupported  # the interpreter raises the unknown-name error
         spec = aggs.specs[i]
         if spec.include_current and stage == spec.stage:
             probe = make_aggregate(spec.function, **dict(spec.params))
@@ -195,7 +184,7 @@ class _Emitter(Source):
                 value = f"{self.const(value_with)}(ra[{i}], {x})"
         else:
             value = f"ra[{i}].get()"
-        return value
+        return self.cleaned(value)
 
     def cleaned(self, value: str) -> str:
         """``clean(value)``, inlined: a float that is not NaN is its own clean value (the usual case)."""

@@ -389,23 +389,4 @@ def loop_kernel(plan: LoopPlan, prefix: str) -> Kernel:
         "    st.time = t\n"
     )
     idle = "not st.hot and not st.cold and not st.last"
-    return Kernel(body, src.consts, None if plan.start_wakes is None else starts, idle, _timer(plan, c))
-
-
-def _timer(plan: LoopPlan, c: Callable[[object], str]) -> str | None:
-    """``on_timer`` (``advance`` to the timer's time) as statements: called only when a window passed."""
-    if plan.window is None:
-        return None
-    w = c(plan.window)
-    return (
-        "hot = st.hot\n"
-        "cold = st.cold\n"
-        "last = st.last\n"
-        f"if (hot and hot[0].start_ts + {w} <= tt) or (cold and cold[0].start_ts + {w} <= tt) or (\n"
-        f"    last and last[0].start_ts + {w} <= tt\n"
-        "):\n"
-        "    ctx.key = tkey; ctx.now = tt; ctx.keystate = tks\n"
-        f"    {c(plan.advance)}(st, tt, ctx)\n"
-        "elif st.time is None or tt > st.time:  # why: no partial match expires: only the clock moves\n"
-        "    st.time = tt\n"
-    )
+    return Kernel(body, src.consts, None if plan.start_wakes is None else starts, idle)

@@ -255,3 +255,41 @@ def test_waits_of_older_partial_matches_merge_into_the_list_in_order() -> None:
     assert got == want
     assert len(got[0]) > 10  # matches and time-outs of both partial matches
     assert got[0] == _run(NFAMatcher(p, specialise=False), events)[0]
+
+
+def _batch(matcher: NFAMatcher, events: list[dict[str, Any]]) -> Any:
+    """Detections and final per-key states of one ``process_many`` call (the fused loop, kernels)."""
+    engine = Engine([matcher])
+    try:
+        engine.process_many(events)
+        states = [engine.state_of("p", k) for k in ("k", "l")]
+        states = [_state(s) if isinstance(s, LoopState) else None for s in states]
+        engine.finish()
+    except CepError as err:
+        return type(err).__name__, str(err)
+    found = [
+        (d.key, d.instance, d.kind, d.time, [e.seq for e in d.events], d.channels) for d in engine.detections
+    ]
+    return found, states
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gen_patterns(), gen_streams())
+def test_the_fused_loop_steps_like_one_event_at_a_time(
+    pattern: SequencePattern, events: list[dict[str, Any]]
+) -> None:
+    # The kernel skips the step for an event that can change nothing, and its timer expires
+    # partial matches inline: same detections (time-outs too) and states as event by event.
+    want = _batch(interpreted(pattern), events)
+    assert _batch(NFAMatcher(pattern), events) == want
+    general = _batch(NFAMatcher(pattern, specialise=False), events)  # no kernel, no timer kernel
+    assert general[0] == want[0]
+    per_event = Engine([NFAMatcher(pattern)])
+    try:
+        for e in events:
+            per_event.process(e)
+        states = [_state(per_event.state_of("p", k)) for k in ("k", "l")]
+    except CepError:
+        return
+    assert isinstance(want[1], list)
+    assert want[1] == states

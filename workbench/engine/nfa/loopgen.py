@@ -294,6 +294,7 @@ def _source(plan: LoopPlan, em: _Emitter) -> str:
             vl=f"last and {em.wake_test(plan.wakes[-2])}",
             probes=_indent("".join(f"{n} = {v}\n" for n, v in em.probes) + f"lp = {lp}\n", 8),
             complete=_indent("_ctake((), _C, e)\n" if plan.agg_of[2] else "", 20),
+            all_complete="False" if plan.agg_of[2] else "lp",  # why: the last stage's aggregates check each
             took=_indent(took, 12),
             update20=_indent(update, 20),
             update16=_indent(update, 16),
@@ -307,15 +308,22 @@ def _source(plan: LoopPlan, em: _Emitter) -> str:
     )
 
 
+class _Channels(dict[int, tuple[str, ...]]):
+    """The channels of a match by its number of events, each computed once (on the first lookup)."""
+
+    __slots__ = ("of",)
+
+    def __init__(self, of: Callable[[int], tuple[str, ...]]) -> None:
+        super().__init__()
+        self.of = of
+
+    def __missing__(self, n: int) -> tuple[str, ...]:
+        ch = self[n] = self.of(n)
+        return ch
+
+
 def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
     from workbench.engine.nfa.loop import LoopContext, LoopRun
-
-    chan: dict[int, tuple[str, ...]] = {}
-
-    def channels(n: int) -> tuple[str, ...]:
-        """The channels of a match of ``n`` events, computed once per length."""
-        ch = chan[n] = plan.match_channels(n)
-        return ch
 
     wakes = plan.wakes
     known = frozenset[str]().union(*(w for w in wakes if w is not None))
@@ -339,8 +347,7 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         "_take_pred": plan.take_pred,
         "_start_pred": plan.start_pred,
         "_ctake": plan.aggs.take,
-        "_chan": chan,
-        "_chans": channels,
+        "_chan": _Channels(plan.match_channels),
         "_Detection": new_match,
         "_name": plan.name,
         "WINDOW_TIMER": WINDOW_TIMER,

@@ -64,6 +64,14 @@ WAKE = """\
     rid = state.next_rid
     key = ctx.key
     try:
+        if runs is last and {all_complete}:
+            # why: only the waits for the last stage are visited and the event completes every one
+            rid += len(runs)
+            done = [
+                _Detection(_name, key, r.inst, "match", t, (*r.events, e), _chan[len(r.events) + 1])
+                for r in runs
+            ]
+            runs = ()
         for run in runs:
             code = run.code
             if code == -2:
@@ -71,8 +79,7 @@ WAKE = """\
                     rid += 1
 {complete}
                     ev = (*run.events, e)
-                    ch = _chan.get(len(ev)) or _chans(len(ev))
-                    done.append(_Detection(_name, key, run.inst, "match", t, ev, ch))
+                    done.append(_Detection(_name, key, run.inst, "match", t, ev, _chan[len(ev)]))
                 else:
                     nl.append(run)
                 continue
@@ -99,8 +106,7 @@ WAKE = """\
                 if lp:
 {complete}
                     ev = (*taken, e)
-                    ch = _chan.get(len(ev)) or _chans(len(ev))
-                    done.append(_Detection(_name, key, run.inst, "match", t, ev, ch))
+                    done.append(_Detection(_name, key, run.inst, "match", t, ev, _chan[len(ev)]))
                 else:
                     w = _LoopRun(run.start_id, r0 + 1, -2, run.start_ts, prev, run.inst, taken, ())
                     nl.append(w)

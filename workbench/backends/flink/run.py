@@ -192,7 +192,7 @@ def batch_records(
             on_time = [item[1] for item in group if not item[5]]
             stamp = millis(min(on_time) if on_time else group[0][1], offset)
             stretch.append(
-                (stamp, group[0][6], (run, EventBatch(group[0][2], tuple(group)), False, stamp, -1))
+                (stamp, group[0][6], (run, EventBatch.of(group[0][2], tuple(group)), False, stamp, -1))
             )
         stretch.sort(key=lambda r: (r[0], r[1]))
         records.extend(stretch)

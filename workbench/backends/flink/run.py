@@ -19,6 +19,7 @@ from workbench.backends.flink.function import (
     BatchItem,
     EventBatch,
     FlinkRecord,
+    OutputRecord,
     Startup,
     millis,
     outputs_of,
@@ -158,6 +159,9 @@ def plan_records(
 #: Marks a full batch set aside in a stretch's groups.
 _CHUNK = object()
 
+#: Outputs a collected job's operator gathers before it emits them (one record, one fetch).
+HOLD = 5_000
+
 #: Events per stretch of input whose events of one key become one record (and at most per record).
 BATCH_WINDOW, BATCH_LIMIT = 20_000, 256
 
@@ -199,9 +203,7 @@ def batch_records(
     return [r for _, _, r in records]
 
 
-def results_of(
-    runs: Sequence[FlinkRun], outputs: Iterable[tuple[int, HostOutput | list[HostOutput]]]
-) -> list[RunResult]:
+def results_of(runs: Sequence[FlinkRun], outputs: Iterable[OutputRecord]) -> list[RunResult]:
     """Sort collected ``(run, output)`` records (or grouped ones) into per-run results, in engine order."""
     per_run: list[list[HostOutput]] = [[] for _ in runs]
     for run, out in outputs_of(outputs):
@@ -272,7 +274,7 @@ def _run_many(
         durable = checkpoint_interval_ms is not None
         stream = detect(
             source, hosts, offsets, out_of_orderness=bound, parallelism=parallelism,
-            durable=durable, grouped=True, eager=eager,
+            durable=durable, grouped=True, eager=eager, hold=0 if durable else HOLD,
         )  # fmt: skip
     with stream.execute_and_collect(job_name) as results:
         collected: Iterator[tuple[int, HostOutput]] = iter(results)

@@ -225,7 +225,8 @@ class KeyedDriver:
             return self.advance(record, key, last, through=True)[0]
         self._current, self._out, self._wakes = record, [], []
         timers, host, ks = record.timers, self.host, record.host
-        plain = self.final_after is None  # why: then no item runs as the final flush
+        # why: when the final flush admits the last event, it admits them all: none runs as final
+        plain = self.final_after is None or self.final_after.admits_event(last)
         host.context.final = False
         for event, position in events:
             time = event.time

@@ -345,12 +345,13 @@ class MatcherFunction(KeyedProcessFunction):  # type: ignore[misc]
         store = self._state
         state = store.value()
         due: list[tuple[Event, int]] = []
-        for event, late, position in batch.events():
-            if late or (watermark is not None and is_late((watermark, True), millis(event.time, offset))):
-                for out in host.late(event, position):
+        targets = host.host.targets
+        for kind, time, key, fields, seq, late, position in batch.items:
+            if late or (watermark is not None and is_late((watermark, True), millis(time, offset))):
+                for out in host.late(Event(kind, time, key, fields, seq), position):
                     yield run, out
-            elif host.wants(event):
-                due.append((event, position))
+            elif targets(kind):  # why: an event no matcher uses is never even built
+                due.append((Event(kind, time, key, fields, seq), position))
         if not due:
             return
         if state is None:

@@ -79,9 +79,14 @@ def run_operator(
     rng: random.Random,
     durable: bool,
     batch: int,
+    hold: int | None = None,
     **options: Any,
 ) -> tuple[RunResult, FakeRuntime, Any]:
-    """One run through the real operator, fed as Flink would feed it (random watermark lag)."""
+    """One run through the real operator, fed as Flink would feed it (random watermark lag).
+
+    ``hold``: the operator's, its outputs grouped (``None``: random, when grouped and not durable).
+    The operator's output records are on ``operator.records`` (for a test that counts them).
+    """
     from workbench.backends.flink.function import MatcherFunction, record_key
     from workbench.backends.flink.run import FlinkRun, plan_records, results_of, run_offsets
 
@@ -89,7 +94,9 @@ def run_operator(
     hosts, offsets = [run.host()], run_offsets([run])
     bound = run.out_of_orderness
     records = plan_records([run], hosts, offsets, batch=batch if bound == 0 else 0)
-    operator = MatcherFunction(hosts, offsets, bound=bound, durable=durable, grouped=rng.random() < 0.5)
+    grouped = hold is not None or rng.random() < 0.5
+    hold = hold if hold is not None else rng.choice((0, 1, 4, 1000)) if grouped and not durable else 0
+    operator = MatcherFunction(hosts, offsets, bound=bound, durable=durable, grouped=grouped, hold=hold)
     runtime = FakeRuntime()
     operator.open(runtime)
     outputs: list[Any] = []
@@ -113,6 +120,7 @@ def run_operator(
                 low = target if runtime.watermark is None else runtime.watermark
                 fire(rng.randint(low, target))
     fire(END)
+    operator.records = outputs
     (result,) = results_of([run], outputs)
     return result, runtime, operator
 
@@ -189,3 +197,28 @@ def test_batches_go_out_by_earliest_on_time_event_and_keep_each_keys_order() -> 
             positions.setdefault(item[2], []).append(item[6])
     assert sorted(p for ps in positions.values() for p in ps) == list(range(200))
     assert all(ps == sorted(ps) for ps in positions.values())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_held_outputs_go_out_together_at_the_end_or_when_enough(seed: int) -> None:
+    from tests.backends.test_flink_state import login_then_trade
+    from workbench.backends.flink.function import HeldOutputs
+
+    events = [
+        {"type": t, "key": f"k{k}", "t": 10 * i + k}
+        for i in range(40)
+        for k in range(5)
+        for t in ("login", "trade")
+    ]
+    expected = LocalBackend().run([login_then_trade()], events)
+    matches = len(expected.detections)
+    assert matches > 100
+    for hold, most in ((10**6, 1), (100, matches // 100 + 1)):
+        rng = random.Random(seed)
+        actual, _, operator = run_operator(
+            [login_then_trade()], events, rng=rng, durable=False, batch=rng.choice((1, 7, 50)), hold=hold
+        )
+        assert_same_records(expected.detections, actual.detections)
+        records = [r for r in operator.records if isinstance(r[1], HeldOutputs)]
+        assert records == operator.records  # only held records, and few of them
+        assert 1 <= len(records) <= most

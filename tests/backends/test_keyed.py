@@ -83,3 +83,34 @@ def test_key_state_survives_an_idle_matcher_before_another() -> None:
     sim = simulate(matchers, script, rng=random.Random(2))
     assert [(d.pattern, d.kind, d.time) for d in local.detections] == [("pair-bc", "timeout", 7)]
     assert local.detections == sim.detections
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_in_order_batches_equal_accept_then_advance(seed: int) -> None:
+    """``advance_in_order`` gives the outputs and leaves the record that ``accept`` + ``advance`` do."""
+    rng = random.Random(seed)
+    options = random_options(rng)
+    plan = plan_replay(
+        random_script(rng, rng.randint(0, 60)), until=options["until"], finish=options["finish"]
+    )
+    drivers = [
+        KeyedDriver(
+            standard_matchers(), horizon=plan.horizon, final_after=plan.final_after, tracing=options["trace"]
+        )
+        for _ in range(2)
+    ]
+    by_key: dict[Any, list[tuple[Any, int]]] = {}
+    for position, (event, late) in enumerate(plan.events):
+        if not late and drivers[0].wants(event):
+            by_key.setdefault(event.key, []).append((event, position))
+    for key, events in by_key.items():
+        records = [KeyRecord(key=key), KeyRecord(key=key)]
+        while events:
+            cut = rng.randint(1, len(events))
+            batch, events = events[:cut], events[cut:]
+            for event, position in batch:
+                drivers[0].accept(records[0], event, position)
+            expected, _ = drivers[0].advance(records[0], key, batch[-1][0].time, through=True)
+            actual = drivers[1].advance_in_order(records[1], key, batch)
+            assert list(map(repr, actual)) == list(map(repr, expected))
+            assert repr(records[1]) == repr(records[0])

@@ -40,6 +40,7 @@ def detect(
     durable: bool = True,
     grouped: bool = False,
     eager: bool = False,
+    hold: int = 0,
     function: Callable[..., MatcherFunction] = MatcherFunction,
 ) -> DataStream:
     """Run the hosts' matchers over a stream of :data:`~workbench.backends.flink.function.FlinkRecord`.
@@ -57,7 +58,9 @@ def detect(
     that takes no checkpoint or savepoint). ``grouped``: one ``(run, [HostOutput, ...])`` record
     per operator call (flatten with :func:`~workbench.backends.flink.function.outputs_of`).
     ``eager``: process each on-time event at once (see ``MatcherFunction``'s ``bound``); it needs
-    each key's events in input order. ``function`` makes the operator from ``(hosts, offsets,
+    each key's events in input order. ``hold``: with ``grouped``, outputs gather in the operator
+    up to this many before they go out (see ``MatcherFunction``; only for a finite job without
+    checkpoints). ``function`` makes the operator from ``(hosts, offsets,
     bound=, durable=, grouped=)`` (a subclass may observe it). Returns the stream of
     ``(run, HostOutput)`` records.
     """
@@ -65,7 +68,8 @@ def detect(
     stamped = stamped.name(f"{name}-watermarks").uid(f"{name}-watermarks").set_parallelism(source_parallelism)
     keyed = stamped.key_by(record_key, key_type=Types.STRING())
     bound = out_of_orderness if eager else None
-    operator = function(hosts, offsets, bound=bound, durable=durable, grouped=grouped)
+    more = {"hold": hold} if hold else {}  # why: a ``function`` that observes need not know it
+    operator = function(hosts, offsets, bound=bound, durable=durable, grouped=grouped, **more)
     out = keyed.process(operator, output_type=Types.PICKLED_BYTE_ARRAY())
     if parallelism is not None:
         out = out.set_parallelism(parallelism)

@@ -240,10 +240,10 @@ class Positions:
 def _column(path: Path, fmt: str, name: str, columns: Mapping[str, str], *, nulls: bool = False) -> Any:
     """One column of the file, read with Arrow as its SQL type; bad values (and empty ones
     unless ``nulls``) give a CepError."""
-    import pyarrow as pa  # type: ignore[import-not-found]  # comes with the flink extra
-    import pyarrow.csv as pacsv  # type: ignore[import-not-found]
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
     import pyarrow.json as pajson  # type: ignore[import-not-found]
-    import pyarrow.parquet as pq  # type: ignore[import-not-found]
+    import pyarrow.parquet as pq
 
     kind = pa.type_for_alias(_ARROW_TYPES.get(columns[name], "string"))
     try:

@@ -6,12 +6,14 @@
 whole file. The steady-state rate is the extra rows over the extra time, so start-up is not part of
 it. ``flink-sql`` reads the CSV with Flink's own filesystem connector and writes the matches to
 files (:mod:`workbench.backends.flink.edge`); ``flink`` runs the engine in a PyFlink
-``KeyedProcessFunction`` (the Python path) over the events read by the client.
+``KeyedProcessFunction`` (the Python path) over the events read by the client. ``--csv`` may name
+a Parquet file (``flink-sql`` only; staged as a typed CSV copy without Flink's Parquet jar).
+``client_peak_mb`` is this process's peak RSS (the client; the JVM is a separate process).
 
 One line per pattern::
 
     pattern=P1 events=1000000 matches=8754 checksum=112707054 engine=flink-sql-p2 startup_s=6.1
-        seconds=14.2 steady_events_per_s=123000 reference=ok
+        seconds=14.2 steady_events_per_s=123000 client_peak_mb=310 reference=ok
 
 ``reference`` compares counts and checksums with :data:`benchmarks.reference.REFERENCE` where it
 has the size (``ok``/``MISMATCH``), else ``n/a``.
@@ -20,6 +22,7 @@ has the size (``ok``/``MISMATCH``), else ``n/a``.
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import sys
 import tempfile
@@ -47,6 +50,7 @@ class FlinkTiming:
     engine: str
     startup_s: float
     seconds: float
+    client_peak_mb: float = 0.0
 
     @property
     def steady_events_per_s(self) -> float:
@@ -62,16 +66,28 @@ class FlinkTiming:
         return (
             f"pattern={self.pattern} events={self.events} matches={self.matches} checksum={self.checksum} "
             f"engine={self.engine} startup_s={self.startup_s:.1f} seconds={self.seconds:.1f} "
-            f"steady_events_per_s={self.steady_events_per_s:.0f} reference={verdict}"
+            f"steady_events_per_s={self.steady_events_per_s:.0f} client_peak_mb={self.client_peak_mb:.0f} "
+            f"reference={verdict}"
         )
 
 
 def _rows(path: Path) -> int:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq  # type: ignore[import-not-found]  # comes with the flink extra
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
     with open(path, "rb") as f:
         return sum(1 for _ in f) - 1
 
 
 def _head(path: Path, rows: int, out: Path) -> Path:
+    if path.suffix == ".parquet":  # why: the start-up run reads the same format as the whole run
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        head = pa.Table.from_batches([next(pq.ParquetFile(path).iter_batches(rows))])
+        pq.write_table(head, out.with_suffix(".parquet"))
+        return out.with_suffix(".parquet")
     with open(path, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
         for i, line in enumerate(src):
             if i > rows:
@@ -134,8 +150,11 @@ def time_pattern(
     checksum = Checksum()
     for seqs in matches:
         checksum.add(seqs)
+    # Why RUSAGE_SELF: the client (this process) only; the JVM gateway is a child process
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    engine = f"{backend}-p{parallelism}"
     return FlinkTiming(
-        name, _rows(csv), checksum.matches, checksum.value, f"{backend}-p{parallelism}", startup_s, seconds
+        name, _rows(csv), checksum.matches, checksum.value, engine, startup_s, seconds, peak_mb
     )
 
 
@@ -144,7 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.flink", description=__doc__.split("\n")[0])
     ap.add_argument("--backend", choices=("flink", "flink-sql"), default="flink-sql")
     ap.add_argument(
-        "--csv", type=Path, help="workload CSV (default: benchmarks/data/w<N>.csv, made if missing)"
+        "--csv",
+        type=Path,
+        help="workload CSV, or Parquet (flink-sql; default: benchmarks/data/w<N>.csv, made if missing)",
     )
     ap.add_argument("--n", type=int, default=200_000, help="workload size when --csv is not given")
     ap.add_argument("--parallelism", type=int, nargs="+", default=[1])
@@ -176,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(f"unknown pattern {name!r} (known: {', '.join(known)})")
     if any(p < 1 for p in args.parallelism):
         ap.error("--parallelism must be >= 1")
+    if csv.suffix == ".parquet" and args.backend != "flink-sql":
+        ap.error("a Parquet file runs on --backend flink-sql only")
     status, first = 0, True
     for parallelism in args.parallelism:
         for name in names:

@@ -148,13 +148,3 @@ def test_json_lines_and_staged_frames_keep_integer_keys(tmp_path: Path, kind: st
     assert local_matches([pair()], PAIR_EVENTS) == [
         ("pair", k, s) for k, s in zip(keys, found["seqs"], strict=True)
     ]
-
-
-@on_flink
-def test_parquet_without_its_jar_is_refused_with_the_fix(tmp_path: Path) -> None:
-    from workbench.backends.base import BackendError
-    from workbench.backends.flink.edge import detect_file
-
-    pd.DataFrame(PAIR_EVENTS).to_parquet(tmp_path / "events.parquet")
-    with pytest.raises(BackendError, match="flink-sql-parquet"):
-        detect_file([pair()], tmp_path / "events.parquet", tmp_path / "out")

@@ -1,10 +1,10 @@
 """Sources and sinks at the cluster's edge: files read by Flink's own connectors, detections to files.
 
 A native (``MATCH_RECOGNIZE``) job over a file never moves an event through Python: Flink's
-filesystem connector reads the CSV or JSON-lines file (Parquet with the ``flink-sql-parquet`` jar
-on ``pipeline.jars``), the SQL planner runs every pattern of the run in **one** job (one statement
-set, the source read once), and each pattern's matches go to CSV part files under
-``out/<pattern index>/``. :func:`read_detections` reads them back with Arrow into a DataFrame.
+filesystem connector reads the CSV, JSON-lines or Parquet file (without the ``flink-sql-parquet``
+jar, a local Parquet file staged as a typed CSV copy), the SQL planner runs every pattern of the run
+in **one** job (one statement set, the source read once), and each pattern's matches go to CSV part
+files under ``out/<pattern index>/``. :func:`read_detections` reads them back with Arrow into a DataFrame.
 
 An in-memory DataFrame travels as Arrow batches (``from_pandas``), not row by row.
 
@@ -20,13 +20,22 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.backends.base import BackendError
-from workbench.backends.flink.sql_input import Positions, bad_row, headerless_copy, local_file
+from workbench.backends.flink.sql_input import (
+    PARQUET_JAR,
+    Positions,
+    bad_row,
+    has_parquet,
+    headerless_copy,
+    local_file,
+    parquet_copy,
+)
 from workbench.backends.flink.sql_query import SqlUnsupported, _quote, match_recognize, positive_stages
 from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import SequencePattern
@@ -166,15 +175,22 @@ class Reading:
     """How a native job reads its source (see :meth:`NativeJob.reading`).
 
     Attributes:
-        path: the path Flink opens (a header-less copy of a local CSV file).
+        path: the path Flink opens (a header-less copy of a local CSV file, a staged Parquet file).
         typed: Flink reads each column with its type (else a CSV file as text, header included).
         positions: maps the matches' event times back to row positions; ``None``: the ``seq``
             column holds them (the file's own, or numbered by Flink).
+        staged: ``path`` is a typed CSV copy of the Parquet file (no ``flink-sql-parquet`` jar).
     """
 
     path: str
     typed: bool
     positions: Positions | None
+    staged: bool = False
+
+    def describe(self, source: FileSource) -> str:
+        """How the source is read, for the run's report."""
+        staged = "staged as a typed CSV copy (no flink-sql-parquet jar on the classpath)"
+        return f"{source.path} {staged if self.staged else f'read by Flink ({source.format})'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,15 +217,20 @@ class NativeJob:
                 )
                 raise SqlUnsupported(msg)
 
-    def reading(self) -> Reading:
+    def reading(self, *, parquet: bool = True) -> Reading:
         """How Flink reads the source: a local CSV file's header left out, positions from the file.
 
-        See :mod:`workbench.backends.flink.sql_input`. Copies a local CSV file (without its header
-        line) under ``out/_input/``; :meth:`run` removes the copy when the job ends.
+        See :mod:`.sql_input`. Copies a local CSV file (without its header line), or a local Parquet
+        file as typed CSV unless ``parquet`` (Flink reads it), under ``out/_input/`` (removed by :meth:`run`).
         """
         src = self.source
         local = local_file(src.path)
-        path, typed = src.path, src.format != "csv"
+        path, typed, staged = src.path, src.format != "csv", src.format == "parquet" and not parquet
+        if staged:
+            if local is None:
+                msg = f"{src.path}: only a local Parquet file can be staged; else Flink needs {PARQUET_JAR}"
+                raise BackendError(msg)
+            path = str(parquet_copy(local, src.columns, self.out / "_input" / f"{local.stem}.csv"))
         # Why BOOLEAN stays text: Flink's CSV reader takes any word but "true" as false, where a
         # CAST refuses it; no value may change unseen
         if local is not None and src.format == "csv" and "BOOLEAN" not in src.columns.values():
@@ -219,7 +240,7 @@ class NativeJob:
         positions = None
         if src.seq is None and local is not None and (typed or src.format != "csv"):
             positions = Positions.read(local, src.format, src.time, src.key, src.columns)
-        return Reading(path, typed, positions)
+        return Reading(path, typed, positions, staged)
 
     def ddl(self, reading: Reading | None = None) -> list[str]:
         """The source table, the numbered view, and one sink table per pattern.
@@ -239,7 +260,11 @@ class NativeJob:
             # to epoch 0 and is dropped below, and any other row whose time is not a number fails
             # the job (CAST).
             rt = f"TO_TIMESTAMP_LTZ(COALESCE(TRY_CAST({time_raw} AS BIGINT), 0), 3)"
-        options = {"connector": "filesystem", "path": reading.path, "format": src.format}
+        options = {
+            "connector": "filesystem",
+            "path": reading.path,
+            "format": "csv" if reading.staged else src.format,
+        }
         statements = [
             f"CREATE TEMPORARY TABLE cep_file ({raw}, rt AS {rt}, "
             f"WATERMARK FOR rt AS rt - INTERVAL '0.001' SECOND) WITH ({_options(options)})"
@@ -298,13 +323,11 @@ class NativeJob:
 
         from workbench.backends.flink.env import expose_packages
 
-        # Why only without pipeline.jars: a jar given there loads with the job, not in the client
-        if self.source.format == "parquet" and "pipeline.jars" not in (config or {}):
-            _require_parquet()
+        # Why pipeline.jars counts: a jar given there loads with the job, not in the client
+        parquet = "pipeline.jars" in (config or {}) or self.source.format != "parquet" or has_parquet()
+        reading = self.reading(parquet=parquet)
         expose_packages()
-        reading = self.reading()
-        settings = EnvironmentSettings.in_streaming_mode()
-        t_env = TableEnvironment.create(settings)
+        t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
         conf = t_env.get_config()
         conf.set("parallelism.default", str(parallelism))
         for name, value in (config or {}).items():
@@ -356,19 +379,6 @@ def _relevant(pattern: SequencePattern, source: FileSource) -> str:
 
 def _options(options: Mapping[str, str]) -> str:
     return ", ".join(f"{sql_literal(k)} = {sql_literal(v)}" for k, v in options.items())
-
-
-def _require_parquet() -> None:
-    from pyflink.java_gateway import get_gateway
-
-    try:
-        get_gateway().jvm.java.lang.Class.forName("org.apache.flink.formats.parquet.ParquetFileFormatFactory")
-    except Exception as err:  # why: py4j wraps ClassNotFoundException
-        msg = (
-            "reading Parquet needs Flink's flink-sql-parquet-2.3.0.jar (not shipped with PyFlink): "
-            "add it with config={'pipeline.jars': 'file:///path/flink-sql-parquet-2.3.0.jar'}"
-        )
-        raise BackendError(msg) from err
 
 
 def read_detections(job: NativeJob, reading: Reading | None = None) -> pd.DataFrame:
@@ -458,12 +468,15 @@ def detect_file(
     *,
     parallelism: int = 1,
     config: Mapping[str, str] | None = None,
+    report: Callable[[str], None] | None = None,
     **roles: str | None,
 ) -> pd.DataFrame:
     """Run ``patterns`` natively over a file (or a staged DataFrame); the matches as a DataFrame.
 
     ``out`` receives the part files (and the staged DataFrame); ``roles`` name the ``time``,
-    ``key``, ``type`` and ``seq`` columns (see :class:`FileSource`).
+    ``key``, ``type`` and ``seq`` columns (see :class:`FileSource`). ``report`` gets one line per
+    pattern saying its path and how the input was read (default: stderr); the lines are also the
+    result's ``attrs["paths"]``.
     """
     import pandas as pd
 
@@ -475,4 +488,13 @@ def detect_file(
     else:
         source = infer_source(events, **roles)
     job = NativeJob(list(patterns), source, out / "matches")
-    return read_detections(job, job.run(parallelism, config))
+    reading = job.run(parallelism, config)
+    over = reading.describe(source)
+    lines = [
+        f"flink-sql: pattern {p.name!r} runs natively (MATCH_RECOGNIZE) over {over}" for p in job.patterns
+    ]
+    for line in lines:
+        (report or (lambda text: print(text, file=sys.stderr)))(line)
+    found = read_detections(job, reading)
+    found.attrs["paths"] = lines
+    return found

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-__all__ = ["Positions", "bad_row", "headerless_copy"]
+__all__ = ["PARQUET_JAR", "Positions", "bad_row", "has_parquet", "headerless_copy", "parquet_copy"]
 
 _ARROW_TYPES = {"BIGINT": "int64", "DOUBLE": "float64", "BOOLEAN": "bool", "STRING": "string"}
 
@@ -64,6 +64,84 @@ def headerless_copy(path: Path, columns: Sequence[str], into: Path) -> Path | No
         with open(into, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 22)
     return into
+
+
+PARQUET_JAR = (
+    "Flink's flink-sql-parquet-2.3.0.jar (not shipped with PyFlink): "
+    "add it with config={'pipeline.jars': 'file:///path/flink-sql-parquet-2.3.0.jar'}"
+)
+
+
+def has_parquet() -> bool:
+    """Flink's Parquet format is on the client's classpath."""
+    from pyflink.java_gateway import get_gateway
+
+    try:
+        get_gateway().jvm.java.lang.Class.forName("org.apache.flink.formats.parquet.ParquetFileFormatFactory")
+    except Exception:  # why: py4j wraps ClassNotFoundException
+        return False
+    return True
+
+
+#: Rows per batch a Parquet file is staged in (bounds the client's memory, whatever the file's size).
+BATCH_ROWS = 65_536
+
+
+def parquet_copy(path: Path, columns: Mapping[str, str], into: Path, batch_rows: int = BATCH_ROWS) -> Path:
+    """A header-less typed CSV copy of Parquet file ``path``, for Flink without ``flink-sql-parquet``.
+
+    Streams ``batch_rows`` rows at a time (``ParquetFile.iter_batches``, ``pyarrow.csv`` writing
+    each batch), so the client holds one batch, never the file. Values keep exactly: integers as
+    digits, doubles in Arrow's shortest round-trip form (which Java's ``Double.parseDouble`` reads
+    back to the same double; ``float`` columns are widened first, as the local engine reads them),
+    strings quoted where needed (commas, quotes, newlines). A value the CSV copy would change or
+    Flink's CSV reader would read otherwise is a :class:`CepError` naming its column: a column
+    not of ``BIGINT``, ``DOUBLE`` or ``STRING`` (``BOOLEAN``: Flink reads any word but ``true`` as
+    false), an empty value (an empty cell is not a null for every type there), NaN or infinity
+    (Java spells them otherwise). A partial copy is removed.
+    """
+    import pyarrow as pa  # type: ignore[import-not-found]  # comes with the flink extra
+    import pyarrow.compute as pc  # type: ignore[import-not-found]
+    import pyarrow.csv as pacsv  # type: ignore[import-not-found]
+    import pyarrow.parquet as pq  # type: ignore[import-not-found]
+
+    for name, kind in columns.items():
+        if kind not in ("BIGINT", "DOUBLE", "STRING"):
+            msg = (
+                f"{path}: column {name!r} ({kind}) cannot be staged as CSV exactly; that needs {PARQUET_JAR}"
+            )
+            raise CepError(msg)
+    schema = pa.schema([(n, pa.type_for_alias(_ARROW_TYPES[k])) for n, k in columns.items()])
+    into.parent.mkdir(parents=True, exist_ok=True)
+    options = pacsv.WriteOptions(include_header=False)
+    try:
+        with pacsv.CSVWriter(into, schema, write_options=options) as writer:
+            for batch in pq.ParquetFile(path).iter_batches(batch_rows, columns=list(columns)):
+                typed = _staged(pa, pc, path, batch, schema)
+                writer.write_batch(typed)
+    except BaseException:
+        into.unlink(missing_ok=True)
+        raise
+    return into
+
+
+def _staged(pa: Any, pc: Any, path: Path, batch: Any, schema: Any) -> Any:
+    """One batch cast to the staged columns' types; empty values, NaN and infinities refused."""
+    columns = []
+    for field in schema:
+        try:
+            column = batch.column(field.name).cast(field.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:  # why: e.g. uint64 past BIGINT
+            msg = f"{path}: column {field.name!r} cannot be staged as {field.type}: {err}"
+            raise CepError(msg) from err
+        if column.null_count:
+            msg = f"{path}: column {field.name!r} has empty values, which a CSV copy cannot keep apart"
+            raise CepError(msg)
+        if field.type == pa.float64() and not pc.all(pc.is_finite(column)).as_py():
+            msg = f"{path}: column {field.name!r} holds NaN or infinity (Java's CSV reader spells them apart)"
+            raise CepError(msg)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 _FLINK_FIELD = re.compile(r"Fail to deserialize at field: (.+?)\.\s*$", re.MULTILINE)
@@ -162,10 +240,10 @@ class Positions:
 def _column(path: Path, fmt: str, name: str, columns: Mapping[str, str], *, nulls: bool = False) -> Any:
     """One column of the file, read with Arrow as its SQL type; bad values (and empty ones
     unless ``nulls``) give a CepError."""
-    import pyarrow as pa  # type: ignore[import-not-found]  # comes with the flink extra
-    import pyarrow.csv as pacsv  # type: ignore[import-not-found]
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
     import pyarrow.json as pajson  # type: ignore[import-not-found]
-    import pyarrow.parquet as pq  # type: ignore[import-not-found]
+    import pyarrow.parquet as pq
 
     kind = pa.type_for_alias(_ARROW_TYPES.get(columns[name], "string"))
     try:

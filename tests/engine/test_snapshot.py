@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.engine.resume import finished, resumed, signature
 from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, Stage
 from workbench.engine.reactions import Channel, Initiator, ReactionGroup
 from workbench.engine.runtime import Engine
@@ -58,27 +59,19 @@ def _events(n: int = 60) -> list[dict[str, Any]]:
     ]
 
 
-def _signature(engine: Engine | ShardedEngine) -> list[tuple[object, ...]]:
-    return sorted((d.pattern, d.key, d.kind, d.time, d.seqs) for d in engine.detections)
-
-
 def _patterns() -> list[object]:
     return [_sequence(), _group()]
 
 
 def test_every_cut_point_restores_to_the_same_detections() -> None:
     events = _events()
-    whole = Engine(_patterns())  # type: ignore[arg-type]
-    whole.process_many(events)
-    whole.finish()
+
+    def make() -> Engine:
+        return Engine(_patterns())  # type: ignore[arg-type]
+
+    whole = finished(make, events)
     for cut in range(0, len(events), 7):
-        first = Engine(_patterns())  # type: ignore[arg-type]
-        first.process_many(events[:cut])
-        second = Engine(_patterns())  # type: ignore[arg-type]
-        second.restore(first.snapshot())
-        second.process_many(events[cut:])
-        second.finish()
-        assert sorted(_signature(first) + _signature(second)) == _signature(whole)
+        assert signature(*resumed(make, events, cut)) == signature(whole)
     assert whole.detections
 
 
@@ -239,16 +232,13 @@ def test_shared_objects_stay_shared_and_cycles_and_foreign_classes_are_refused()
 
 def test_the_sharded_engine_snapshots_too() -> None:
     events = _events()
-    whole = ShardedEngine(_patterns(), shards=3)  # type: ignore[arg-type]
-    whole.process_many(events)
-    whole.finish()
-    first = ShardedEngine(_patterns(), shards=3)  # type: ignore[arg-type]
-    first.process_many(events[:25])
-    second = ShardedEngine(_patterns(), shards=3)  # type: ignore[arg-type]
-    second.restore(first.snapshot())
-    second.process_many(events[25:])
-    second.finish()
-    assert sorted(_signature(first) + _signature(second)) == _signature(whole)
+
+    def make() -> ShardedEngine:
+        return ShardedEngine(_patterns(), shards=3)  # type: ignore[arg-type]
+
+    whole = finished(make, events)
+    first, second = resumed(make, events, 25)
+    assert signature(first, second) == signature(whole)
     assert second.late_count == whole.late_count
     with pytest.raises(CepError, match="3 shards, this engine has 2"):
         ShardedEngine(_patterns(), shards=2).restore(first.snapshot())  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.engine.resume import finished, resumed, signature
 from workbench.engine.nfa import AggregateSpec, Contiguity, Quantifier, SequencePattern, Stage
 from workbench.engine.reactions import (
     Channel,
@@ -348,8 +349,8 @@ def test_a_forged_value_is_refused_naming_the_class_the_slot_and_the_place(what:
         Engine(patterns()).restore(_edited(edit))  # type: ignore[arg-type]
 
 
-def _signature(engine: Engine) -> list[tuple[object, ...]]:
-    return sorted((d.pattern, d.key, d.kind, d.time, d.seqs) for d in engine.detections)
+def _engine() -> Engine:
+    return Engine(patterns())  # type: ignore[arg-type]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -366,16 +367,9 @@ def test_every_real_snapshot_passes_the_checks(kinds: list[str], cut: int, keys:
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        whole = Engine(patterns())  # type: ignore[arg-type]
-        whole.process_many(stream)
-        whole.finish()
-        first = Engine(patterns())  # type: ignore[arg-type]
-        first.process_many(stream[:cut])
-        second = Engine(patterns())  # type: ignore[arg-type]
-        second.restore(first.snapshot())
-        second.process_many(stream[cut:])
-        second.finish()
-    assert sorted(_signature(first) + _signature(second)) == _signature(whole)
+        whole = finished(_engine, stream)
+        first, second = resumed(_engine, stream, cut)
+    assert signature(first, second) == signature(whole)
 
 
 def test_a_top_n_aggregate_whose_values_cannot_be_ordered_is_refused() -> None:

@@ -36,7 +36,7 @@ from benchmarks.patterns import benchmark_patterns
 from benchmarks.reference import REFERENCE
 from benchmarks.workload import WorkloadSpec, write_csv
 
-__all__ = ["FlinkTiming", "main", "time_pattern"]
+__all__ = ["FlinkTiming", "head_rows", "main", "time_pattern"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,8 @@ def _rows(path: Path) -> int:
         return sum(1 for _ in f) - 1
 
 
-def _head(path: Path, rows: int, out: Path) -> Path:
+def head_rows(path: Path, rows: int, out: Path) -> Path:
+    """The file's first ``rows`` rows (CSV with its header, or Parquet) as a file of their own at ``out``."""
     if path.suffix == ".parquet":  # why: the start-up run reads the same format as the whole run
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -142,7 +143,7 @@ def time_pattern(
     run = _run_sql if backend == "flink-sql" else _run_python
     with tempfile.TemporaryDirectory(prefix="cep-flink-bench-") as tmp:
         work = Path(tmp)
-        head = _head(csv, startup_rows, work / "head.csv")
+        head = head_rows(csv, startup_rows, work / "head.csv")
         if warm_up:
             run(name, head, parallelism, work)
         startup_s, _ = run(name, head, parallelism, work)

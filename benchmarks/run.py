@@ -19,10 +19,12 @@ the stream (the splitter routes each event to the patterns that can use it) and 
 ``--generate`` writes the reference workload to ``benchmarks/data/w200k.csv``
 (``--n`` for another size) and, without ``--csv``, runs on it.
 
-``--backend flink --parallelism P`` runs each pattern as one Flink job on a local mini-cluster
-(PyFlink: run from ``.venv-flink``); the line then says ``engine=flink-pP``, ``seconds`` is the job's
-wall-clock time from submission to the last collected result (start-up included) and ``peak_mb``
-covers the Python client only, not the JVM nor the Python workers.
+``--backend flink|flink-sql --parallelism P`` (PyFlink: run from ``.venv-flink``) times each pattern
+as ``python -m benchmarks.flink`` does: one Flink job on a local mini-cluster over the file's first
+2,000 rows (the job's start-up), then one over the whole file; the line (``engine=flink-sql-pP``)
+reports ``startup_s`` and ``steady_events_per_s`` (the extra rows over the extra time) separately,
+and ``client_peak_mb`` for the Python client only. ``flink-sql`` reads the file (CSV or Parquet) at
+the cluster's edge; ``flink`` is the Python path, the events read by the client.
 """
 
 from __future__ import annotations
@@ -206,33 +208,15 @@ def replay_file_chunked(name: str, pattern: Pattern, path: Path, total: int) -> 
     )
 
 
-def engine_label(backend: str, parallelism: int) -> str:
-    """The ``engine=`` value of a result line: ``workbench`` locally, ``flink-p2`` on Flink at parallelism 2.
-
-    >>> engine_label("local", 1), engine_label("flink", 2)
-    ('workbench', 'flink-p2')
-    """
-    return "workbench" if backend == "local" else f"{backend}-p{parallelism}"
-
-
 def _feed(
     pattern: Pattern,
     events: Sequence[Event],
     shards: int,
     processes: int,
     worker_job: tuple[str, str],
-    backend: str = "local",
-    parallelism: int = 1,
 ) -> tuple[float, Checksum]:
     detections: Sequence[Detection]
-    if backend != "local":
-        from workbench.backends import get_backend
-
-        runner = get_backend(backend, parallelism=parallelism)
-        start = time.perf_counter()
-        detections = runner.run([pattern], events).detections
-        elapsed = time.perf_counter() - start
-    elif processes > 0:
+    if processes > 0:
         start = time.perf_counter()
         detections, _ = run_sharded(
             "benchmarks.patterns:named", events, shards, processes=processes, factory_args=worker_job
@@ -264,13 +248,10 @@ def run_pattern(
     shards: int = 1,
     processes: int = 0,
     source: str = "auto",
-    backend: str = "local",
-    parallelism: int = 1,
     frame: pd.DataFrame | None = None,
 ) -> Result:
     """Run one pattern ``repeat`` times over the events (``processes > 0``: shards in worker processes).
 
-    ``backend`` other than ``"local"`` runs each repeat as one job of that backend at ``parallelism``.
     With a ``frame``, each repeat is a replay (:func:`replay_frame`) of it instead, and ``events`` is
     not used.
     """
@@ -281,9 +262,7 @@ def run_pattern(
         if frame is not None:
             elapsed, checksum = _replay(pattern, frame)
         else:
-            elapsed, checksum = _feed(
-                pattern, events, shards, processes, (name, source), backend, parallelism
-            )
+            elapsed, checksum = _feed(pattern, events, shards, processes, (name, source))
         times.append(elapsed)
         if first is None:
             first = checksum
@@ -300,7 +279,7 @@ def run_pattern(
         peak_rss_mb(),
         parse_s,
         tuple(times),
-        engine_label(backend, parallelism),
+        "workbench",
         "replay" if frame is not None else "stream",
     )
 
@@ -437,6 +416,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.mode == "replay" and args.limit is None and args.n is not None and args.n >= CHUNK_ROWS:
         return _chunked(names, available, csv_path, args.n, args.in_process)
+    if args.backend != "local":
+        if args.source != "auto":
+            ap.error(f"--backend {args.backend} runs the benchmark patterns (no --source)")
+        if csv_path.suffix == ".parquet" and args.backend != "flink-sql":
+            ap.error("a Parquet file runs on --backend flink-sql only")
+        return _on_flink(names, csv_path, args.backend, args.parallelism, args.limit, args.repeat)
     start = time.perf_counter()
     frame = read_frame(csv_path, args.limit) if args.mode == "replay" else None
     events = read_events(csv_path, args.limit) if frame is None else []
@@ -465,14 +450,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 shards=args.shards,
                 processes=args.processes,
                 source=args.source,
-                backend=args.backend,
-                parallelism=args.parallelism,
                 frame=frame,
             )
 
-        # A Flink job runs in the JVM and its own Python workers: no forked child for it.
-        in_process = args.in_process or args.backend != "local"
-        result = job() if in_process else run_isolated(job)
+        result = job() if args.in_process else run_isolated(job)
         results[name] = result
         print(format_line(result), flush=True)
         if ref_rows is not None:
@@ -485,6 +466,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.one_pass and len(names) > 1:
         status = max(status, one_pass([available[n] for n in names], events, results))
     return status
+
+
+def _on_flink(
+    names: Sequence[str], path: Path, backend: str, parallelism: int, limit: int | None, repeat: int
+) -> int:
+    """``--backend flink|flink-sql``: each pattern timed as ``python -m benchmarks.flink`` times it.
+
+    A start-up job over the file's first rows, then the whole file: the line reports the job's
+    start-up (``startup_s``) and the steady-state rate (``steady_events_per_s``, the extra rows
+    over the extra time) separately; ``flink-sql`` reads the file at the cluster's edge. With
+    ``--repeat`` the run with the median steady rate is printed. The exit status is 1 when a
+    count or checksum differs from the reference (where it has the file's size).
+    """
+    import tempfile
+
+    from benchmarks.flink import FlinkTiming, head_rows, time_pattern
+
+    status, first = 0, True
+    with tempfile.TemporaryDirectory(prefix="cep-flink-head-") as tmp:
+        if limit is not None:  # why a file: the jobs read files (flink-sql at the cluster's edge)
+            path = head_rows(path, limit, Path(tmp) / f"{path.stem}-head{limit}.csv")
+        for name in names:
+            timings: list[FlinkTiming] = []
+            for _ in range(max(1, repeat)):
+                timings.append(time_pattern(name, path, backend, parallelism, STARTUP_ROWS, warm_up=first))
+                first = False
+            timings.sort(key=lambda t: t.steady_events_per_s)
+            line = timings[len(timings) // 2].line()
+            print(line, flush=True)
+            status |= "reference=MISMATCH" in line
+    return status
+
+
+#: rows of the start-up job that ``--backend`` runs before the whole file (its fixed cost)
+STARTUP_ROWS = 2_000
 
 
 def _chunked(

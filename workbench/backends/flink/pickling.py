@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copyreg
 import dataclasses
+import types
 from collections.abc import Callable, Iterable
 from functools import cache
 
@@ -40,11 +41,29 @@ def _reduce(obj: object) -> tuple[Callable[..., object], tuple[object, ...]]:
     return _rebuild, (cls, tuple([getattr(obj, name, Unset) for name in _names(cls)]))
 
 
+#: per class, each field's slot setter (the slot's own descriptor: frozen classes too, as the
+#: generated ``__setstate__`` sets them, without a ``object.__setattr__`` lookup per field)
+_SETTERS: dict[type, tuple[Callable[[object, object], None], ...]] = {}
+
+
+def _setters(cls: type) -> tuple[Callable[[object, object], None], ...]:
+    setters = _SETTERS.get(cls)
+    if setters is None:
+        slots = {
+            name: member
+            for klass in reversed(cls.__mro__)
+            for name, member in vars(klass).items()
+            if isinstance(member, types.MemberDescriptorType)
+        }
+        setters = _SETTERS[cls] = tuple(slots[name].__set__ for name in _names(cls))
+    return setters
+
+
 def _rebuild(cls: type, values: tuple[object, ...]) -> object:
     obj: object = object.__new__(cls)
-    for name, value in zip(_names(cls), values, strict=True):
+    for setter, value in zip(_setters(cls), values, strict=True):
         if value is not Unset:  # why: an unset slot stays unset, as object's own pickling leaves it
-            object.__setattr__(obj, name, value)  # why: frozen classes too, as __setstate__ does
+            setter(obj, value)
     return obj
 
 

@@ -8,6 +8,7 @@ it. ``flink-sql`` reads the CSV with Flink's own filesystem connector and writes
 files (:mod:`workbench.backends.flink.edge`); ``flink`` runs the engine in a PyFlink
 ``KeyedProcessFunction`` (the Python path) over the events read by the client. ``--csv`` may name
 a Parquet file (``flink-sql`` only; staged as a typed CSV copy without Flink's Parquet jar).
+``--patterns`` also takes the reaction groups ``G1``, ``G2`` (``flink`` only).
 ``client_peak_mb`` is this process's peak RSS (the client; the JVM is a separate process).
 
 One line per pattern::
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.checksum import Checksum
-from benchmarks.patterns import benchmark_patterns
+from benchmarks.patterns import GROUP_TEXT, benchmark_patterns, named
 from benchmarks.reference import REFERENCE
 from benchmarks.workload import WorkloadSpec, write_csv
 
@@ -125,9 +126,7 @@ def _run_python(name: str, csv: Path, parallelism: int, work: Path) -> tuple[flo
     options = dict(PYTHON_OPTIONS)
     mode = options.pop("python.execution-mode", "thread")
     start = time.perf_counter()
-    result = run_matchers(
-        [benchmark_patterns()[name]], events, parallelism=parallelism, execution_mode=mode, config=options
-    )
+    result = run_matchers(named(name), events, parallelism=parallelism, execution_mode=mode, config=options)
     seconds = time.perf_counter() - start
     return seconds, [d.seqs for d in result.detections if d.kind == "match"]
 
@@ -191,11 +190,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not csv.exists():
             csv.parent.mkdir(parents=True, exist_ok=True)
             write_csv(WorkloadSpec(n=args.n), csv)
-    known = benchmark_patterns()
+    known = [*benchmark_patterns(), *GROUP_TEXT]
     names = [p.strip() for p in args.patterns.split(",") if p.strip()]
     for name in names:
         if name not in known:
             ap.error(f"unknown pattern {name!r} (known: {', '.join(known)})")
+        if name in GROUP_TEXT and args.backend == "flink-sql":
+            ap.error(f"{name} is a reaction group: MATCH_RECOGNIZE cannot run it (use --backend flink)")
     if any(p < 1 for p in args.parallelism):
         ap.error("--parallelism must be >= 1")
     if csv.suffix == ".parquet" and args.backend != "flink-sql":

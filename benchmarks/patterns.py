@@ -19,8 +19,17 @@ from workbench.engine.nfa import (
     SkipStrategy,
     Stage,
 )
+from workbench.engine.reactions.patterns import ReactionGroup
 
-__all__ = ["CEP_TEXT", "api_patterns", "benchmark_patterns", "language_patterns", "named"]
+__all__ = [
+    "CEP_TEXT",
+    "GROUP_TEXT",
+    "api_patterns",
+    "benchmark_patterns",
+    "group_patterns",
+    "language_patterns",
+    "named",
+]
 
 W = 10_000
 W5 = 30_000
@@ -80,6 +89,45 @@ sequence P5 {_HEAD.format(w="30s")}
     followed by c: logout
 """,
 }
+
+
+#: Two Prova reaction groups over the same workload (not in ``PATTERNS.md``: no peer runs them),
+#: for the backends that run groups (the local engine, Flink's Python path): every login starts an
+#: instance that binds the login's ``ip``; the variable then filters the logout channel.
+GROUP_TEXT: dict[str, str] = {
+    # a trade over 110 with no logout from the login's address before the group's 10 s are up
+    # (an @and with an @not channel succeeds at the time-out, by the absence)
+    "G1": """
+group G1
+    on login(ip as IP)
+    @and @timeout(10s) {
+        big: trade where e.price > 110.0
+        @not out: logout(ip = IP)
+    }
+""",
+    # trades over 108 in pairs (a recurring OR: one detection per two such trades, with both), at
+    # most three pairs, until a logout from the login's address or the group's 30 s are up
+    "G2": """
+group G2
+    on login(ip as IP)
+    @or @timeout(30s) @count(3) {
+        @size(2, 2) big: trade where e.price > 108.0
+        @stop out: logout(ip = IP)
+    }
+""",
+}
+
+
+def group_patterns() -> dict[str, ReactionGroup]:
+    """The reaction groups of :data:`GROUP_TEXT`, compiled (needs :mod:`workbench.language`)."""
+    from workbench.language import compile_pattern
+
+    out: dict[str, ReactionGroup] = {}
+    for name, text in GROUP_TEXT.items():
+        pattern = compile_pattern(text)
+        assert isinstance(pattern, ReactionGroup), name
+        out[name] = pattern
+    return out
 
 
 def _seq(
@@ -182,7 +230,10 @@ def benchmark_patterns() -> dict[str, SequencePattern]:
     return api_patterns()
 
 
-def named(name: str, source: str = "auto") -> list[SequencePattern]:
-    """``[pattern]`` by benchmark name: the factory worker processes call (``source``: auto/language/api)."""
+def named(name: str, source: str = "auto") -> list[SequencePattern | ReactionGroup]:
+    """``[pattern]`` by benchmark name: the factory worker processes call (``source``: auto/language/api;
+    a group has its language form only)."""
+    if name in GROUP_TEXT:
+        return [group_patterns()[name]]
     table = {"api": api_patterns, "language": language_patterns}.get(source, benchmark_patterns)()
     return [table[name]]

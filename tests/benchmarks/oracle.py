@@ -1,4 +1,6 @@
-"""A brute-force reference for the eight benchmark patterns, written from PATTERNS.md's plain words.
+"""A brute-force reference for the eight benchmark patterns, written from PATTERNS.md's plain words,
+and for the two reaction groups of ``benchmarks.patterns.GROUP_TEXT`` (from their comments and the
+group semantics of ``docs/reaction-groups.md``).
 
 Deliberately naive and independent of the engine: per key it looks at the key's event list and
 enumerates what the words say (every login, every later trade, every subset ...). Each function
@@ -173,9 +175,49 @@ ORACLES: dict[str, Callable[[Sequence[Row]], list[Match]]] = {
 }
 
 
+def g1(ev: Sequence[Row]) -> list[Match]:
+    """Per login: the first trade over 110 within 10 s (the end instant included: events come before
+    the time-out), unless a logout from the login's address comes in that time; the initiator is
+    not part of the detection."""
+    out: list[Match] = []
+    for i, a in enumerate(ev):
+        if a.type != "login":
+            continue
+        later = [e for e in ev[i + 1 :] if e.t <= a.t + W]
+        if any(e.type == "logout" and e.ip == a.ip for e in later):
+            continue
+        big = [e for e in later if big_trade(e)]
+        if big:
+            out.append((big[0].id,))
+    return out
+
+
+def g2(ev: Sequence[Row]) -> list[Match]:
+    """Per login: the trades over 108 within 30 s (end instant included), taken two by two, each pair
+    one detection, at most three, until a logout from the login's address."""
+    out: list[Match] = []
+    for i, a in enumerate(ev):
+        if a.type != "login":
+            continue
+        start = len(out)
+        pair: list[int] = []
+        for e in ev[i + 1 :]:
+            if e.t > a.t + W5 or (e.type == "logout" and e.ip == a.ip) or len(out) - start == 3:
+                break
+            if e.type == "trade" and e.price > 108.0:
+                pair.append(e.id)
+                if len(pair) == 2:
+                    out.append((pair[0], pair[1]))
+                    pair = []
+    return out
+
+
+GROUP_ORACLES: dict[str, Callable[[Sequence[Row]], list[Match]]] = {"G1": g1, "G2": g2}
+
+
 def matches(pattern: str, rows: Iterable[Row]) -> list[Match]:
     """All matches of one pattern over a workload, key by key."""
-    fn = ORACLES[pattern]
+    fn = ORACLES[pattern] if pattern in ORACLES else GROUP_ORACLES[pattern]
     out: list[Match] = []
     for ev in by_key(rows):
         out += fn(ev)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmarks import run
-from benchmarks.patterns import CEP_TEXT, api_patterns, benchmark_patterns
+from benchmarks.patterns import CEP_TEXT, GROUP_TEXT, api_patterns, benchmark_patterns, group_patterns
 from benchmarks.reference import PATTERNS, REFERENCE
 from benchmarks.workload import WorkloadSpec, iter_rows, write_csv
 from tests.benchmarks.oracle import matches as oracle_matches
@@ -58,6 +58,30 @@ def test_engine_equals_oracle(pattern: str, spec: WorkloadSpec) -> None:
     got = engine_matches(Engine([benchmark_patterns()[pattern]]), events)
     want = Counter(tuple(sorted(m)) for m in oracle_matches(pattern, iter_rows(spec)))
     assert got == want
+
+
+@pytest.mark.parametrize("group", GROUP_TEXT)
+@pytest.mark.parametrize("spec", SMALL, ids=lambda s: f"n{s.n}-k{s.keys}-s{s.seed}")
+def test_groups_equal_oracle(group: str, spec: WorkloadSpec) -> None:
+    events = events_of(spec)
+    got = engine_matches(Engine([group_patterns()[group]]), events)
+    want = Counter(tuple(sorted(m)) for m in oracle_matches(group, iter_rows(spec)))
+    assert got == want
+
+
+@pytest.mark.parametrize("group", GROUP_TEXT)
+def test_groups_give_one_count_in_stream_shards_and_replay(group: str, frame_20k: pd.DataFrame) -> None:
+    events = events_of(WorkloadSpec(n=20_000))
+    stream = run.run_pattern(group, group_patterns()[group], events)
+    shards = run.run_pattern(group, group_patterns()[group], events, shards=3)
+    replay = run.run_pattern(group, group_patterns()[group], [], frame=frame_20k)
+    oracle = Counter(tuple(sorted(m)) for m in oracle_matches(group, iter_rows(WorkloadSpec(n=20_000))))
+    assert stream.matches == sum(oracle.values()) > 100
+    assert (
+        (shards.matches, shards.checksum)
+        == (replay.matches, replay.checksum)
+        == (stream.matches, stream.checksum)
+    )
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)

@@ -123,13 +123,14 @@ def run_offsets(runs: Sequence[FlinkRun]) -> list[int]:
     offsets: list[int] = []
     previous_end: int | None = None
     for run in runs:
-        times = [millis(event.time) for event, _ in run.plan.events]
+        times = [event.time for event, _ in run.plan.events]
         if not times:
             offsets.append(offsets[-1] if offsets else 0)
             continue
-        offset = 0 if previous_end is None else max(0, previous_end + 1 - min(times))
+        # why min/max before millis: millis never decreases, so it keeps the extremes (one call each)
+        offset = 0 if previous_end is None else max(0, previous_end + 1 - millis(min(times)))
         offsets.append(offset)
-        previous_end = offset + max(times)
+        previous_end = offset + millis(max(times))
     return offsets
 
 
@@ -184,19 +185,21 @@ def batch_records(
     records: list[tuple[int, int, FlinkRecord]] = []
     for start in range(0, len(events), window):
         groups: dict[object, list[BatchItem]] = {}
-        for position in range(start, min(start + window, len(events))):
-            event, late = events[position]
-            group = groups.get(event.key)
+        for position, (event, late) in enumerate(events[start : start + window], start):
+            key = event.key
+            group = groups.get(key)
             if group is None:
-                group = groups[event.key] = []
+                group = groups[key] = []
             elif len(group) == BATCH_LIMIT:  # why: bound a record's size; the next batch follows it
                 groups[(_CHUNK, position)] = group[:]  # (no event key holds _CHUNK)
                 group.clear()
-            group.append((event.type, event.time, event.key, event.fields, event.seq, late, position))
+            group.append((event.type, event.time, key, event.fields, event.seq, late, position))
         stretch = []
         for group in groups.values():
-            on_time = [item[1] for item in group if not item[5]]
-            stamp = millis(min(on_time) if on_time else group[0][1], offset)
+            # why the first on-time item: in an in-order run on-time times never go back, so it
+            # holds the earliest on-time time
+            first = next((item for item in group if not item[5]), group[0])
+            stamp = millis(first[1], offset)
             stretch.append(
                 (stamp, group[0][6], (run, EventBatch.of(group[0][2], tuple(group)), False, stamp, -1))
             )

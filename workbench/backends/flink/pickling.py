@@ -18,6 +18,7 @@ import dataclasses
 import types
 from collections.abc import Callable, Iterable
 from functools import cache
+from operator import attrgetter
 
 __all__ = ["Unset", "register", "register_engine"]
 
@@ -36,9 +37,25 @@ class Unset:
     """Stands for a slot that holds no value (a field without a default, never set)."""
 
 
+#: per class with two or more fields, one C-level reader of all of them (a tuple, in field order)
+_GETTERS: dict[type, Callable[[object], tuple[object, ...]]] = {}
+
+
 def _reduce(obj: object) -> tuple[Callable[..., object], tuple[object, ...]]:
     cls = type(obj)
-    return _rebuild, (cls, tuple([getattr(obj, name, Unset) for name in _names(cls)]))
+    getter = _GETTERS.get(cls)
+    if getter is None:
+        names = _names(cls)
+        getter = _GETTERS[cls] = attrgetter(*names) if len(names) > 1 else _one_by_one
+    try:
+        values = getter(obj)
+    except AttributeError:  # why: an unset slot (a field without a default, never set): one by one
+        values = _one_by_one(obj)
+    return _rebuild, (cls, values)
+
+
+def _one_by_one(obj: object) -> tuple[object, ...]:
+    return tuple([getattr(obj, name, Unset) for name in _names(type(obj))])
 
 
 #: per class, each field's slot setter (the slot's own descriptor: frozen classes too, as the

@@ -11,7 +11,9 @@ Reports (never asserts) how per-event cost behaves as the workload grows:
              condition rescanning the partial match's events (``matched('b')``, Flink's way, O(k)).
              Also the bare accumulators without the NFA.
 ``keys``     events/s of P4 as the number of keys grows from 10 to 1,000,000.
-``floor``    the runtime alone (a do-nothing matcher): the ceiling for any pattern on this engine.
+``floor``    the runtime alone (a do-nothing matcher): the ceiling for any pattern on this engine;
+             and P5 written by hand as one specialised loop beside the engine's P5 (what pure Python
+             allows for it, and how far the engine is from that).
 ``dispatch`` one pass, many patterns: events/s with 1, 10, 100 patterns when 90 % of the events are
              of a type no pattern uses.
 """
@@ -35,7 +37,7 @@ from workbench.engine.nfa import Contiguity, NFAMatcher, Quantifier, SequencePat
 from workbench.engine.nfa.conditions import ConditionContext
 from workbench.engine.runtime import Engine
 
-__all__ = ["main", "p5_pattern"]
+__all__ = ["main", "p5_by_hand", "p5_pattern"]
 
 RELAXED = Contiguity.RELAXED
 MIN_AVG = 105.0037
@@ -287,10 +289,58 @@ class _Noop:
         return False
 
 
+def p5_by_hand(events: Sequence[Event]) -> list[tuple[Event, ...]]:
+    """P5 written by hand as one specialised loop (PATTERNS.md's words), matches as event tuples.
+
+    What pure Python allows for P5 with nothing general left: per key a list of runs ``[start
+    time, sum, count, taken events, prefixes waiting for a logout]``, expired from the front;
+    no instance ids, detection objects, timers, run ids or ordering rules.
+    """
+    out: list[tuple[Event, ...]] = []
+    append = out.append
+    runs_of: dict[Hashable, list[list[Any]]] = {}
+    for e in events:
+        typ = e.type
+        if typ != "login" and typ != "trade" and typ != "logout":
+            continue  # why: no run reads any other type
+        runs = runs_of.get(e.key)
+        if runs is None:
+            if typ != "login":
+                continue  # why: nothing waits on a key that never logged in
+            runs = runs_of[e.key] = []
+        t = e.time
+        while runs and runs[0][0] + P5_WINDOW <= t:  # why: runs start in time order: expire the front
+            runs.pop(0)
+        if typ == "trade":
+            price = e.fields["price"]
+            for run in runs:
+                if (run[1] + price) / (run[2] + 1) > P5_MIN_AVG:  # why: the trade keeps the average
+                    run[1] += price
+                    run[2] += 1
+                    run[3] = (*run[3], e)
+                    run[4].append(run[3])
+        elif typ == "logout":
+            for run in runs:
+                if run[4]:  # why: every prefix taken since the last logout ends here
+                    for prefix in run[4]:
+                        append((*prefix, e))
+                    run[4] = []
+        else:
+            runs.append([t, 0.0, 0, (e,), []])
+    return out
+
+
+P5_WINDOW, P5_MIN_AVG = 30_000, 105.0037
+
+
 def bench_floor(n: int) -> None:
-    """The runtime's own cost: a bare loop, and Engine.process with a do-nothing matcher."""
+    """The runtime's own cost: a bare loop, Engine.process with a do-nothing matcher; and P5 by hand
+    against the engine's P5 (``process_many``) on the same events."""
     _say(f"# floor: {n} reference-workload events through the runtime with a do-nothing matcher")
-    events = [Event(r.type, r.t, r.key, {"price": r.price}, r.id) for r in iter_rows(WorkloadSpec(n=n))]
+    events = [
+        Event(r.type, r.t, r.key, {"price": r.price, "qty": r.qty, "ip": r.ip}, r.id)
+        for r in iter_rows(WorkloadSpec(n=n))
+    ]
     start = time.perf_counter()
     for _ in events:
         pass
@@ -298,6 +348,28 @@ def bench_floor(n: int) -> None:
     engine = Engine([_Noop()])
     secs, _ = _timed(engine, events)
     _say(f"floor bare_loop_events_per_s={n / loop_s:.0f} runtime_noop_events_per_s={n / secs:.0f}")
+    gc.collect()
+    by_hand = min(_seconds(lambda: p5_by_hand(events)) for _ in range(3))
+    matches = len(p5_by_hand(events))
+    engine_s: list[float] = []
+    found = 0
+    for _ in range(3):
+        p5 = Engine([api_patterns()["P5"]])
+        start = time.perf_counter()
+        p5.process_many(events)
+        p5.finish()
+        engine_s.append(time.perf_counter() - start)
+        found = sum(d.kind == "match" for d in p5.detections)
+    _say(
+        f"floor p5_by_hand_events_per_s={n / by_hand:.0f} p5_engine_events_per_s={n / min(engine_s):.0f} "
+        f"matches={matches}/{found}"
+    )
+
+
+def _seconds(job: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    job()
+    return time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------------------------- main

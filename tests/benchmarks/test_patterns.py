@@ -202,3 +202,13 @@ def test_incremental_aggregate_equals_rescanning(spec: WorkloadSpec) -> None:
     rescanning = engine_matches(Engine([p5_pattern(rescan=True)]), events)
     assert incremental == rescanning
     assert sum(incremental.values()) > 0
+
+
+@pytest.mark.parametrize("spec", SMALL, ids=lambda s: f"n{s.n}-k{s.keys}-s{s.seed}")
+def test_p5_by_hand_equals_the_oracle(spec: WorkloadSpec) -> None:
+    # the hand-written floor of ``benchmarks.scaling --only floor`` finds P5's matches, no more
+    from benchmarks.scaling import p5_by_hand
+
+    got = Counter(tuple(sorted(e.seq for e in m)) for m in p5_by_hand(events_of(spec)))
+    assert got == Counter(tuple(sorted(m)) for m in oracle_matches("P5", iter_rows(spec)))
+    assert sum(got.values()) > 0

@@ -6,10 +6,14 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused", "gc_relaxed"]
+__all__ = ["RELAX_FROM", "gc_paused", "gc_relaxed"]
 
 #: allocations between two young-generation collections while a feed runs (Python's default: 700)
 RELAXED_GEN0 = 50_000
+
+#: a feed of fewer events than this keeps the collector as it is (one ``process()`` call: the
+#: threshold's change and restore would cost more than the collections it saves)
+RELAX_FROM = 64
 
 
 @contextmanager

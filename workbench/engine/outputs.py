@@ -10,8 +10,7 @@ all once the state transitions that produced them are complete.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import TypedDict, TypeVar
 
 from workbench.engine.detection import Detection, Reaction, TraceRecord
@@ -127,21 +126,10 @@ class Outputs:
         if isinstance(sink, FaultSink):
             sink.log = self.fault_log
 
-    @contextmanager
-    def _owner(self, call: str) -> Iterator[list[Detection]]:
-        """Hold the engine for one call (not from inside a callback); yield the call's result list."""
-        with self._lock:
-            if self._busy:
-                msg = f"{call}() cannot be called from inside a callback of the same engine"
-                raise CepError(msg)
-            out: list[Detection] = []
-            self._busy = True
-            try:
-                yield out
-                self._settle(out)
-            finally:
-                self._busy = False
-                self._pending.clear()
+    def _owner(self, call: str) -> _Call:
+        """Hold the engine for one call (not from inside a callback); ``with`` gives the call's
+        result list, delivered when the block ends without an error."""
+        return _Call(self, call)
 
     def _settle(self, out: list[Detection]) -> bool:
         """End of a call: deliver what is pending (an engine also runs the events fed back)."""
@@ -249,3 +237,38 @@ class _Origin:
         self.time = getattr(item, "time", None)
         self.key = getattr(item, "key", None)
         self.type = getattr(event, "type", "?")
+
+
+class _Call:
+    """One public call holding an :class:`Outputs` (see ``Outputs._owner``).
+
+    A class, not a generator context manager: ``process()`` takes one per event, and the
+    generator's set-up cost more than the event's own processing.
+    """
+
+    __slots__ = ("call", "out", "owner")
+
+    def __init__(self, owner: Outputs, call: str) -> None:
+        self.owner = owner
+        self.call = call
+        self.out: list[Detection] = []
+
+    def __enter__(self) -> list[Detection]:
+        owner = self.owner
+        owner._lock.acquire()
+        if owner._busy:
+            owner._lock.release()
+            msg = f"{self.call}() cannot be called from inside a callback of the same engine"
+            raise CepError(msg)
+        owner._busy = True
+        return self.out
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        owner = self.owner
+        try:
+            if kind is None:  # why: an error leaves the pending outputs undelivered, as it always did
+                owner._settle(self.out)
+        finally:
+            owner._busy = False
+            owner._pending.clear()
+            owner._lock.release()

@@ -55,7 +55,7 @@ from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
 from workbench.engine.fused import Loop, build_loop
-from workbench.engine.gcpause import gc_relaxed
+from workbench.engine.gcpause import RELAX_FROM, gc_relaxed
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.imaging import EngineSnapshot, Imaging, Time, Timer
 from workbench.engine.matcher import Matcher, Pattern
@@ -225,8 +225,12 @@ class Engine(Imaging):
             if self._busy:  # why: a callback feeds events back: queue them behind the current one
                 self._pending.extend(Fed(raw) for raw in events)
                 return []
-            with self._owner("process_many") as out, gc_relaxed():
-                self._feed(events, out)
+            with self._owner("process_many") as out:
+                if isinstance(events, tuple | list) and len(events) < RELAX_FROM:
+                    self._feed(events, out)  # why: a few events: the collector's settings cost more
+                else:
+                    with gc_relaxed():
+                        self._feed(events, out)
             return out
 
     def _feed(self, events: Iterable[EventLike], out: list[Detection]) -> None:

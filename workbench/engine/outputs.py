@@ -154,6 +154,8 @@ class Outputs:
         Events fed back (:class:`Fed`) stay queued, ahead of any that these callbacks feed.
         """
         pending = self._pending
+        if not pending:  # why: the usual end of a call (one process() per event): nothing queued
+            return
         batch = pending[:]
         pending.clear()
         pending.extend(item for item in batch if item.__class__ is Fed)

@@ -225,12 +225,20 @@ class Engine(Imaging):
             if self._busy:  # why: a callback feeds events back: queue them behind the current one
                 self._pending.extend(Fed(raw) for raw in events)
                 return []
-            with self._owner("process_many") as out:
+            # Why not self._owner(): the lock and the busy test are done; process() per event pays
+            # for every statement here
+            out: list[Detection] = []
+            self._busy = True
+            try:
                 if isinstance(events, tuple | list) and len(events) < RELAX_FROM:
                     self._feed(events, out)  # why: a few events: the collector's settings cost more
                 else:
                     with gc_relaxed():
                         self._feed(events, out)
+                self._settle(out)
+            finally:
+                self._busy = False
+                self._pending.clear()
             return out
 
     def _feed(self, events: Iterable[EventLike], out: list[Detection]) -> None:
@@ -240,6 +248,12 @@ class Engine(Imaging):
             self._feed_run(events, out)
             return
         if isinstance(events, list | tuple):  # why: slices of a list keep the loop's fast list iteration
+            if len(events) <= shedder.countdown:  # why: the usual call (one process()): one run, one count
+                start = clock.next_seq
+                self._feed_run(events, out)
+                if shedder.spent(clock.next_seq - start):
+                    self._count_live()
+                return
             done, n = 0, len(events)
             while done < n:
                 start, stop = clock.next_seq, done + shedder.countdown

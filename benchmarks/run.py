@@ -214,9 +214,19 @@ def _feed(
     shards: int,
     processes: int,
     worker_job: tuple[str, str],
+    live: bool = False,
 ) -> tuple[float, Checksum]:
     detections: Sequence[Detection]
-    if processes > 0:
+    if live:  # why: the live path as a caller writes it, one process() call per arriving event
+        engine1 = Engine([pattern])
+        process = engine1.process
+        start = time.perf_counter()
+        for e in events:
+            process(e)
+        engine1.finish()
+        elapsed = time.perf_counter() - start
+        detections = engine1.detections
+    elif processes > 0:
         start = time.perf_counter()
         detections, _ = run_sharded(
             "benchmarks.patterns:named", events, shards, processes=processes, factory_args=worker_job
@@ -249,11 +259,12 @@ def run_pattern(
     processes: int = 0,
     source: str = "auto",
     frame: pd.DataFrame | None = None,
+    live: bool = False,
 ) -> Result:
     """Run one pattern ``repeat`` times over the events (``processes > 0``: shards in worker processes).
 
     With a ``frame``, each repeat is a replay (:func:`replay_frame`) of it instead, and ``events`` is
-    not used.
+    not used. ``live``: one ``Engine.process`` call per event instead of ``process_many``.
     """
     times: list[float] = []
     first: Checksum | None = None
@@ -262,7 +273,7 @@ def run_pattern(
         if frame is not None:
             elapsed, checksum = _replay(pattern, frame)
         else:
-            elapsed, checksum = _feed(pattern, events, shards, processes, (name, source))
+            elapsed, checksum = _feed(pattern, events, shards, processes, (name, source), live)
         times.append(elapsed)
         if first is None:
             first = checksum
@@ -280,7 +291,7 @@ def run_pattern(
         parse_s,
         tuple(times),
         "workbench",
-        "replay" if frame is not None else "stream",
+        "replay" if frame is not None else "live" if live else "stream",
     )
 
 
@@ -390,15 +401,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--parallelism", type=int, default=1, help="Flink job parallelism (--backend flink)")
     ap.add_argument(
         "--mode",
-        choices=("stream", "replay"),
+        choices=("stream", "live", "replay"),
         default="stream",
-        help="stream: parsed events fed one at a time; replay: a DataFrame in, a detections DataFrame out",
+        help=(
+            "stream: parsed events fed in order through process_many; live: one process() call per "
+            "event; replay: a DataFrame in, a detections DataFrame out"
+        ),
     )
     args = ap.parse_args(argv)
-    if args.mode == "replay" and (
+    if args.mode != "stream" and (
         args.backend != "local" or args.shards > 1 or args.processes > 0 or args.one_pass
     ):
-        ap.error("--mode replay runs locally: no --backend, --shards, --processes or --one-pass")
+        ap.error(f"--mode {args.mode} runs locally: no --backend, --shards, --processes or --one-pass")
     if args.backend != "local":
         if args.shards > 1 or args.processes > 0 or args.one_pass:
             ap.error(f"--backend {args.backend} takes no --shards, --processes or --one-pass")
@@ -460,6 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 processes=args.processes,
                 source=args.source,
                 frame=frame,
+                live=args.mode == "live",
             )
 
         result = job() if args.in_process else run_isolated(job)

@@ -115,6 +115,15 @@ def test_replay_mode_gives_the_reference_counts(pattern: str, frame_20k: pd.Data
     assert (result.matches, result.checksum) == REFERENCE[pattern][20_000]
 
 
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_live_mode_gives_the_reference_counts(pattern: str) -> None:
+    """``--mode live``: one ``Engine.process`` call per event, the same detections as ``process_many``."""
+    events = events_of(WorkloadSpec(n=20_000))
+    result = run.run_pattern(pattern, benchmark_patterns()[pattern], events, live=True)
+    assert (result.mode, result.events) == ("live", 20_000)
+    assert (result.matches, result.checksum) == REFERENCE[pattern][20_000]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_reference_counts_200k(pattern: str) -> None:

@@ -1,21 +1,24 @@
-"""What :func:`~workbench.engine.runtime.run` and every backend return for one finished run."""
+"""What :func:`run` and every backend return for one finished run; :func:`run` itself (patterns over
+a finite stream, flushed at the end; also importable from :mod:`workbench.engine.runtime`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from workbench.engine.clock import OrderBy
 from workbench.engine.detection import Detection, Reaction, TraceRecord
-from workbench.engine.events import Event
+from workbench.engine.events import Event, EventLike
 from workbench.engine.faults import ConditionFault
+from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import tally_counters
 
-__all__ = ["RunResult"]
+__all__ = ["RunResult", "run"]
 
 
 @dataclass(slots=True)
 class RunResult:
-    """What :func:`~workbench.engine.runtime.run` returns."""
+    """What :func:`run` returns."""
 
     detections: Sequence[Detection]
     reactions: list[Reaction]
@@ -28,3 +31,31 @@ class RunResult:
     def counters(self) -> dict[str, int]:
         """The Prova counters the run's continuations incremented (``counts``), from its records."""
         return tally_counters(self.reactions, self.detections)
+
+
+def run(
+    patterns: Sequence[Pattern | Matcher] | Pattern | Matcher,
+    events: Iterable[EventLike],
+    *,
+    until: int | float | None = None,
+    out_of_orderness: int | float = 0,
+    trace: bool = False,
+    strict: bool = False,
+    order_by: OrderBy | None = None,
+) -> RunResult:
+    """Run patterns over a finite stream, then flush (``strict``, ``order_by``: see
+    :class:`~workbench.engine.runtime.Engine`).
+
+    >>> run([], [{"type": "a", "time": 1}]).detections
+    []
+    """
+    from workbench.engine.runtime import Engine  # (the runtime imports this module)
+
+    plist: Sequence[Pattern | Matcher] = [patterns] if isinstance(patterns, Pattern | Matcher) else patterns
+    engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace, strict=strict, order_by=order_by)
+    engine.process_many(events)
+    engine.finish(until)
+    return RunResult(
+        engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors,
+        engine.stats["dropped"],
+    )  # fmt: skip

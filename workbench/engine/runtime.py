@@ -36,7 +36,7 @@ import heapq
 import itertools
 import math
 import time as _time
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, Literal, Unpack
 
 from workbench.engine.clock import (
@@ -60,7 +60,7 @@ from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.imaging import EngineSnapshot, Imaging, Time, Timer
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import Fed, OutputOptions
-from workbench.engine.result import RunResult
+from workbench.engine.result import RunResult, run
 from workbench.engine.shedding import DEFAULT_MAX_LIVE, Shedder
 from workbench.errors import CepError, PatternError
 
@@ -491,28 +491,3 @@ class Engine(Imaging):
                 del self._keys[key]
             if self._pending:  # why: the event's transitions are complete: its outputs go out now
                 self._after(event.time, out)
-
-
-def run(
-    patterns: Sequence[Pattern | Matcher] | Pattern | Matcher,
-    events: Iterable[EventLike],
-    *,
-    until: int | float | None = None,
-    out_of_orderness: int | float = 0,
-    trace: bool = False,
-    strict: bool = False,
-    order_by: OrderBy | None = None,
-) -> RunResult:
-    """Run patterns over a finite stream and flush at the end (``strict``, ``order_by``: see :class:`Engine`).
-
-    >>> run([], [{"type": "a", "time": 1}]).detections
-    []
-    """
-    plist: Sequence[Pattern | Matcher] = [patterns] if isinstance(patterns, Pattern | Matcher) else patterns
-    engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace, strict=strict, order_by=order_by)
-    engine.process_many(events)
-    engine.finish(until)
-    return RunResult(
-        engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors,
-        engine.stats["dropped"],
-    )  # fmt: skip

@@ -143,3 +143,16 @@ def test_released_counters_survive_a_snapshot() -> None:
     other.restore(blob)
     other.process_many([ev(5, "a"), ev(6, "b")])
     assert [d.instance for d in other.detections] == [2]
+
+
+def test_the_budget_counts_events_fed_not_calls() -> None:
+    # one count per event, however they come (one call each, one call for all, or an empty call)
+    one_by_one = Engine([exploding()], max_live=1_000)
+    for t in range(50):
+        one_by_one.process(ev(t, "a"))
+    at_once = Engine([exploding()], max_live=1_000)
+    at_once.process_many([])
+    at_once.process_many([ev(t, "a") for t in range(50)])
+    at_once.process_many(())
+    assert one_by_one.shedder.countdown == at_once.shedder.countdown
+    assert one_by_one.shedder.since == at_once.shedder.since

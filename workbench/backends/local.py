@@ -42,16 +42,17 @@ class LocalBackend(Backend):
         batch: list[EventLike] = []
         for item in inputs:
             if isinstance(item, AdvanceTime):
-                engine.process_many(batch)  # why first: the events before the watermark, in order
-                batch.clear()
+                if batch:  # why first: the events before the watermark, in order
+                    engine.process_many(batch)
+                    batch.clear()
                 engine.advance_time(item.watermark)
                 continue
             batch.append(item)
             if len(batch) == BATCH:
                 engine.process_many(batch)
                 batch.clear()
-        # why in runs: process_many gives what process per event gives, through the fused loop
-        engine.process_many(batch)
+        if batch:  # why in runs: process_many gives what process per event gives, through the fused loop
+            engine.process_many(batch)
         if options.finish:
             engine.finish(until)
         return RunResult(

@@ -248,7 +248,7 @@ class Engine(Imaging):
             self._feed_run(events, out)
             return
         if isinstance(events, list | tuple):  # why: slices of a list keep the loop's fast list iteration
-            if len(events) <= shedder.countdown:  # why: the usual call (one process()): one run, one count
+            if 0 < len(events) <= shedder.countdown:  # why: the usual call (a process()): one run, one count
                 start = clock.next_seq
                 self._feed_run(events, out)
                 if shedder.spent(clock.next_seq - start):

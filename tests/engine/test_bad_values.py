@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from workbench.engine.events import Event
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError, EventError
 from workbench.language import compile_text
@@ -84,3 +85,36 @@ def test_a_watermark_that_is_no_number_is_refused_by_name(bad: object) -> None:
 def test_an_out_of_orderness_that_is_no_number_is_refused(bad: object) -> None:
     with pytest.raises(CepError, match="out_of_orderness must be a number of milliseconds >= 0"):
         Engine([], out_of_orderness=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("one_by_one", [True, False])
+def test_a_stamped_event_with_a_time_that_is_no_finite_number_is_refused_by_position(
+    bad: float, one_by_one: bool
+) -> None:
+    # an Event that already carries its seq skips stamping; its time is still checked
+    engine = Engine([d.pattern for d in compile_text("sequence s\n    begin a: a\n    next b: b\n")])
+    events = [Event("a", 1, "k", {}, 0), Event("a", bad, "k", {}, 1), Event("b", 2, "k", {}, 2)]
+
+    def feed() -> None:
+        if one_by_one:
+            for event in events:
+                engine.process(event)
+        else:
+            engine.process_many(events)
+
+    with pytest.raises(EventError, match=r"event #1, field 'time': time must be finite"):
+        feed()
+    assert engine.detections == []
+    assert engine.watermark == 1
+
+
+@pytest.mark.parametrize("built", [True, False])
+def test_a_nan_key_is_the_key_none_as_in_a_dataframe(built: bool) -> None:
+    # distinct NaN objects compare unequal, so they would otherwise split one key's events apart
+    engine = Engine([d.pattern for d in compile_text("sequence s\n    begin a: a\n    followed by b: b\n")])
+    raw = [("a", 1, float("nan")), ("b", 2, float("nan")), ("b", 3, None)]
+    events = [Event(t, time, k) if built else {"type": t, "time": time, "key": k} for t, time, k in raw]
+    engine.process_many(events)
+    engine.finish()
+    assert [(d.key, d.seqs) for d in engine.detections] == [(None, (0, 1))]

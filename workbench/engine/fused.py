@@ -66,9 +66,12 @@ def loop(engine, it, out):
                 e = _stamp(e, p)
             t = e.time
             key = e.key
-            if not ((t.__class__ is _int or t.__class__ is _float) and e.type.__class__ is _str
+            # why t - t: a NaN or infinite float time (of an event stamped already) is checked too
+            if not ((t.__class__ is _int or (t.__class__ is _float and t - t == 0))
+                    and e.type.__class__ is _str
                     and (key.__class__ is _str or key.__class__ is _int or key is None)):
                 e = _stamp(e, p)
+                key = e.key  # why: stamping makes a NaN key the key None
             if t <= lo and (t < lo or t == closed_at):
                 return e, p  # why: late or out of order: the engine's general path
             lo = seen = t

@@ -105,7 +105,7 @@ def stamp(raw: EventLike, position: int) -> Event:
             or raw.type.__class__ is not str
             or (key.__class__ is not str and key.__class__ is not int and key is not None)
         ):
-            check_built(raw, position)
+            raw = check_built(raw, position)  # (a NaN key comes back as the key None)
         return raw if raw.seq != -1 else raw.with_seq(position)  # why != -1: derived events are < -1
     return make_event(raw, position).with_seq(position)
 

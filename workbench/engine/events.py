@@ -108,9 +108,10 @@ def make_event(raw: object, position: int | None = None) -> Event:
 
     ``raw`` is an :class:`Event` or a mapping with ``type``, ``time`` (or ``t``), optional ``key`` and
     either a ``fields`` mapping or the fields inline. Raises :class:`EventError` naming the position
-    and the field for a missing type, a missing or non-numeric time, or an unhashable key. The event
-    is not numbered (``seq`` stays ``-1``; :func:`~workbench.engine.clock.stamp` numbers events); an
-    :class:`Event` is returned unchanged.
+    and the field for a missing type, a missing or non-numeric time, or an unhashable key; a NaN key
+    is the key ``None``. The event is not numbered (``seq`` stays ``-1``;
+    :func:`~workbench.engine.clock.stamp` numbers events); an :class:`Event` is returned unchanged
+    unless its key is NaN.
 
     >>> make_event({"type": "a", "t": 3, "key": "k", "price": 2}).fields
     {'price': 2}
@@ -145,12 +146,20 @@ def make_event(raw: object, position: int | None = None) -> Event:
         msg = f"event type must be a string, got {typ!r}"
         raise EventError(msg, position=position, field="type")
     time = _check_time(time, position)
+    return Event(typ, time, _check_key(key, position), dict(fields))
+
+
+def _check_key(key: object, position: int | None) -> Hashable:
+    """The event's key: hashable; a NaN (a missing value, as pandas writes one) is the key ``None``,
+    as in a DataFrame replay (distinct NaN objects would otherwise be distinct keys)."""
+    if isinstance(key, float) and key != key:
+        return None
     try:
         hash(key)
     except TypeError:
         msg = f"key must be hashable, got {type(key).__name__} {key!r}"
         raise EventError(msg, position=position, field="key") from None
-    return Event(typ, time, key, dict(fields))
+    return key
 
 
 def check_built(event: Event, position: int | None) -> Event:
@@ -163,10 +172,11 @@ def check_built(event: Event, position: int | None) -> Event:
         msg = f"event type must be a string, got {event.type!r}"
         raise EventError(msg, position=position, field="type")
     key = event.key
-    if type(key) is not str and type(key) is not int and key is not None:
-        try:
-            hash(key)
-        except TypeError:
-            msg = f"key must be hashable, got {type(key).__name__} {key!r}"
-            raise EventError(msg, position=position, field="key") from None
+    if (
+        type(key) is not str
+        and type(key) is not int
+        and key is not None
+        and _check_key(key, position) is None
+    ):
+        return Event(event.type, time, None, event.fields, event.seq)  # why: a NaN key is the key None
     return event

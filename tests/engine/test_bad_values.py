@@ -118,3 +118,26 @@ def test_a_nan_key_is_the_key_none_as_in_a_dataframe(built: bool) -> None:
     engine.process_many(events)
     engine.finish()
     assert [(d.key, d.seqs) for d in engine.detections] == [(None, (0, 1))]
+
+
+@pytest.mark.parametrize("one_by_one", [True, False])
+@pytest.mark.parametrize("built", [True, False])
+def test_a_numpy_time_is_the_same_built_in_number(one_by_one: bool, built: bool) -> None:
+    # a DataFrame row hands over numpy scalars: np.int64(2) is the time 2, np.float32(1.5) is 1.5
+    np = pytest.importorskip("numpy")
+    engine = Engine([d.pattern for d in compile_text("sequence s\n    begin a: a\n    followed by b: b\n")])
+    raw = [("a", np.float32(1.5), 0), ("b", np.int64(2), 1)]
+    events: list[Event | dict[str, object]] = [
+        Event(t, time, "k", {}, seq) if built else {"type": t, "time": time, "key": "k"}
+        for t, time, seq in raw
+    ]
+    if one_by_one:
+        for event in events:
+            engine.process(event)
+    else:
+        engine.process_many(events)
+    engine.finish()
+    (d,) = engine.detections
+    assert [(type(e.time), e.time) for e in d.events] == [(float, 1.5), (int, 2)]
+    with pytest.raises(EventError, match="time must be a number of milliseconds, got bool"):
+        engine.process({"type": "a", "time": np.bool_(True), "key": "k"})

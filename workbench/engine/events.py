@@ -9,6 +9,7 @@ shared buffer and the trace.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +95,13 @@ EventLike = Event | Mapping[str, object]
 
 
 def _check_time(value: object, position: int | None, name: str = "time") -> int | float:
+    """The time as an ``int`` or ``float``: another integer or real number type (numpy's, from a
+    DataFrame row) becomes the built-in one, exactly; a bool, text or NaN is refused."""
+    if not isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, numbers.Integral):  # why: np.int64(5) is the time 5
+            value = int(value)
+        elif isinstance(value, numbers.Real):  # why: np.float32 widens exactly
+            value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         msg = f"time must be a number of milliseconds, got {type(value).__name__} {value!r}"
         raise EventError(msg, position=position, field=name)
@@ -167,7 +175,11 @@ def check_built(event: Event, position: int | None) -> Event:
     common case before calling this)."""
     time = event.time
     if (type(time) is not int and type(time) is not float) or (type(time) is float and time - time != 0):
-        _check_time(time, position, "time")  # why: a NaN or infinite time is as wrong as a text one
+        # why: a NaN or infinite time is as wrong as a text one; a numpy number becomes a built-in one
+        checked = _check_time(time, position, "time")
+        if checked is not time:
+            event = Event(event.type, checked, event.key, event.fields, event.seq)
+            time = checked
     if type(event.type) is not str:
         msg = f"event type must be a string, got {event.type!r}"
         raise EventError(msg, position=position, field="type")

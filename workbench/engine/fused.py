@@ -71,7 +71,8 @@ def loop(engine, it, out):
                     and e.type.__class__ is _str
                     and (key.__class__ is _str or key.__class__ is _int or key is None)):
                 e = _stamp(e, p)
-                key = e.key  # why: stamping makes a NaN key the key None
+                t = e.time  # why: stamping makes a numpy time a built-in number,
+                key = e.key  # and a NaN key the key None
             if t <= lo and (t < lo or t == closed_at):
                 return e, p  # why: late or out of order: the engine's general path
             lo = seen = t

@@ -11,6 +11,8 @@ dies when ``t - t_first >= W``); nothing is emitted on time-out; partial matches
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from workbench.engine.nfa import (
     AggregateSpec,
     Contiguity,
@@ -33,6 +35,7 @@ __all__ = [
 
 W = 10_000
 W5 = 30_000
+_P = TypeVar("_P", SequencePattern, ReactionGroup)
 STRICT = Contiguity.STRICT
 RELAXED = Contiguity.RELAXED
 ANY = Contiguity.NONDETERMINISTIC_RELAXED
@@ -120,12 +123,17 @@ group G2
 
 def group_patterns() -> dict[str, ReactionGroup]:
     """The reaction groups of :data:`GROUP_TEXT`, compiled (needs :mod:`workbench.language`)."""
+    return _compiled(GROUP_TEXT, ReactionGroup)
+
+
+def _compiled(texts: dict[str, str], kind: type[_P]) -> dict[str, _P]:
+    """Each text compiled by the language, checked to be a ``kind``."""
     from workbench.language import compile_pattern
 
-    out: dict[str, ReactionGroup] = {}
-    for name, text in GROUP_TEXT.items():
+    out: dict[str, _P] = {}
+    for name, text in texts.items():
         pattern = compile_pattern(text)
-        assert isinstance(pattern, ReactionGroup), name
+        assert isinstance(pattern, kind), name
         out[name] = pattern
     return out
 
@@ -210,14 +218,7 @@ def api_patterns() -> dict[str, SequencePattern]:
 
 def language_patterns() -> dict[str, SequencePattern]:
     """The eight patterns compiled from :data:`CEP_TEXT` (needs :mod:`workbench.language`)."""
-    from workbench.language import compile_pattern
-
-    out: dict[str, SequencePattern] = {}
-    for name, text in CEP_TEXT.items():
-        pattern = compile_pattern(text)
-        assert isinstance(pattern, SequencePattern), name
-        out[name] = pattern
-    return out
+    return _compiled(CEP_TEXT, SequencePattern)
 
 
 def benchmark_patterns() -> dict[str, SequencePattern]:

@@ -51,21 +51,14 @@ def test_language_and_api_give_equal_patterns() -> None:
     assert language_patterns() == api_patterns()
 
 
-@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("pattern", [*PATTERNS, *GROUP_TEXT])
 @pytest.mark.parametrize("spec", SMALL, ids=lambda s: f"n{s.n}-k{s.keys}-s{s.seed}")
 def test_engine_equals_oracle(pattern: str, spec: WorkloadSpec) -> None:
+    # the eight sequence patterns and the two reaction groups
     events = events_of(spec)
-    got = engine_matches(Engine([benchmark_patterns()[pattern]]), events)
+    compiled = {**benchmark_patterns(), **group_patterns()}[pattern]
+    got = engine_matches(Engine([compiled]), events)
     want = Counter(tuple(sorted(m)) for m in oracle_matches(pattern, iter_rows(spec)))
-    assert got == want
-
-
-@pytest.mark.parametrize("group", GROUP_TEXT)
-@pytest.mark.parametrize("spec", SMALL, ids=lambda s: f"n{s.n}-k{s.keys}-s{s.seed}")
-def test_groups_equal_oracle(group: str, spec: WorkloadSpec) -> None:
-    events = events_of(spec)
-    got = engine_matches(Engine([group_patterns()[group]]), events)
-    want = Counter(tuple(sorted(m)) for m in oracle_matches(group, iter_rows(spec)))
     assert got == want
 
 

@@ -20,7 +20,7 @@ import heapq
 import math
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.engine.clock import EventClock, stamp
 from workbench.engine.detection import Detection
@@ -33,83 +33,108 @@ from workbench.engine.outputs import Outputs
 if TYPE_CHECKING:
     from workbench.engine.runtime import Engine
 
-__all__ = ["Loop", "build_loop"]
+__all__ = ["Loop", "Step", "build_loop", "build_step"]
 
 #: ``loop(engine, events, out)``: ``None`` when the events ran out, else the stamped event the
 #: engine must handle the general way and its input position; ``out`` gets the call's detections
 Loop = Callable[["Engine", Iterator[EventLike], "list[Detection]"], "tuple[Event, int] | None"]
+#: ``step(event, out)``: the loop's work for one event (same result), made per engine by ``build_step``
+Step = Callable[[EventLike, "list[Detection]"], "tuple[Event, int] | None"]
 
-_HEAD = """\
-def loop(engine, it, out):
-    clock = engine.event_clock
-    pending = engine._pending
-    keys = engine._keys
-    keys_get = keys.get
-    timers = engine._timers
-    timer_seq = engine._timer_seq
-    host_fire = engine.host.fire
+#: the engine's parts a loop or a step reads once (a step binds them when it is made: see ``Step``)
+_BOUND = """\
+clock = engine.event_clock
+pending = engine._pending
+keys = engine._keys
+keys_get = keys.get
+timers = engine._timers
+timer_seq = engine._timer_seq
+host_fire = engine.host.fire
+ctx = engine.host.context
+"""
+
+#: the clock in locals, read at the start of a call (and written back by ``_sync`` at its end)
+_CLOCK = """\
+seen = clock.max_seen
+wm, closed = clock.watermark
+lo = wm if wm > seen else seen
+closed_at = wm if closed and wm >= seen else None
+pos = clock.next_seq
+"""
+
+#: one event ``e``: stamping, the clock, due timers, routing, every matcher's step, delivery
+_BODY = """\
+p = pos
+pos = p + 1
+# why: a stamped event of the usual types needs no validation call (stamp() decides)
+if e.__class__ is not _Event or e.seq < 0:
+    e = _stamp(e, p)
+t = e.time
+key = e.key
+# why t - t: a NaN or infinite float time (of an event stamped already) is checked too
+if not ((t.__class__ is _int or (t.__class__ is _float and t - t == 0))
+        and e.type.__class__ is _str
+        and (key.__class__ is _str or key.__class__ is _int or key is None)):
+    e = _stamp(e, p)
+    t = e.time  # why: stamping makes a numpy time a built-in number,
+    key = e.key  # and a NaN key the key None
+if t <= lo and (t < lo or t == closed_at):
+    return e, p  # why: late or out of order: the engine's general path
+lo = seen = t
+if timers and timers[0][0] < t:  # why: timers before t are due (nothing is buffered)
+    clock.next_seq = pos  # why: _sync inline: a timer may read the clock
+    clock.max_seen = seen
+    if (seen, False) > clock.watermark:
+        clock.watermark = (seen, False)
+    while timers and timers[0][0] < t:
+        tt, _, tkey, tp, token = _heappop(timers)
+        tks = keys_get(tkey)
+        if tks is None:
+            tks = keys[tkey] = _KeyState()
+{fire}        if not (tks.states or tks.instances or tks.timer_counts):
+            del keys[tkey]
+        if pending:  # why: the timer's transitions are complete: the engine delivers
+            engine._after(tt, out)
+            pos = clock.next_seq  # why: events fed back by a callback took positions
+{route}if pending:  # why: the event's transitions are complete: the engine delivers
+    # why read here: only an event with outputs needs to know where they go
     plain = (engine._on_detection is None and engine.derive is None and engine.collect
              and engine.__class__.deliver is _deliver)
-    detections = engine.detections
-    ctx = engine.host.context
-    seen = clock.max_seen
-    wm, closed = clock.watermark
-    lo = wm if wm > seen else seen
-    closed_at = wm if closed and wm >= seen else None
-    pos = clock.next_seq
-{setup}    try:
+    for d in pending:
+        if not plain or d.__class__ is not _Detection or d.extra:
+            break  # why: a callback, counter, fed event or other output: deliver() does it
+    else:  # why: only detections that are just collected: deliver()'s work, inline
+        out += pending
+        engine.detections += pending
+        pending.clear()
+if pending:
+    _sync(clock, seen, pos)
+    if engine._settle(out):  # why: it processed events fed back: reread the clock
+{reread}"""
+
+_LOOP = """\
+def loop(engine, it, out):
+{bound}{clock}{setup}    try:
         for e in it:
-            p = pos
-            pos = p + 1
-            # why: a stamped event of the usual types needs no validation call (stamp() decides)
-            if e.__class__ is not _Event or e.seq < 0:
-                e = _stamp(e, p)
-            t = e.time
-            key = e.key
-            # why t - t: a NaN or infinite float time (of an event stamped already) is checked too
-            if not ((t.__class__ is _int or (t.__class__ is _float and t - t == 0))
-                    and e.type.__class__ is _str
-                    and (key.__class__ is _str or key.__class__ is _int or key is None)):
-                e = _stamp(e, p)
-                t = e.time  # why: stamping makes a numpy time a built-in number,
-                key = e.key  # and a NaN key the key None
-            if t <= lo and (t < lo or t == closed_at):
-                return e, p  # why: late or out of order: the engine's general path
-            lo = seen = t
-            if timers and timers[0][0] < t:  # why: timers before t are due (nothing is buffered)
-                clock.next_seq = pos  # why: _sync inline: a timer may read the clock
-                clock.max_seen = seen
-                if (seen, False) > clock.watermark:
-                    clock.watermark = (seen, False)
-                while timers and timers[0][0] < t:
-                    tt, _, tkey, tp, token = _heappop(timers)
-                    tks = keys_get(tkey)
-                    if tks is None:
-                        tks = keys[tkey] = _KeyState()
-{fire}                    if not (tks.states or tks.instances or tks.timer_counts):
-                        del keys[tkey]
-                    if pending:  # why: the timer's transitions are complete: the engine delivers
-                        engine._after(tt, out)
-                        pos = clock.next_seq  # why: events fed back by a callback took positions
-{route}            if pending:  # why: the event's transitions are complete: the engine delivers
-                for d in pending:
-                    if not plain or d.__class__ is not _Detection or d.extra:
-                        break  # why: a callback, counter, fed event or other output: deliver() does it
-                else:  # why: only detections that are just collected: deliver()'s work, inline
-                    out += pending
-                    detections += pending
-                    pending.clear()
-            if pending:
-                _sync(clock, seen, pos)
-                if engine._settle(out):  # why: it processed events fed back: reread the clock
-                    seen = clock.max_seen
-                    wm, closed = clock.watermark
-                    lo = wm if wm > seen else seen
-                    closed_at = wm if closed and wm >= seen else None
-                    pos = clock.next_seq
-    finally:
+{body}    finally:
         _sync(clock, seen, pos)
     return None
+"""
+
+#: the body once, for one event: ``continue`` (nothing more to do for it) leaves the one-item loop
+_STEP = """\
+def make_step(engine):
+{bound}    def step(e0, out):
+{clock}{setup}        try:
+            for e in (e0,):
+{body}        finally:
+            # why not _sync: one call per event costs more than its three lines
+            clock.next_seq = pos
+            clock.max_seen = seen
+            if (seen, False) > clock.watermark:
+                clock.watermark = (seen, False)
+        return None
+    return step
 """
 
 
@@ -136,12 +161,13 @@ class _Writer:
         ]
         self.single = len(matchers) == 1
 
-    def write(self) -> str:
+    def write(self, template: str) -> str:
+        """``template`` (:data:`_LOOP` or :data:`_STEP`) with these matchers' routing and steps."""
         c = self.c
         setup = ""
-        if self.single:  # why: one matcher: the context names it once
-            setup = f"    ctx.pindex = 0\n    ctx.pattern = {c(self.matchers[0].name)}\n"
-        route = _Lines(3)
+        if self.single:  # why: one matcher: the context names it once per call
+            setup = f"ctx.pindex = 0\nctx.pattern = {c(self.matchers[0].name)}\n"
+        route = _Lines(0)
         wants = [m.event_types() for m in self.matchers]
         if all(w is not None for w in wants):  # why: events no pattern uses only move the clock
             union = frozenset().union(*(w for w in wants if w is not None))
@@ -155,11 +181,18 @@ class _Writer:
         for pindex, w in enumerate(wants):
             self.block(route, pindex, w if not self.single else None)
         route.add("if not states and not ks.instances and not ks.timer_counts:", "    del keys[key]")
-        return _HEAD.format(setup=setup, fire=self.fire(), route=route.text())
+        body = _BODY.format(fire=self.fire(), route=route.text(), reread=textwrap.indent(_CLOCK, "        "))
+        depth = "    " if template is _LOOP else "        "  # why: a step is nested in its maker
+        return template.format(
+            bound=textwrap.indent(_BOUND, "    "),
+            clock=textwrap.indent(_CLOCK, depth),
+            setup=textwrap.indent(setup, depth),
+            body=textwrap.indent(body, depth + "        "),
+        )
 
     def fire(self) -> str:
         """One due timer: a matcher with a kernel directly (as :meth:`KeyHost.fire`), else the host."""
-        c, out = self.c, _Lines(5)
+        c, out = self.c, _Lines(2)
         branch = "if"
         for pindex, m in enumerate(self.matchers):
             if self.kernels[pindex] is None:
@@ -260,8 +293,24 @@ def _kernel(matcher: Matcher, pindex: int) -> Kernel | None:
 
 def build_loop(matchers: Sequence[Matcher], *, tracing: bool) -> Loop:
     """The fused loop of an engine with these matchers (kernels are used only when not tracing)."""
-    writer = _Writer(matchers, tracing)
-    source = writer.write()
+    loop: Loop = _build(_Writer(matchers, tracing), _LOOP, "loop", "<engine loop>")
+    return loop
+
+
+def build_step(matchers: Sequence[Matcher], *, tracing: bool) -> Callable[[Engine], Step]:
+    """``make_step(engine)``: the fused loop's work for one event, as ``step(event, out)``.
+
+    The step binds the engine's key table, timers, counter, pending list and context when it is
+    made, so the engine must make another whenever it replaces one of them (see
+    :meth:`Engine._forget_step <workbench.engine.runtime.Engine._forget_step>`); it reads the
+    clock at every call.
+    """
+    make: Callable[[Engine], Step] = _build(_Writer(matchers, tracing), _STEP, "make_step", "<engine step>")
+    return make
+
+
+def _build(writer: _Writer, template: str, name: str, filename: str) -> Callable[..., Any]:
+    source = writer.write(template)
     namespace: dict[str, object] = {
         "_Event": Event,
         "_Detection": Detection,
@@ -278,5 +327,4 @@ def build_loop(matchers: Sequence[Matcher], *, tracing: bool) -> Loop:
         "_inf": math.inf,
         **writer.src.consts,
     }
-    loop: Loop = build_function(textwrap.dedent(source), "loop", namespace, "<engine loop>")
-    return loop
+    return build_function(source, name, namespace, filename)

@@ -8,7 +8,7 @@ the image of keys, timers, buffer, clock and counters, written and read as versi
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import NoReturn, cast
 
@@ -57,6 +57,9 @@ class Imaging(Outputs):
     _timers: list[Timer]
     _timer_seq: Iterator[int]
     _buffer: list[tuple[Time, int, Event]]
+    #: the engine's one-event step, which binds the key table, the timers and their counter when
+    #: it is made: replacing any of them here drops it (the engine makes another on the next event)
+    _step: Callable[..., object] | None
 
     def snapshot(self) -> bytes:
         """The mutable state (keys, timers, buffer, clock, counters) as versioned data.
@@ -95,6 +98,7 @@ class Imaging(Outputs):
             self.host.context.budget,
         )
         self._timer_seq = itertools.count(snap.next_timer)  # reading the counter must not move it
+        self._step = None
         return snap
 
     def adopt(self, snap: object) -> None:
@@ -117,6 +121,7 @@ class Imaging(Outputs):
         self._buffer = snap.buffer
         clock.watermark, clock.max_seen, clock.next_seq = snap.watermark, snap.max_seen, snap.next_seq
         self._timer_seq = itertools.count(snap.next_timer)
+        self._step = None
         self.late = snap.late
         self.late_count = snap.late_count
         self.counters = dict(snap.counters)

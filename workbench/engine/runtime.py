@@ -54,7 +54,7 @@ from workbench.engine.derived import emitter_of
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
-from workbench.engine.fused import Loop, build_loop
+from workbench.engine.fused import Loop, Step, build_loop, build_step
 from workbench.engine.gcpause import RELAX_FROM, gc_relaxed
 from workbench.engine.host import KeyHost, KeyState, late_record
 from workbench.engine.imaging import EngineSnapshot, Imaging, Time, Timer
@@ -140,6 +140,10 @@ class Engine(Imaging):
         self._processing = time_mode == "processing"
         #: the fused loop of in-order events (built on first use, again after :meth:`add`)
         self._loop: Loop | None = None
+        #: the loop's work for one event, bound to this engine's parts (see ``process``), and its
+        #: maker (the source is compiled once; a snapshot or restore binds a new step)
+        self._step: Step | None = None
+        self._make_step: Callable[[Engine], Step] | None = None
         self._draining = False
         for p in patterns:
             self.add(p)
@@ -158,7 +162,7 @@ class Engine(Imaging):
         derive = emitter_of([*self.matchers, matcher])  # why first: a cycle leaves the engine as it was
         index = self.host.add(matcher)
         self.derive = derive.derive if derive is not None else None
-        self._loop = None
+        self._loop = self._step = self._make_step = None
         self._adopt_faults(matcher)
         # Optional hook: a matcher may ask for timers before any event (Prova groups created at
         # start-up). ``initial_timers()`` yields ``(time, key, token)``.
@@ -208,7 +212,54 @@ class Engine(Imaging):
         input position; an event that already carries one (``seq >= 0``) keeps it, so a host that
         splits one stream over several engines keeps global ids.
         """
-        return self.process_many((raw,))
+        step = self._step
+        if step is None:  # why: not made yet, or not usable here: the general call decides
+            return self._process_first(raw)
+        lock = self._lock
+        lock.acquire()  # why not ``with``: a call per event pays for every statement
+        try:
+            if self._busy:  # why: a callback feeds an event back: queue it behind the current one
+                self._pending.append(Fed(raw))
+                return []
+            # Why not process_many: this is its one-run path with the loop's work for one event
+            # (same results, same budget count)
+            out: list[Detection] = []
+            self._busy = True
+            try:
+                if self._buffer:  # why: held events go first, the general way
+                    self._feed((raw,), out)
+                else:
+                    clock = self.event_clock
+                    start = clock.next_seq
+                    if (unusual := step(raw, out)) is not None:
+                        self._accept(*unusual, out)
+                    shedder = self.shedder
+                    if shedder.limit is not None:  # why: Shedder.spent inline (the event took a position)
+                        spent = clock.next_seq - start
+                        shedder.since += spent
+                        shedder.countdown -= spent
+                        if shedder.countdown <= 0:
+                            self._count_live()
+                if self._pending:
+                    self._settle(out)
+            finally:
+                self._busy = False
+                if self._pending:  # why: an error left outputs undelivered: drop them, as process_many
+                    self._pending.clear()
+            return out
+        finally:
+            lock.release()
+
+    def _process_first(self, raw: EventLike) -> list[Detection]:
+        """``process`` through ``process_many``, then make the one-event step if this engine can use it."""
+        out = self.process_many((raw,))
+        if not (self._processing or self.out_of_orderness or self._order or self._busy):
+            # why only here: the fused loop takes no event of processing time, out-of-orderness
+            # or an order of equal times either
+            if self._make_step is None:
+                self._make_step = build_step(self.matchers, tracing=self.tracing)
+            self._step = self._make_step(self)
+        return out
 
     def process_many(self, events: Iterable[EventLike]) -> list[Detection]:
         """Feed events in order; return all detections they caused.

@@ -212,34 +212,30 @@ class Engine(Imaging):
         input position; an event that already carries one (``seq >= 0``) keeps it, so a host that
         splits one stream over several engines keeps global ids.
         """
-        step = self._step
-        if step is None:  # why: not made yet, or not usable here: the general call decides
-            return self._process_first(raw)
         lock = self._lock
         lock.acquire()  # why not ``with``: a call per event pays for every statement
         try:
-            if self._busy:  # why: a callback feeds an event back: queue it behind the current one
-                self._pending.append(Fed(raw))
-                return []
+            step = self._step  # why under the lock: a restore in another thread drops it
+            if step is None or self._busy or self._buffer:
+                # why: no step yet (or none for this engine), a callback feeding an event back
+                # (queued behind the current one), or held events that go first: the general call
+                return self._process_general(raw)
             # Why not process_many: this is its one-run path with the loop's work for one event
             # (same results, same budget count)
             out: list[Detection] = []
             self._busy = True
             try:
-                if self._buffer:  # why: held events go first, the general way
-                    self._feed((raw,), out)
-                else:
-                    clock = self.event_clock
-                    start = clock.next_seq
-                    if (unusual := step(raw, out)) is not None:
-                        self._accept(*unusual, out)
-                    shedder = self.shedder
-                    if shedder.limit is not None:  # why: Shedder.spent inline (the event took a position)
-                        spent = clock.next_seq - start
-                        shedder.since += spent
-                        shedder.countdown -= spent
-                        if shedder.countdown <= 0:
-                            self._count_live()
+                clock = self.event_clock
+                start = clock.next_seq
+                if (unusual := step(raw, out)) is not None:
+                    self._accept(*unusual, out)
+                shedder = self.shedder
+                if shedder.limit is not None:  # why: Shedder.spent inline (the event took a position)
+                    spent = clock.next_seq - start
+                    shedder.since += spent
+                    shedder.countdown -= spent
+                    if shedder.countdown <= 0:
+                        self._count_live()
                 if self._pending:
                     self._settle(out)
             finally:
@@ -250,12 +246,14 @@ class Engine(Imaging):
         finally:
             lock.release()
 
-    def _process_first(self, raw: EventLike) -> list[Detection]:
-        """``process`` through ``process_many``, then make the one-event step if this engine can use it."""
+    def _process_general(self, raw: EventLike) -> list[Detection]:
+        """``process`` through ``process_many``; then, outside a callback, make the one-event step
+        if this engine has none and can use one."""
         out = self.process_many((raw,))
-        if not (self._processing or self.out_of_orderness or self._order or self._busy):
-            # why only here: the fused loop takes no event of processing time, out-of-orderness
-            # or an order of equal times either
+        # why not with processing time, out-of-orderness or an order of equal times: the fused loop
+        # does not take their events either
+        usable = not (self._busy or self._processing or self.out_of_orderness or self._order)
+        if self._step is None and usable:
             if self._make_step is None:
                 self._make_step = build_step(self.matchers, tracing=self.tracing)
             self._step = self._make_step(self)

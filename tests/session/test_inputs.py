@@ -109,3 +109,13 @@ def test_a_replay_of_no_pattern_is_an_error_and_one_name_may_be_a_string() -> No
         session.start_feed([])
     done = session.replay("s", events, trace=False)  # not the patterns 's' ... one letter each
     assert len(done.outcome.detections) == 1
+
+
+@pytest.mark.parametrize(("drop", "what"), [("type", "type"), ("time", "time")])
+def test_a_missing_type_or_time_column_lists_the_users_columns_only(drop: str, what: str) -> None:
+    frame = pd.DataFrame({"type": ["a"], "time": [1], "symbol": ["x"], "price": [1.0]}).drop(columns=drop)
+    with pytest.raises(EventError, match=f"no {what} column") as caught:
+        load_events(frame, key="symbol")  # why a key other than 'key': the engine keys by a copy
+    assert caught.value.field == drop
+    listed = str(caught.value).split("columns: ")[1]
+    assert listed == str([c for c in ("type", "time", "symbol", "price") if c != drop])

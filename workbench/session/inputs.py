@@ -141,7 +141,7 @@ def load_columns(
     """
     import pandas as pd
 
-    from workbench.backends.columnar.frame import EventColumns
+    from workbench.backends.columnar.frame import EventColumns, required_columns
 
     if isinstance(source, str | Path):
         source = read_frame(source)
@@ -157,6 +157,7 @@ def load_columns(
                 f"columns: {', '.join(columns) or 'none'}"
             )
             raise EventError(msg, field=part)
+    required_columns(source, type or "type", time)  # why first: the message lists the user's columns
     if key is not None:
         _check_keys(source, key, allow_missing_key)
     if key is not None and key != "key" and "key" not in source.columns:

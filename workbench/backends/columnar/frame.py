@@ -24,7 +24,7 @@ from workbench.engine.clock import stamp
 from workbench.engine.events import Event, make_event
 from workbench.errors import EventError
 
-__all__ = ["EventColumns", "RowEvents", "convert_column"]
+__all__ = ["EventColumns", "RowEvents", "convert_column", "required_columns"]
 
 _MS = pd.Timedelta(milliseconds=1)
 _EPOCH = pd.Timestamp(0)
@@ -77,6 +77,18 @@ def _is_missing(v: object) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
+def required_columns(frame: pd.DataFrame, type_column: str = "type", time_column: str | None = None) -> str:
+    """The time column (``time_column``, else ``time``, else ``t``) after checking that the frame has
+    it and ``type_column``; an :class:`EventError` naming the missing one and the frame's columns."""
+    if time_column is None:
+        time_column = "time" if "time" in frame.columns or "t" not in frame.columns else "t"
+    for required, what in ((type_column, "type"), (time_column, "time")):
+        if required not in frame.columns:
+            msg = f"the DataFrame has no {what} column {required!r}; columns: {list(frame.columns)}"
+            raise EventError(msg, field=required)
+    return time_column
+
+
 @dataclass(slots=True)
 class EventColumns:
     """The events of a DataFrame's rows, as converted columns; one :class:`Event` per row on demand.
@@ -114,12 +126,7 @@ class EventColumns:
 
         Raises :class:`EventError` for a missing type or time column or an unknown field column.
         """
-        if time_column is None:
-            time_column = "time" if "time" in frame.columns or "t" not in frame.columns else "t"
-        for required, what in ((type_column, "type"), (time_column, "time")):
-            if required not in frame.columns:
-                msg = f"the DataFrame has no {what} column {required!r}; columns: {list(frame.columns)}"
-                raise EventError(msg, field=required)
+        time_column = required_columns(frame, type_column, time_column)
         has_key = key_column is not None and key_column in frame.columns
         reserved = {type_column, time_column, "seq", "type", "time", "t"}
         if has_key and key_column is not None:

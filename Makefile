@@ -61,7 +61,7 @@ test: setup system-deps setup-flink
 	$(MAKE) test-flink
 
 test-flink: setup-flink
-	$(VENV_FLINK)/bin/python -m pytest -q -m flink -W ignore::DeprecationWarning tests/backends
+	$(VENV_FLINK)/bin/python -m pytest -q -m flink -W ignore::DeprecationWarning tests/backends tests/conformance/test_flink_nfa_oracle.py
 
 lint: setup
 	$(BIN)/ruff check workbench tests benchmarks

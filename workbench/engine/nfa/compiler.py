@@ -407,7 +407,9 @@ class _Compiler:
                 copy = self._copy(sink)
                 st.add(Action.PROCEED, copy, p.until)
                 self.original[sink.name] = copy
-            self._greedy(sink, take)
+            # why the stage's own condition, not ``take``: Flink guards the next stage with it, so
+            # an event that meets ``until`` and the condition can neither leave nor stay in the loop
+            self._greedy(sink, self._take_cond(p))
             if p.until is not None:
                 proceed_cond = Not(p.until)
         st.add(Action.PROCEED, sink, proceed_cond)

@@ -7,19 +7,22 @@
  * and prints, per case, its matches and timed-out partial matches in emission order.
  *
  * Input (tab-separated fields):
- *   case   ID  SKIP  SKIP_TARGET  WITHIN_MS(-1 = none)  FINAL(-1 = none)
+ *   case   ID  SKIP  SKIP_TARGET  WITHIN_MS(-1 = none)  FINAL(-1 = none)  THROW_ON_MISS(0/1)
  *   stage  NAME  CONTIGUITY  MIN  MAX(-1 = unbounded)  OPTIONAL  GREEDY  INNER  WHERE  UNTIL
+ *          QUANTIFIER_WINDOW_MS(-1)  WITHIN_PREVIOUS_MS(-1)
  *   event  T  NAME  PRICE
  *   end
  * CONTIGUITY: begin | next | followedBy | followedByAny | notNext | notFollowedBy
  * INNER: relaxed | strict | any.  WHERE / UNTIL: "-" (none), or clauses joined by "|" (OR), each
- * "NAME" or "NAME,OP,VALUE" (OP one of < <= > >=, on price), "*" = any event.
+ * "NAME" or "NAME,OP,VALUE" (OP one of < <= > >=, on price), "*" = any event, or
+ * "NAME,sum,STAGE,INCLUDE,OP,VALUE": the sum of the prices of STAGE's events so far (plus this
+ * event's when INCLUDE is 1) compared with VALUE (an iterative condition).
  * Output:
  *   case ID
  *   match T_EMIT  stage=i,j;stage=k      (event indexes, stage order as Flink lists them)
  *   timeout T     stage=i;...
- *   error MESSAGE      (Flink refuses the pattern)
- *   crash MESSAGE      (Flink failed while running it: no expectation)
+ *   error MESSAGE      (Flink refuses the pattern, or the run fails on purpose)
+ *   crash MESSAGE      (a NullPointerException inside Flink: no expectation)
  *   end
  */
 
@@ -45,7 +48,8 @@ import org.apache.flink.cep.nfa.compiler.NFACompiler;
 import org.apache.flink.cep.nfa.sharedbuffer.SharedBuffer;
 import org.apache.flink.cep.nfa.sharedbuffer.SharedBufferAccessor;
 import org.apache.flink.cep.pattern.Pattern;
-import org.apache.flink.cep.pattern.conditions.SimpleCondition;
+import org.apache.flink.cep.pattern.WithinType;
+import org.apache.flink.cep.pattern.conditions.IterativeCondition;
 import org.apache.flink.cep.time.TimerService;
 
 import java.io.BufferedReader;
@@ -78,13 +82,20 @@ public class FlinkNfaOracle {
     static final class StageSpec {
         String name, contiguity, inner, where, until;
         int min, max;
+        long window, withinPrev;
         boolean optional, greedy;
     }
 
-    /** One clause list, OR-ed; a clause is a name test and an optional price comparison. */
-    static SimpleCondition<Event> condition(String text) {
-        final String[] clauses = text.split("\\|");
-        return SimpleCondition.of(e -> {
+    /** Clauses OR-ed; a clause is a name test and an optional price comparison (see the header). */
+    static final class Clauses extends IterativeCondition<Event> {
+        final String[] clauses;
+
+        Clauses(String text) {
+            this.clauses = text.split("\\|");
+        }
+
+        @Override
+        public boolean filter(Event e, Context<Event> ctx) throws Exception {
             for (String c : clauses) {
                 if (c.equals("*")) {
                     return true;
@@ -96,24 +107,45 @@ public class FlinkNfaOracle {
                 if (p.length == 1) {
                     return true;
                 }
-                double v = Double.parseDouble(p[2]);
-                boolean ok;
-                switch (p[1]) {
-                    case "<": ok = e.price < v; break;
-                    case "<=": ok = e.price <= v; break;
-                    case ">": ok = e.price > v; break;
-                    case ">=": ok = e.price >= v; break;
-                    default: throw new IllegalArgumentException("operator " + p[1]);
+                double value = e.price;
+                String op = p[1];
+                double v;
+                if (p[1].equals("sum")) {  // NAME,sum,STAGE,INCLUDE(0/1),OP,V
+                    double sum = p[3].equals("1") ? e.price : 0.0;
+                    for (Event x : ctx.getEventsForPattern(p[2])) {
+                        sum += x.price;
+                    }
+                    value = sum;
+                    op = p[4];
+                    v = Double.parseDouble(p[5]);
+                } else {
+                    v = Double.parseDouble(p[2]);
                 }
-                if (ok) {
+                if (compare(value, op, v)) {
                     return true;
                 }
             }
             return false;
-        });
+        }
     }
 
-    static AfterMatchSkipStrategy skip(String kind, String target) {
+    static boolean compare(double a, String op, double b) {
+        switch (op) {
+            case "<": return a < b;
+            case "<=": return a <= b;
+            case ">": return a > b;
+            case ">=": return a >= b;
+            default: throw new IllegalArgumentException("operator " + op);
+        }
+    }
+
+    static AfterMatchSkipStrategy skip(String kind, String target, boolean throwOnMiss) {
+        if (kind.equals("skip_to_first") && throwOnMiss) {
+            return AfterMatchSkipStrategy.skipToFirst(target).throwExceptionOnMiss();
+        }
+        if (kind.equals("skip_to_last") && throwOnMiss) {
+            return AfterMatchSkipStrategy.skipToLast(target).throwExceptionOnMiss();
+        }
         switch (kind) {
             case "no_skip": return AfterMatchSkipStrategy.noSkip();
             case "skip_to_next": return AfterMatchSkipStrategy.skipToNext();
@@ -137,12 +169,13 @@ public class FlinkNfaOracle {
                 default: throw new IllegalArgumentException("contiguity " + s.contiguity);
             }
             if (!s.where.equals("-")) {
-                p = p.where(condition(s.where));
+                p = p.where(new Clauses(s.where));
             }
+            Duration w = s.window >= 0 ? Duration.ofMillis(s.window) : null;
             if (s.max == -1) {
-                p = s.min == 1 ? p.oneOrMore() : p.timesOrMore(s.min);
+                p = s.min == 1 ? p.oneOrMore(w) : p.timesOrMore(s.min, w);
             } else if (s.min != 1 || s.max != 1) {
-                p = s.min == s.max ? p.times(s.min) : p.times(s.min, s.max);
+                p = s.min == s.max ? p.times(s.min, w) : p.times(s.min, s.max, w);
             }
             if (s.max == -1 || s.max > 1) {
                 if (s.inner.equals("strict")) {
@@ -158,7 +191,10 @@ public class FlinkNfaOracle {
                 p = p.greedy();
             }
             if (!s.until.equals("-")) {
-                p = p.until(condition(s.until));
+                p = p.until(new Clauses(s.until));
+            }
+            if (s.withinPrev >= 0) {
+                p = p.within(Duration.ofMillis(s.withinPrev), WithinType.PREVIOUS_AND_CURRENT);
             }
         }
         if (within >= 0) {
@@ -180,13 +216,13 @@ public class FlinkNfaOracle {
         return sb.toString();
     }
 
-    static void run(String id, List<StageSpec> stages, String skipKind, String target, long within, long fin,
+    static void run(String id, List<StageSpec> stages, String skipKind, String target, boolean throwOnMiss, long within, long fin,
                     List<long[]> times, List<Event> events, StringBuilder out) throws Exception {
         out.append("case ").append(id).append('\n');
         AfterMatchSkipStrategy skip;
         NFA<Event> nfa;
         try {
-            skip = skip(skipKind, target);
+            skip = skip(skipKind, target, throwOnMiss);
             nfa = NFACompiler.compileFactory(build(stages, skip, within), true).createNFA();
         } catch (Exception e) {  // the pattern is refused (it must be refused on the other side too),
             // unless Flink's compiler itself failed on it (a NullPointerException): then no oracle
@@ -216,8 +252,9 @@ public class FlinkNfaOracle {
                 }
             }
             buffer.releaseCacheStatisticsTimer();
-        } catch (Exception e) {  // Flink failed while running an accepted pattern: no oracle for it
-            out.append("crash ").append(e.getClass().getSimpleName()).append(": ")
+        } catch (Exception e) {  // the run fails (a skip with throwExceptionOnMiss that misses) --
+            // it must fail on the other side too -- unless Flink itself failed (a NullPointerException)
+            out.append(e instanceof NullPointerException ? "crash " : "error ").append(e.getClass().getSimpleName()).append(": ")
                .append(String.valueOf(e.getMessage()).replace('\n', ' ')).append('\n');
         }
         out.append("end\n");
@@ -238,6 +275,7 @@ public class FlinkNfaOracle {
         StringBuilder out = new StringBuilder();
         String line;
         String id = null, skipKind = null, target = null;
+        boolean throwOnMiss = false;
         long within = -1, fin = -1;
         List<StageSpec> stages = new ArrayList<>();
         List<Event> events = new ArrayList<>();
@@ -248,6 +286,7 @@ public class FlinkNfaOracle {
                 case "case":
                     id = f[1]; skipKind = f[2]; target = f[3];
                     within = Long.parseLong(f[4]); fin = Long.parseLong(f[5]);
+                    throwOnMiss = f[6].equals("1");
                     stages = new ArrayList<>(); events = new ArrayList<>(); times = new ArrayList<>();
                     break;
                 case "stage": {
@@ -256,6 +295,7 @@ public class FlinkNfaOracle {
                     s.min = Integer.parseInt(f[3]); s.max = Integer.parseInt(f[4]);
                     s.optional = f[5].equals("1"); s.greedy = f[6].equals("1");
                     s.inner = f[7]; s.where = f[8]; s.until = f[9];
+                    s.window = Long.parseLong(f[10]); s.withinPrev = Long.parseLong(f[11]);
                     stages.add(s);
                     break;
                 }
@@ -267,7 +307,7 @@ public class FlinkNfaOracle {
                     break;
                 }
                 case "end":
-                    run(id, stages, skipKind, target, within, fin, times, events, out);
+                    run(id, stages, skipKind, target, throwOnMiss, within, fin, times, events, out);
                     break;
                 default:
                     throw new IllegalArgumentException("line " + line);

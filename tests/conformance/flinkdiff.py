@@ -2,14 +2,19 @@
 
 ``python -m tests.conformance.flinkdiff --cases 500 --seed 1`` draws random patterns (stages with
 every contiguity, negations, quantifiers with inner contiguity, optional, greedy, ``until``,
-windows, the five skip strategies) and random event streams, runs them through Flink 2.3.0's NFA
-(``FlinkNfaOracle.java``, compiled against the jars in ``--flink-lib``, default pyflink's
-``lib``) the way Flink's NFA test harness does, writes each as a conformance case (FORMAT.md)
-whose expectations are Flink's output, and runs it with :func:`workbench.conformance.sequences.run_case`.
+conditions on the event and iterative ones on a stage's events so far, the pattern's window, a
+stage's previous-to-current window, a quantifier's window, the five skip strategies, with and
+without ``throwExceptionOnMiss``) and random event streams (equal times too), runs them through
+Flink 2.3.0's NFA (``FlinkNfaOracle.java``, compiled against the jars in ``--flink-lib``, default
+pyflink's ``lib``) the way Flink's NFA test harness does, writes each as a conformance case
+(FORMAT.md) whose expectations are Flink's output, and runs it with
+:func:`workbench.conformance.sequences.run_case`.
 Cases that differ are written to ``--out`` (one JSON file each) and listed; the exit status is
 1 when any differs.
 
-Flink is the oracle, so a pattern Flink refuses must be refused here too (``expect_error``).
+Flink is the oracle, so a pattern Flink refuses, or a run Flink fails on purpose (a skip that
+misses with ``throwExceptionOnMiss``), must be refused or fail here too (``expect_error``); a case
+on which Flink itself fails (a NullPointerException in its compiler) has no expectation.
 """
 
 from __future__ import annotations
@@ -41,27 +46,35 @@ class Drawn:
     text: str
 
 
-def _clause(rng: random.Random) -> tuple[str, str]:
-    """A condition clause as (oracle text, expression)."""
+def _clause(rng: random.Random, stage: int) -> tuple[str, str]:
+    """A condition clause of stage ``stage`` as (oracle text, expression)."""
     name = rng.choice(NAMES)
-    if rng.random() < 0.6:
+    roll = rng.random()
+    if roll < 0.55:
         return name, f"e.name == '{name}'"
     op = rng.choice(("<", "<=", ">", ">="))
-    value = rng.randint(1, 8)
-    return f"{name},{op},{value}", f"(e.name == '{name}' and e.price {op} {value})"
+    if roll < 0.85:
+        value = rng.randint(1, 8)
+        return f"{name},{op},{value}", f"(e.name == '{name}' and e.price {op} {value})"
+    # an iterative condition: the prices a stage has taken so far (this stage's or an earlier one's)
+    of = rng.randint(0, stage)
+    include = of == stage and rng.random() < 0.7
+    value = rng.randint(2, 16)
+    total = f"sum(x.price for x in matched('s{of}'))" + (" + e.price" if include else "")
+    return f"{name},sum,s{of},{int(include)},{op},{value}", f"(e.name == '{name}' and {total} {op} {value})"
 
 
-def _condition(rng: random.Random, anything: bool = True) -> tuple[str, str | None]:
+def _condition(rng: random.Random, stage: int, anything: bool = True) -> tuple[str, str | None]:
     """Oracle text and expression; ``anything``: may be no condition at all (``*``, ``None``)."""
     if anything and rng.random() < 0.05:
         return "*", None
-    clauses = [_clause(rng) for _ in range(1 if rng.random() < 0.75 else 2)]
+    clauses = [_clause(rng, stage) for _ in range(1 if rng.random() < 0.75 else 2)]
     return "|".join(c[0] for c in clauses), " or ".join(c[1] for c in clauses)
 
 
 def _stage(rng: random.Random, i: int) -> tuple[dict[str, Any], str]:
     name = f"s{i}"
-    where_text, where = _condition(rng)
+    where_text, where = _condition(rng, i)
     if i == 0:
         contiguity, negated = "begin", False
     else:
@@ -77,9 +90,13 @@ def _stage(rng: random.Random, i: int) -> tuple[dict[str, Any], str]:
         inner = rng.choice(("relaxed", "relaxed", "strict", "any"))
         greedy = rng.random() < 0.25
         if rng.random() < (0.25 if hi == -1 else 0.03):  # why bounded too: Flink refuses it
-            until_text, until = _condition(rng, anything=False)
+            until_text, until = _condition(rng, i, anything=False)
     if not negated and rng.random() < 0.15:
         optional = True
+    # windows of one stage: times(n, w) and friends (Flink: previous-to-current, before the minimum),
+    # and within(w, PREVIOUS_AND_CURRENT) (Flink ignores it on a quantified stage)
+    window = rng.choice((2, 4, 8)) if hi != 1 and rng.random() < 0.15 else -1
+    within_prev = rng.choice((2, 4, 8)) if i > 0 and rng.random() < 0.12 else -1
     spec_contiguity = {
         "begin": "strict",
         "next": "strict",
@@ -104,7 +121,23 @@ def _stage(rng: random.Random, i: int) -> tuple[dict[str, Any], str]:
         },
         "until": until,
     }
-    fields = [name, contiguity, lo, hi, int(optional), int(greedy), inner, where_text, until_text]
+    if window >= 0:
+        spec["quantifier"]["window_ms"] = window
+    if within_prev >= 0:
+        spec["within_prev_ms"] = within_prev
+    fields = [
+        name,
+        contiguity,
+        lo,
+        hi,
+        int(optional),
+        int(greedy),
+        inner,
+        where_text,
+        until_text,
+        window,
+        within_prev,
+    ]
     return spec, "stage\t" + "\t".join(map(str, fields))
 
 
@@ -130,7 +163,8 @@ def draw(rng: random.Random, index: int) -> Drawn:
         events.append({"t": t, "type": name, "fields": {"id": len(events), "name": name, "price": price}})
         event_lines.append(f"event\t{t}\t{name}\t{price}")
     case_id = f"flinkdiff/{index}"
-    limits = (within if within is not None else -1, final if final is not None else -1)
+    throw = skip in ("skip_to_first", "skip_to_last") and rng.random() < 0.3
+    limits = (within if within is not None else -1, final if final is not None else -1, int(throw))
     head = "\t".join(map(str, ("case", case_id, skip, target, *limits)))
     case: dict[str, Any] = {
         "id": case_id,
@@ -139,6 +173,7 @@ def draw(rng: random.Random, index: int) -> Drawn:
             "stages": stages,
             "within_ms": within,
             "skip": skip if target == "-" else f"{skip}:{target}",
+            "skip_throw_on_miss": throw,
         },
         "events": events,
         "order_matters": False,

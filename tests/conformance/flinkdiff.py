@@ -228,8 +228,11 @@ def oracle(drawn: list[Drawn], flink_lib: Path, build: Path) -> dict[str, dict[s
     return out
 
 
-def compare(drawn: list[Drawn], flink: dict[str, dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
-    """The cases whose run here differs from Flink's, with the differences."""
+def compare(
+    drawn: list[Drawn], flink: dict[str, dict[str, Any]], *, via_language: bool = False
+) -> list[tuple[dict[str, Any], list[str]]]:
+    """The cases whose run here differs from Flink's, with the differences (``via_language``: each
+    pattern is printed as ``%%cep`` text and compiled back first)."""
     failed = []
     for d in drawn:
         case = dict(d.case)
@@ -244,7 +247,7 @@ def compare(drawn: list[Drawn], flink: dict[str, dict[str, Any]]) -> list[tuple[
             case["expected"] = result["expected"]
             if case["pattern"]["within_ms"] is not None:
                 case["expected_timeouts"] = result["expected_timeouts"]
-        diffs = run_case(case, RunOptions())  # type: ignore[arg-type]
+        diffs = run_case(case, RunOptions(via_language=via_language))  # type: ignore[arg-type]
         if diffs:
             failed.append((case, diffs))
     return failed
@@ -265,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flink-lib", type=Path, default=None)
     parser.add_argument("--build", type=Path, default=Path("/tmp/flinkdiff/classes"))
     parser.add_argument("--out", type=Path, default=Path("artifacts/flinkdiff"))
+    parser.add_argument("--via-language", action="store_true", help="print each pattern as text, compile it")
     args = parser.parse_args(argv)
     lib = args.flink_lib or default_flink_lib()
     if lib is None or shutil.which("javac") is None:
@@ -276,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     drawn = [draw(rng, i) for i in range(args.cases)]
     flink = oracle(drawn, lib, args.build)
-    failed = compare(drawn, flink)
+    failed = compare(drawn, flink, via_language=args.via_language)
     args.out.mkdir(parents=True, exist_ok=True)
     for case, diffs in failed:
         path = args.out / f"{case['id'].replace('/', '_')}.json"

@@ -530,3 +530,36 @@ def test_the_blogs_not_count_on_an_or_channel_is_not_size() -> None:
     got = [(d.kind, d.seqs) for d in run(written.pattern, events).detections]
     assert got == [(d.kind, d.seqs) for d in run(ours.pattern, events).detections]
     assert got  # the 2nd other-IP login violates the first instance; later ones time out as [not]
+
+
+def test_flink_order_keeps_the_match_flinks_nfa_keeps() -> None:
+    # Flink CEP 2.3.0's NFA on these events (tests/conformance/FlinkNfaOracle.java) keeps, with skip
+    # to next, s0=[1] s1=[2,3] s2=[4] among the matches that start at event 1; by creation order the
+    # engine's default keeps s0=[1,2] s1=[3] s2=[4]
+    text = """
+    sequence s
+        within 20ms
+        skip to next
+        {order}
+        begin s0 one or more consecutive
+        followed by s1 one or more consecutive
+        followed by s2 where e.name == 'b'
+    """
+    names = ["d", "c", "e", "a", "b", "e", "a", "e", "c", "c", "d", "e", "c", "e"]
+    times = (1, 7, 9, 10, 11, 14, 15, 18, 20, 20, 23, 23, 25, 28)
+    events = [{"type": n, "time": t, "name": n} for n, t in zip(names, times, strict=True)]
+
+    def kept(order: str) -> list[dict[str, list[int]]]:
+        pattern = seq1(text.format(order=order))
+        assert pattern.flink_order == (order == "flink order")
+        assert compile_pattern(format_pattern(pattern)) == pattern
+        found = run([pattern], events).detections
+        return [{k: [e.seq for e in v] for k, v in d.by_stage().items()} for d in found if d.kind == "match"]
+
+    flink = [
+        {"s0": [0, 1, 2], "s1": [3], "s2": [4]},
+        {"s0": [1], "s1": [2, 3], "s2": [4]},
+        {"s0": [2], "s1": [3], "s2": [4]},
+    ]
+    assert sorted(kept("flink order"), key=str) == sorted(flink, key=str)
+    assert {"s0": [1, 2], "s1": [3], "s2": [4]} in kept("")

@@ -88,6 +88,7 @@ def _standalone_options(ctx: Context, node: ast.SequenceDef) -> None:
         ("measures", node.measures[0].span if node.measures else None),
         ("subset", node.subsets[0].span if node.subsets else None),
         ("no timeouts", node.span if not node.emit_timeouts else None),
+        ("flink order", node.span if node.flink_order else None),
         ("max partial matches", node.span if node.max_partial != "default" else None),
     ]
     for word, span in given:

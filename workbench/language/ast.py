@@ -283,6 +283,7 @@ class SequenceDef:
     emit_into: Name | None = None  # ``emit into TYPE``
     absence: Absence | None = None
     subsets: tuple[SubsetDecl, ...] = ()
+    flink_order: bool = False  # ``flink order``: Flink's order among equal-start partial matches
 
 
 @dataclass(frozen=True, slots=True)

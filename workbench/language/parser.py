@@ -109,6 +109,7 @@ class _Builder:
         subsets: list[ast.SubsetDecl] = []
         emit_into: ast.Name | None = None
         emit_timeouts = True
+        flink_order = False
         max_partial: int | str | None = "default"
         absence: ast.Absence | None = None
         for child in rest:
@@ -131,6 +132,8 @@ class _Builder:
                 emit_into = self.name(_kids(child)[0])
             elif child.data == "no_timeouts":
                 emit_timeouts = False
+            elif child.data == "flink_order":
+                flink_order = True
             elif child.data == "max_partial":
                 tok = _kids(child)[0]
                 assert isinstance(tok, Token)
@@ -154,6 +157,7 @@ class _Builder:
             emit_into,
             absence,
             tuple(subsets),
+            flink_order,
         )
 
     def aggregate_decl(self, tree: Tree[Token]) -> ast.AggregateDecl:

@@ -203,6 +203,8 @@ def _format_sequence(p: seq.SequencePattern) -> str:
         lines.append(f"{INDENT}emit into {format_name(p.emit_into)}")
     if not p.emit_timeouts:
         lines.append(f"{INDENT}no timeouts")
+    if p.flink_order:
+        lines.append(f"{INDENT}flink order")
     if p.max_partial_matches != _DEFAULT_MAX_PARTIAL:
         n = "none" if p.max_partial_matches is None else str(p.max_partial_matches)
         lines.append(f"{INDENT}max partial matches {n}")

@@ -70,6 +70,7 @@ class SequenceCompiler:
             aggregates=tuple(self.aggregates),
             max_partial_matches=max_partial,  # type: ignore[arg-type]
             emit_timeouts=node.emit_timeouts,
+            flink_order=node.flink_order,
             measures=self._measures(node.measures),
             emit_into=node.emit_into.text if node.emit_into is not None else None,
             subsets=self.subsets,

@@ -39,6 +39,8 @@ export const KEYWORDS: readonly string[] = [
   'last',
   'fail',
   'timeouts',
+  'flink',
+  'order',
   'max',
   'partial',
   'matches',

@@ -141,8 +141,8 @@ def _stage(rng: random.Random, i: int) -> tuple[dict[str, Any], str]:
     return spec, "stage\t" + "\t".join(map(str, fields))
 
 
-def draw(rng: random.Random, index: int) -> Drawn:
-    """One random pattern and stream."""
+def draw(rng: random.Random, index: int, *, skips: bool = True) -> Drawn:
+    """One random pattern and stream (``skips``: any skip strategy, else ``no_skip``)."""
     n_stages = rng.randint(1, 5)
     stages, lines = [], []
     for i in range(n_stages):
@@ -153,6 +153,8 @@ def draw(rng: random.Random, index: int) -> Drawn:
     skip = rng.choice(
         ("no_skip", "no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last")
     )
+    if not skips:
+        skip = "no_skip"
     target = rng.choice([s["name"] for s in stages]) if skip in ("skip_to_first", "skip_to_last") else "-"
     final = END_OF_INPUT if rng.random() < 0.7 else None
     t, events, event_lines = 0, [], []
@@ -229,10 +231,15 @@ def oracle(drawn: list[Drawn], flink_lib: Path, build: Path) -> dict[str, dict[s
 
 
 def compare(
-    drawn: list[Drawn], flink: dict[str, dict[str, Any]], *, via_language: bool = False
+    drawn: list[Drawn],
+    flink: dict[str, dict[str, Any]],
+    *,
+    via_language: bool = False,
+    flink_order: bool = True,
 ) -> list[tuple[dict[str, Any], list[str]]]:
     """The cases whose run here differs from Flink's, with the differences (``via_language``: each
-    pattern is printed as ``%%cep`` text and compiled back first)."""
+    pattern is printed as ``%%cep`` text and compiled back first; ``flink_order`` off: the engine's
+    own plans and order, so the drawn cases must not use a skip strategy)."""
     failed = []
     for d in drawn:
         case = dict(d.case)
@@ -247,7 +254,8 @@ def compare(
             case["expected"] = result["expected"]
             if case["pattern"]["within_ms"] is not None:
                 case["expected_timeouts"] = result["expected_timeouts"]
-        diffs = run_case(case, RunOptions(via_language=via_language))  # type: ignore[arg-type]
+        options = RunOptions(via_language=via_language, flink_order=flink_order)
+        diffs = run_case(case, options)  # type: ignore[arg-type]
         if diffs:
             failed.append((case, diffs))
     return failed
@@ -269,6 +277,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build", type=Path, default=Path("/tmp/flinkdiff/classes"))
     parser.add_argument("--out", type=Path, default=Path("artifacts/flinkdiff"))
     parser.add_argument("--via-language", action="store_true", help="print each pattern as text, compile it")
+    parser.add_argument(
+        "--engine-order",
+        action="store_true",
+        help="run without flink_order (the engine's own plans; draws no skip strategy)",
+    )
     args = parser.parse_args(argv)
     lib = args.flink_lib or default_flink_lib()
     if lib is None or shutil.which("javac") is None:
@@ -278,9 +291,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     rng = random.Random(args.seed)
-    drawn = [draw(rng, i) for i in range(args.cases)]
+    drawn = [draw(rng, i, skips=not args.engine_order) for i in range(args.cases)]
     flink = oracle(drawn, lib, args.build)
-    failed = compare(drawn, flink, via_language=args.via_language)
+    failed = compare(drawn, flink, via_language=args.via_language, flink_order=not args.engine_order)
     args.out.mkdir(parents=True, exist_ok=True)
     for case, diffs in failed:
         path = args.out / f"{case['id'].replace('/', '_')}.json"

@@ -43,10 +43,14 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
-    """How to run a case: which backend, and whether to build patterns through the language."""
+    """How to run a case: which backend, whether to build patterns through the language, and
+    whether sequences keep Flink's order among partial matches that share their first event
+    (``flink_order``, as the cases record it) or the engine's own (creation order: the same
+    matches, in another order among such ties, unless a skip strategy must choose among them)."""
 
     backend: str = "local"
     via_language: bool = False
+    flink_order: bool = True
 
 
 @dataclass(frozen=True, slots=True)

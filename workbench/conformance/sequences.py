@@ -87,12 +87,12 @@ def _stage(raw: StageSpec) -> Stage:
 
 
 def build_pattern(
-    spec: PatternSpec, name: str = "sequence", *, emit_timeouts: bool = True
+    spec: PatternSpec, name: str = "sequence", *, emit_timeouts: bool = True, flink_order: bool = True
 ) -> SequencePattern:
     """The :class:`SequencePattern` a case's ``pattern`` object describes.
 
-    ``flink_order`` is on: the cases record Flink's exact emission order and skip-strategy
-    survivors among matches that share their first event.
+    ``flink_order`` is on by default: the cases record Flink's exact emission order and
+    skip-strategy survivors among matches that share their first event.
     """
     stages = []
     for i, raw in enumerate(spec["stages"]):
@@ -110,7 +110,7 @@ def build_pattern(
         stages=tuple(stages),
         within_ms=spec.get("within_ms"),
         skip=skip,
-        flink_order=True,
+        flink_order=flink_order,
         emit_timeouts=emit_timeouts,
     )
 
@@ -123,7 +123,10 @@ def run_case(case: Case, options: RunOptions) -> list[str]:
         # reports timed-out partial matches (the cases that check them enable the timeout handler).
         prova = str(case.get("id", "")).startswith("prova/")
         pattern = through_language(
-            build_pattern(case["pattern"], _name(case), emit_timeouts=not prova), options
+            build_pattern(
+                case["pattern"], _name(case), emit_timeouts=not prova, flink_order=options.flink_order
+            ),
+            options,
         )
         matcher = compile_matcher(pattern)
     except CepError as err:

@@ -12,6 +12,10 @@ general way before resuming the loop.
 
 The loop keeps the clock in locals and writes it back when it returns, raises or lets the engine
 fire due timers, so the engine's state between two events is exactly the general path's.
+
+:func:`build_step` writes the same body once more as ``step(event, out)``, for
+:meth:`Engine.process <workbench.engine.runtime.Engine.process>`: one call per event then pays
+for the clock and the event's work, not for setting up a loop.
 """
 
 from __future__ import annotations
@@ -301,9 +305,8 @@ def build_step(matchers: Sequence[Matcher], *, tracing: bool) -> Callable[[Engin
     """``make_step(engine)``: the fused loop's work for one event, as ``step(event, out)``.
 
     The step binds the engine's key table, timers, counter, pending list and context when it is
-    made, so the engine must make another whenever it replaces one of them (see
-    :meth:`Engine._forget_step <workbench.engine.runtime.Engine._forget_step>`); it reads the
-    clock at every call.
+    made, so the engine drops it whenever it replaces one of them (a snapshot's image, a restore,
+    a new pattern) and makes another on the next event; it reads the clock at every call.
     """
     make: Callable[[Engine], Step] = _build(_Writer(matchers, tracing), _STEP, "make_step", "<engine step>")
     return make

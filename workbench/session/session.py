@@ -17,7 +17,8 @@ from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 from workbench.engine.matcher import Pattern
-from workbench.engine.runtime import Clock, Engine, RunResult
+from workbench.engine.runtime import Engine, RunResult
+from workbench.engine.timekeeping import Clock
 from workbench.errors import CepError, CepRuntimeError
 from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition

@@ -53,7 +53,7 @@ def _patterns(seed: int, engine_order: bool) -> list[SequencePattern]:
 @st.composite
 def keyed_streams(draw_: st.DrawFn) -> list[Event]:
     """Events of up to three keys, in time order, ties interleaved at random, ids unique."""
-    n = draw_(st.integers(1, 40))
+    n = draw_(st.integers(1, 14))  # why few: nondeterministic stages may hold 2^n partial matches
     t, events = 0, []
     for i in range(n):
         t += draw_(st.sampled_from((0, 0, 1, 1, 2, 3, 6)))

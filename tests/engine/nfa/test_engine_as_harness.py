@@ -1,0 +1,70 @@
+"""The engine's own path gives what Flink's NFA harness gives, on the Flink oracle's random draws.
+
+The conformance cases run sequence patterns through :class:`~workbench.testing.NFATestHarness`,
+which moves a key's time only at its events, as Flink's NFA tests do; the Flink NFA oracle
+(``tests/conformance/flinkdiff.py``) checks that path against Flink CEP itself. A user's run goes
+through :class:`~workbench.engine.runtime.Engine` instead: its fused loop or one-event step, and
+window timers that fire at each deadline. Both must find the same matches and time out the same
+partial matches; only when a pending match or a timeout is noticed may differ (the harness sees
+time pass at the next event), so times and the order of emission are not compared.
+
+Skip strategies are left out on purpose: a timer that releases a pending match at its deadline
+prunes what a later advance of the harness times out first (both are runs Flink can make,
+depending on how often its watermark moves).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conformance.flinkdiff import END_OF_INPUT, draw
+from workbench.conformance.sequences import build_pattern
+from workbench.engine.detection import Detection
+from workbench.engine.events import Event
+from workbench.engine.families import compile_matcher
+from workbench.engine.runtime import Engine
+from workbench.errors import CepError
+from workbench.testing import NFATestHarness
+
+
+def _ids(events: Sequence[Event]) -> tuple[object, ...]:
+    return tuple(e.fields["id"] for e in events)
+
+
+def _found(detections: list[Detection]) -> Counter[tuple[object, ...]]:
+    """Each detection as kind, events by id, and the events of each stage by id (a multiset)."""
+    return Counter(
+        (d.kind, _ids(d.events), tuple((s, _ids(es)) for s, es in sorted(d.by_stage().items())))
+        for d in detections
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), per_event=st.booleans(), flink_order=st.booleans())
+def test_the_engine_finds_what_the_harness_finds(seed: int, per_event: bool, flink_order: bool) -> None:
+    case = draw(random.Random(seed), 0, skips=False).case
+    pattern = build_pattern(case["pattern"], "p", flink_order=flink_order)
+    try:
+        compile_matcher(pattern)
+    except CepError:
+        return  # why: a pattern Flink refuses too (the oracle checks that we refuse it)
+    # why 12: a draw with nondeterministic stages may hold 2^n partial matches after n events
+    events = [Event(e["type"], e["t"], None, e["fields"]) for e in case["events"][:12]]
+    harness = NFATestHarness(pattern)
+    for e in events:
+        harness.feed(e)
+    harness.advance(END_OF_INPUT)
+    engine = Engine([pattern])
+    if per_event:
+        for e in events:
+            engine.process(e)
+    else:
+        engine.process_many(events)
+    engine.finish()
+    assert not engine.errors
+    assert _found(engine.detections) == _found(harness.detections)

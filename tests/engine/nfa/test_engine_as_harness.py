@@ -18,11 +18,14 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any, cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conformance.flinkdiff import END_OF_INPUT, draw
+from tests.conformance.flinkdiff import END_OF_INPUT, NAMES, draw
+from tests.conformance.flinkdiff import _condition as condition
+from workbench.conformance.case import PatternSpec
 from workbench.conformance.sequences import build_pattern
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
@@ -44,17 +47,13 @@ def _found(detections: list[Detection]) -> Counter[tuple[object, ...]]:
     )
 
 
-@settings(max_examples=300, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), per_event=st.booleans(), flink_order=st.booleans())
-def test_the_engine_finds_what_the_harness_finds(seed: int, per_event: bool, flink_order: bool) -> None:
-    case = draw(random.Random(seed), 0, skips=False).case
-    pattern = build_pattern(case["pattern"], "p", flink_order=flink_order)
+def _compare(spec: PatternSpec, raw: list[dict[str, Any]], per_event: bool, flink_order: bool) -> None:
+    pattern = build_pattern(spec, "p", flink_order=flink_order)
     try:
         compile_matcher(pattern)
     except CepError:
         return  # why: a pattern Flink refuses too (the oracle checks that we refuse it)
-    # why 12: a draw with nondeterministic stages may hold 2^n partial matches after n events
-    events = [Event(e["type"], e["t"], None, e["fields"]) for e in case["events"][:12]]
+    events = [Event(e["type"], e["t"], None, e["fields"]) for e in raw]
     harness = NFATestHarness(pattern)
     for e in events:
         harness.feed(e)
@@ -68,3 +67,44 @@ def test_the_engine_finds_what_the_harness_finds(seed: int, per_event: bool, fli
     engine.finish()
     assert not engine.errors
     assert _found(engine.detections) == _found(harness.detections)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), per_event=st.booleans(), flink_order=st.booleans())
+def test_the_engine_finds_what_the_harness_finds(seed: int, per_event: bool, flink_order: bool) -> None:
+    case = draw(random.Random(seed), 0, skips=False).case
+    # why 12: a draw with nondeterministic stages may hold 2^n partial matches after n events
+    _compare(case["pattern"], case["events"][:12], per_event, flink_order)
+
+
+def _loop_shape(rng: random.Random) -> PatternSpec:
+    """``a, b{n,}, c`` with relaxed contiguity (the engine's loop plan), random conditions."""
+    stages = []
+    for i, (contiguity, least) in enumerate((("strict", 1), ("relaxed", rng.randint(1, 3)), ("relaxed", 1))):
+        where = condition(rng, i)[1]
+        quantifier = {
+            "min": least,
+            "max": None if i == 1 else 1,
+            "greedy": False,
+            "optional": False,
+            "inner_contiguity": "relaxed",
+        }
+        stage = {"name": f"s{i}", "where": where, "contiguity": contiguity, "negated": False}
+        stages.append({**stage, "quantifier": quantifier, "until": None})
+    within = rng.choice((None, 3, 5, 10, 20))
+    return cast(PatternSpec, {"kind": "sequence", "stages": stages, "within_ms": within, "skip": "no_skip"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), per_event=st.booleans())
+def test_the_loop_plan_finds_what_the_harness_finds(seed: int, per_event: bool) -> None:
+    rng = random.Random(seed)
+    spec = _loop_shape(rng)
+    t, events = 0, []
+    for i in range(rng.randint(3, 16)):
+        t += rng.choice((0, 1, 1, 2, 3, 6))
+        name = rng.choice(NAMES + "e")
+        events.append(
+            {"t": t, "type": name, "fields": {"id": i, "name": name, "price": float(rng.randint(0, 9))}}
+        )
+    _compare(spec, events, per_event, flink_order=False)

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from tests.engine.feeding import feed_all
 from workbench.engine.events import Event
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError, EventError
@@ -131,13 +132,7 @@ def test_a_numpy_time_is_the_same_built_in_number(one_by_one: bool, built: bool)
         Event(t, time, "k", {}, seq) if built else {"type": t, "time": time, "key": "k"}
         for t, time, seq in raw
     ]
-    if one_by_one:
-        for event in events:
-            engine.process(event)
-    else:
-        engine.process_many(events)
-    engine.finish()
-    (d,) = engine.detections
+    (d,) = feed_all(engine, events, per_event=one_by_one)
     assert [(type(e.time), e.time) for e in d.events] == [(float, 1.5), (int, 2)]
     with pytest.raises(EventError, match="time must be a number of milliseconds, got bool"):
         engine.process({"type": "a", "time": np.bool_(True), "key": "k"})

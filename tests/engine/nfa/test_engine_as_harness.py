@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from tests.conformance.flinkdiff import END_OF_INPUT, NAMES, draw
 from tests.conformance.flinkdiff import _condition as condition
+from tests.engine.feeding import feed_all
 from workbench.conformance.case import PatternSpec
 from workbench.conformance.sequences import build_pattern
 from workbench.engine.detection import Detection
@@ -60,14 +61,9 @@ def _compare(spec: PatternSpec, raw: list[dict[str, Any]], per_event: bool, flin
         harness.feed(e)
     harness.advance(END_OF_INPUT)
     engine = Engine([pattern])
-    if per_event:
-        for e in events:
-            engine.process(e)
-    else:
-        engine.process_many(events)
-    engine.finish()
+    found = feed_all(engine, events, per_event=per_event)
     assert not engine.errors
-    assert _found(engine.detections) == _found(harness.detections)
+    assert _found(found) == _found(harness.detections)
 
 
 @settings(max_examples=300, deadline=None)

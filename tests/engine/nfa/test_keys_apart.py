@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conformance.flinkdiff import draw
+from tests.engine.feeding import feed_all
 from workbench.conformance.sequences import build_pattern
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
@@ -82,14 +83,9 @@ def _rows(detections: list[Detection]) -> dict[object, list[tuple[object, ...]]]
 
 def _run(patterns: list[SequencePattern], events: list[Event], per_event: bool) -> list[Detection]:
     engine = Engine(patterns)
-    if per_event:
-        for e in events:
-            engine.process(e)
-    else:
-        engine.process_many(events)
-    engine.finish()
+    found = feed_all(engine, events, per_event=per_event)
     assert not engine.errors
-    return engine.detections
+    return found
 
 
 @pytest.mark.parametrize("engine_order", [False, True], ids=["flink-order", "engine-order"])

@@ -142,6 +142,16 @@ def test_text_times_that_are_not_dates_say_how_to_give_times(
     assert "--time-unit" in err
 
 
+def test_one_bad_time_in_a_file_of_numeric_times_is_named(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cep, _ = files
+    events = tmp_path / "bad.csv"
+    pd.DataFrame({"type": ["a", "b", "b"], "time": ["1", "2", "abc"], "k": "x"}).to_csv(events, index=False)
+    assert main(["run", str(cep), str(events)]) == 1
+    assert "column 'time', row 2: 'abc' is not a number" in capsys.readouterr().err
+
+
 def test_a_missing_partition_value_is_an_error_naming_the_row_unless_allowed(
     tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -43,3 +43,21 @@ def test_other_text_names_the_row_and_says_how(bad: str) -> None:
     ) as err:
         with_time_unit(data, None, None)
     assert "--time-unit s|ms|us|ns|date" in str(err.value)
+
+
+def test_numbers_written_as_text_become_numbers() -> None:
+    data = pd.DataFrame({"time": ["1", "2.5", None, "1700000000000"]})
+    out = with_time_unit(data, None, None)
+    assert isinstance(out, pd.DataFrame)
+    assert out["time"].tolist()[:2] == [1.0, 2.5]
+    assert pd.isna(out["time"].iloc[2])
+    assert out["time"].iloc[3] == 1_700_000_000_000
+    assert not TimeFormat.of_input(out).dates
+
+
+@pytest.mark.parametrize("bad", ["abc", "2024-01-01T00:00:00", "1,5"])
+def test_a_value_that_is_not_a_number_in_a_column_of_numbers_is_named(bad: str) -> None:
+    # why: one bad cell makes a CSV's numeric column text; the first time says it is numbers
+    data = pd.DataFrame({"time": ["1", "2", bad, "4"]}, index=[0, 1, 2, 3])
+    with pytest.raises(CepError, match=rf"column 'time', row 2: '{bad}' is not a number, as the column's"):
+        with_time_unit(data, None, None)

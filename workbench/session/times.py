@@ -162,10 +162,12 @@ def with_time_unit(data: object, time: str | None, unit: str | None) -> object:
 
 
 def _dates_as_text(data: pd.DataFrame, time: str | None) -> pd.DataFrame:
-    """``data`` with a time column of text parsed as ISO 8601 dates (else ``data`` as it is).
+    """``data`` with a time column of text read as times (else ``data`` as it is).
 
-    A text column that is not all dates gets a :class:`CepError` naming the first value that is not
-    one and saying how to give times (numbers, ``--time-unit``), before any event is replayed.
+    The first value says how: a number written as text (a JSON file's ``"time": "5"``, or a CSV
+    column that one bad cell made text) makes the column numbers, anything else ISO 8601 dates. A
+    value that is not one gets a :class:`CepError` naming it and its row and saying how to give
+    times (numbers, ``--time-unit``), before any event is replayed.
     """
     import pandas as pd
 
@@ -175,22 +177,28 @@ def _dates_as_text(data: pd.DataFrame, time: str | None) -> pd.DataFrame:
     column = data[name]
     if not (pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype)):
         return data
-    if not any(isinstance(v, str) for v in column.dropna().head(1000)):
+    present = column.dropna()
+    if not any(isinstance(v, str) for v in present.head(1000)):
         return data  # why: numbers in an object column (a JSON list) are read as numbers
-    coerced = pd.to_datetime(column, format="ISO8601", utc=True, errors="coerce")
-    bad = (coerced.isna() & column.notna()).to_numpy()
+    numbers = pd.to_numeric(column, errors="coerce")
+    if len(present) and pd.notna(numbers[present.index[0]]):  # why: the first time is a number
+        converted, what = numbers, "not a number, as the column's first time is"
+    else:
+        converted = pd.to_datetime(column, format="ISO8601", utc=True, errors="coerce")
+        what = "neither a number nor an ISO 8601 date"
+    bad = (converted.isna() & column.notna()).to_numpy()
     if bad.any():
         pos = int(bad.argmax())
         row = column.index[pos]
         row = row.item() if hasattr(row, "item") else row  # why: show 11, not np.int64(11)
         msg = (
-            f"column {name!r}, row {row!r}: {column.iloc[pos]!r} is neither a number nor an "
-            "ISO 8601 date; give times as numbers (milliseconds), ISO dates such as "
-            "2024-01-01T09:30:00Z, or say how with --time-unit s|ms|us|ns|date"
+            f"column {name!r}, row {row!r}: {column.iloc[pos]!r} is {what}; give times as numbers "
+            "(milliseconds), ISO dates such as 2024-01-01T09:30:00Z, or say how with "
+            "--time-unit s|ms|us|ns|date"
         )
         raise CepError(msg)
     out = data.copy()
-    out[name] = _parse_times(column, name, "date")
+    out[name] = numbers if converted is numbers else _parse_times(column, name, "date")
     return out
 
 

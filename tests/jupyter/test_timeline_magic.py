@@ -24,6 +24,18 @@ def test_run_with_timeline_returns_the_widget_of_that_run(ip: Any) -> None:  # n
     assert widget.model.instances, "the run was traced: its instances are on the timeline"
 
 
+def test_run_with_explain_prints_why_for_that_run(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    ip.run_cell_magic("cep", "", BLOG)
+    frame = ip.run_line_magic("cep", "run and_not and_not --on logins --explain")
+    printed = capsys.readouterr().out
+    session = current_session(ip)
+    assert printed.count("and_not: ") == 1  # a name given twice is one pattern, explained once
+    assert session.explain("and_not") in printed  # the same words as %cep explain on that run
+    assert len(frame) == len(session.runs["and_not"].detections)
+    widget = ip.run_line_magic("cep", "run and_not and_not --on logins -o hits --timeline")
+    assert len(widget.model.detections) == len(ip.user_ns["hits"])
+
+
 def test_timeline_subcommand_filters_keys_and_names_unrun_patterns(ip: Any) -> None:  # noqa: F811
     ip.run_cell_magic("cep", "", BLOG)
     ip.run_line_magic("cep", "run or_stop --on logins -o hits")

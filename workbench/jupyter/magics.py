@@ -12,7 +12,7 @@ detections as a DataFrame (or stores it in ``VAR``).
 Line magic subcommands (one module each in :mod:`workbench.jupyter.commands`)::
 
     %cep run NAME... --on DATAFRAME_OR_PATH [-o VAR] [--time COL] [--key COL] [--type COL] [--timeline]
-             [--strict]
+             [--explain] [--strict]
     %cep feed NAME... --start | %cep feed --from ITERABLE | %cep feed --stop
     %cep list
     %cep show NAME

@@ -1,4 +1,5 @@
-"""``%cep run NAME... --on DATAFRAME_OR_PATH [-o VAR]``: replay events through patterns."""
+"""``%cep run NAME... --on DATAFRAME_OR_PATH [-o VAR] [--explain] [--timeline]``: replay events through
+patterns."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ def _parser() -> ArgParser:
     p.add_argument("--backend", default="local", help="local (default), flink or flink-sql")
     p.add_argument(
         "--timeline", action="store_true", help="also show the timeline widget of this run (%%cep timeline)"
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="also print why each pattern's instances did or did not fire (%%cep explain NAME)",
     )
     p.add_argument(
         "--strict", action="store_true", help="stop at the first condition error (default: record, go on)"
@@ -110,14 +116,18 @@ def replay(
 def run(magics: CepMagics, argv: Sequence[str]) -> object:
     """Replay; return the detections DataFrame, or store it with ``-o``."""
     args = _parser().parse_args(list(argv))
-    frame = replay_args(magics, args.names, args)
+    names = list(dict.fromkeys(args.names))  # why: a name given twice is one pattern, run once
+    frame = replay_args(magics, names, args)
+    if args.explain:  # why here: the explanation reads this run's trace, as %cep explain does
+        for name in names:
+            print(magics.session.explain(name))
     if args.out:
-        return build_timeline(magics.session, args.names) if args.timeline else None
+        return build_timeline(magics.session, names) if args.timeline else None
     if args.timeline:
         from IPython.display import display
 
         display(frame)
-        return build_timeline(magics.session, args.names)
+        return build_timeline(magics.session, names)
     return frame
 
 

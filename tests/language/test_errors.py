@@ -544,3 +544,34 @@ def test_a_misspelt_keyword_after_a_stage_name_still_gets_its_suggestion() -> No
     with pytest.raises(CepSyntaxError) as info:
         compile_text("sequence s begin a wher e.x > 1")
     assert "did you mean 'where'" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("sequence s begin a: login followedBy b: trade", "(write 'followed by' for 'followedBy')"),
+        ("sequence s begin a: login notFollowedBy b: trade", "(write 'not followed by' for 'notFollowedBy')"),
+        ("sequence s begin a: login next b: trade oneOrMore", "(write 'one or more' for 'oneOrMore')"),
+        (
+            "sequence s skipPastLastEvent begin a: login",
+            "(write 'skip past last event' for 'skipPastLastEvent')",
+        ),
+        ("sequence s begin a: login where e.x > 1 && e.y > 1", "(write 'and' for '&&')"),
+        ("sequence s begin a: login where e.x > 1 || e.y > 1", "(write 'or' for '||')"),
+        ("sequence s begin a: login where !(e.x > 1)", "(write 'not' for '!')"),
+    ],
+)
+def test_another_language_s_spelling_is_named_with_this_one_s(text: str, hint: str) -> None:
+    with pytest.raises(CepSyntaxError) as info:
+        compile_text(text)
+    assert hint in str(info.value)
+    assert "did you mean" not in str(info.value)
+
+
+def test_a_bare_field_name_is_pointed_to_the_event() -> None:
+    with pytest.raises(CepError) as info:
+        compile_text("sequence s begin a: login next b: trade where price > 100")
+    assert "unknown variable or stage 'price' (did you mean 'e.price'?" in str(info.value)
+    with pytest.raises(CepError) as declared:  # a field the declaration does not name: no such hint
+        compile_text("event trade(qty: int)\nsequence s begin b: trade where price > 100")
+    assert "e.price" not in str(declared.value)

@@ -157,7 +157,11 @@ def _check_names(tree: ir.Node, scope: Scope, source: str, fallback: SourceSpan)
             msg = f"{name!r} is a function: call it, e.g. {name}(A)"
         else:
             kinds = "variable or stage" if scope.stages else "variable"
-            msg = f"unknown {kinds} {name!r}{nearest(name, pool)}"
+            hint = nearest(name, pool)
+            if not hint and (scope.fields is None or name in scope.fields):  # why: 'price' for 'e.price'
+                event = scope.event_name
+                hint = f" (did you mean '{event}.{name}'? the event's fields are read as {event}.FIELD)"
+            msg = f"unknown {kinds} {name!r}{hint}"
         raise CepCompileError(msg, span, source)
     for node in ir.walk(tree):
         if isinstance(node, ir.Stage) and node.stage not in scope.stages:

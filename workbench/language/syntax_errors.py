@@ -66,6 +66,43 @@ def _expected_text(expected: set[str]) -> tuple[str, list[str]]:
     return "one of " + ", ".join(described), words
 
 
+#: what Flink CEP's Java API, SQL and C-like languages spell -> how this language says it
+_FOREIGN = {
+    "followedBy": "followed by",
+    "followedByAny": "followed by any",
+    "notFollowedBy": "not followed by",
+    "notNext": "not next",
+    "oneOrMore": "one or more",
+    "timesOrMore": "times N or more",
+    "allowCombinations": "allow combinations",
+    "noSkip": "no skip",
+    "skipToNext": "skip to next",
+    "skipPastLastEvent": "skip past last event",
+    "skipToFirst": "skip to first STAGE",
+    "skipToLast": "skip to last STAGE",
+    "&&": "and",
+    "&": "and",
+    "||": "or",
+    "!": "not",
+}
+
+
+def _foreign_hint(text: str, line: int, col: int) -> str:
+    """A hint for another language's spelling at the error (``followedBy``, ``&&``), else ``""``."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return ""
+    rest = lines[line - 1][col - 1 :]
+    before = lines[line - 1][: col - 1]
+    word = re.match(r"[A-Za-z_]\w*|&&|&|\|\||!(?!=)", rest)
+    got = word.group(0) if word else ""
+    if rest.startswith("|") and before.endswith("|"):
+        got = "||"  # why: the first '|' parsed (a stage alternation); the second is the error
+    if got not in _FOREIGN:
+        return ""
+    return f" (write '{_FOREIGN[got]}' for '{got}')"
+
+
 def _suggest(got: str, candidates: list[str]) -> str:
     close = difflib.get_close_matches(got, candidates, n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
@@ -118,7 +155,7 @@ def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxE
         got = str(err.token)
         msg = f"unexpected {got!r}; expected {what}"
         if re.fullmatch(r"[A-Za-z_]\w*", got):
-            msg += _suggest(got, words)
+            msg += _foreign_hint(text, line, col) or _suggest(got, words)
         elif "DURATION" in err.expected:
             msg += _duration_hint(text.split("\n")[line - 1][col - 1 :])
     elif isinstance(err, UnexpectedCharacters):
@@ -130,12 +167,14 @@ def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxE
         got = word.group(0) if word else ch
         msg = f"unexpected {got!r}; expected {what}"
         if word:
-            msg += _suggest(got, words)
+            msg += _foreign_hint(text, line, col) or _suggest(got, words)
         elif "DURATION" in allowed:
             msg += _duration_hint(text.split("\n")[line - 1][col - 1 :])
     else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
         line, col = max(err.line, 1), max(err.column, 1)
         msg = str(err)
+    if "did you mean" not in msg and " for '" not in msg:  # why: an operator ('&&', '||', '!')
+        msg += _foreign_hint(text, line, col)
     dangling = _dangling_annotation(text, line, col)
     if dangling is not None:  # 'a: logout(...) @stop(c) }': annotations come first
         line, col, written = dangling

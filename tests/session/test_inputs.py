@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from workbench.engine.events import Event
 from workbench.errors import CepError, EventError
-from workbench.session.inputs import load_events
+from workbench.session.inputs import load_events, read_frame
 from workbench.session.session import CepSession
 
 PATTERN = "sequence s partition by k within 10ms\n    begin a: a\n    followed by b: b\n"
@@ -28,6 +29,15 @@ def test_repeated_columns_are_refused_by_name() -> None:
     with pytest.raises(EventError, match="more than one column named 'k'") as err:
         replay(frame)
     assert err.value.field == "k"
+
+
+def test_a_csv_header_that_names_a_column_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "twice.csv"
+    path.write_text("\ufefftype,time,k,k\na,1,x,y\nb,2,x,y\n", encoding="utf-8")
+    with pytest.raises(CepError, match=r"its header names column 'k' twice \(columns 3 and 4\); rename one"):
+        read_frame(path)
+    path.write_text("type,time,k\na,1,x\nb,2,x\n", encoding="utf-8")
+    assert replay(read_frame(path)) == [("x", (0, 1))]
 
 
 def test_columns_not_named_by_text_are_refused_by_position() -> None:

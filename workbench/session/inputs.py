@@ -9,6 +9,7 @@ Columns: ``type``, ``time`` (or ``t``), ``key`` and one column per field; other 
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -54,6 +55,8 @@ def read_frame(path: str | Path) -> pd.DataFrame:
         msg = f"no such file: {p}"
         raise CepError(msg)
     suffix = p.suffix.lower()
+    if suffix == ".csv":
+        _check_csv_header(p)
     try:
         if suffix == ".csv":
             return pd.read_csv(p)
@@ -68,6 +71,22 @@ def read_frame(path: str | Path) -> pd.DataFrame:
         raise CepError(msg) from None
     msg = f"cannot read {p}: unknown file type {suffix!r}; use one of {', '.join(SUFFIXES)}"
     raise CepError(msg)
+
+
+def _check_csv_header(p: Path) -> None:
+    """Refuse a CSV header that names a column twice (pandas would rename the second ``name.1``)."""
+    try:
+        with p.open(newline="", encoding="utf-8-sig") as f:
+            header = next(csv.reader(f), [])
+    except (UnicodeDecodeError, csv.Error):
+        return  # why: pandas' own reading names what is wrong
+    first: dict[str, int] = {}
+    for i, name in enumerate(header, 1):
+        if name in first:
+            where = f"columns {first[name]} and {i}"
+            msg = f"cannot read {p}: its header names column {name!r} twice ({where}); rename one"
+            raise CepError(msg)
+        first[name] = i
 
 
 def check_out_of_orderness(value: object) -> None:

@@ -61,3 +61,9 @@ def test_a_value_that_is_not_a_number_in_a_column_of_numbers_is_named(bad: str) 
     data = pd.DataFrame({"time": ["1", "2", bad, "4"]}, index=[0, 1, 2, 3])
     with pytest.raises(CepError, match=rf"column 'time', row 2: '{bad}' is not a number, as the column's"):
         with_time_unit(data, None, None)
+
+
+def test_repeated_index_labels_do_not_confuse_the_first_time() -> None:
+    data = pd.DataFrame({"time": ["5", "6", "x"]}, index=[0, 0, 1])
+    with pytest.raises(CepError, match=r"row 1: 'x' is not a number"):
+        with_time_unit(data, None, None)

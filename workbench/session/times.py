@@ -181,7 +181,8 @@ def _dates_as_text(data: pd.DataFrame, time: str | None) -> pd.DataFrame:
     if not any(isinstance(v, str) for v in present.head(1000)):
         return data  # why: numbers in an object column (a JSON list) are read as numbers
     numbers = pd.to_numeric(column, errors="coerce")
-    if len(present) and pd.notna(numbers[present.index[0]]):  # why: the first time is a number
+    first = int(column.notna().to_numpy().argmax())  # why by position: index labels may repeat
+    if pd.notna(numbers.iloc[first]):  # why: the first time is a number written as text
         converted, what = numbers, "not a number, as the column's first time is"
     else:
         converted = pd.to_datetime(column, format="ISO8601", utc=True, errors="coerce")

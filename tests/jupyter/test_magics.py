@@ -152,6 +152,18 @@ def test_live_feed(ip: Any) -> None:
     assert len(ip.run_line_magic("cep", "matches live")) == 1
 
 
+def test_a_misspelt_on_variable_defines_nothing(ip: Any) -> None:
+    with pytest.raises(CepCellError, match="--on nosuch: no variable 'nosuch'"):
+        ip.run_cell_magic("cep", "--on nosuch", "sequence never_defined begin a")
+    assert "never_defined" not in ip.run_line_magic("cep", "list").to_string()
+
+
+def test_stopping_a_feed_that_does_not_run_says_so(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    frame = ip.run_line_magic("cep", "feed --stop")
+    assert frame.empty
+    assert "no live feed is running" in capsys.readouterr().out
+
+
 def test_live_feed_notes_dropped_partial_matches(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     text = "sequence s max partial matches 2\n  begin a: login\n  followed by b: logout"
     ip.run_cell_magic("cep", "-q", text)

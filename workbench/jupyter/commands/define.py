@@ -37,6 +37,8 @@ def _parser() -> ArgParser:
 def define(magics: CepMagics, argv: Sequence[str], cell: str) -> object:
     """Compile the cell; print what was defined; replay ``--on`` if given."""
     args = _parser().parse_args(list(argv))
+    if args.on is not None:
+        magics.resolve(args.on)  # why first: a misspelt --on variable leaves the session as it was
     defs = magics.session.define(cell, first_line=CELL_FIRST_LINE, default_name=args.name)
     names = [d.pattern.name for d in defs]
     if not args.quiet and args.on is None:

@@ -58,6 +58,8 @@ def feed(magics: CepMagics, argv: Sequence[str]) -> object:
     engine = session.live
     before = engine.stats["dropped"] if engine is not None else 0
     if args.stop:
+        if engine is None:  # why a note, not an error: stopping twice is harmless, but say so
+            print("note: no live feed is running (start one with %cep feed NAME... --start)")
         detections = session.stop_feed()
     elif args.tick:
         detections = session.feed(())

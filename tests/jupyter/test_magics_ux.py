@@ -113,6 +113,20 @@ def test_explain_fired_and_never_fired(ip: Any, capsys: pytest.CaptureFixture[st
     assert "no instance was started" in capsys.readouterr().out
 
 
+def test_explain_for_a_key_without_instances_lists_the_keys_that_have_some(
+    ip: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ip.user_ns["numbered"] = pd.DataFrame(
+        {"type": ["login", "logout"], "time": [0, 1], "user": ["1", "1"], "x": [1, 1]}
+    )
+    ip.run_line_magic("cep", "run s --on numbered")
+    capsys.readouterr()
+    ip.run_line_magic("cep", "explain s --key 1")  # the int 1; the data's key is the text '1'
+    out = capsys.readouterr().out
+    assert "no instance was started for key 1" in out
+    assert "keys with instances: '1'" in out
+
+
 @pytest.mark.skipif(importlib.util.find_spec("pyflink") is not None, reason="PyFlink is installed here")
 def test_flink_backend_without_pyflink(ip: Any) -> None:
     err = cell_error(ip, "%cep run s --on events --backend flink")

@@ -183,11 +183,16 @@ def explain(
     if instance is not None:
         return _stories(pattern, by_instance, fired, events, key, instance, show_time)
     if not by_instance:
-        return (
+        text = (
             f"{name}: no instance was started"
             + (f" for key {key!r}" if key is not None else "")
             + " (no event matched an initiator or a first stage)"
         )
+        others = sorted({repr(r.key) for r in trace})  # why: '1' and 1 are different keys
+        if key is not None and others:
+            shown = ", ".join(others[:10]) + (f", ... ({len(others)} in all)" if len(others) > 10 else "")
+            text += f"; keys with instances: {shown}"
+        return text
     chosen_detections = [d for d in detections if key is None or d.key == key]
     lines = overview(pattern, by_instance, fired, chosen_detections, key, events, show_time)
     if not details and len(by_instance) > few:

@@ -145,6 +145,7 @@ def _end_of(text: str) -> tuple[int, int]:
 
 def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxError:
     source = "\n" * (first_line - 1) + text
+    hint = ""  # why apart from msg: another language's spelling, when there is one, replaces it
     if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
         line, col = _end_of(text)
         what, _ = _expected_text(set(err.expected))
@@ -155,9 +156,9 @@ def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxE
         got = str(err.token)
         msg = f"unexpected {got!r}; expected {what}"
         if re.fullmatch(r"[A-Za-z_]\w*", got):
-            msg += _foreign_hint(text, line, col) or _suggest(got, words)
+            hint = _suggest(got, words)
         elif "DURATION" in err.expected:
-            msg += _duration_hint(text.split("\n")[line - 1][col - 1 :])
+            hint = _duration_hint(text.split("\n")[line - 1][col - 1 :])
     elif isinstance(err, UnexpectedCharacters):
         line, col = err.line, err.column
         ch = text.split("\n")[line - 1][col - 1 : col] if line >= 1 else ""
@@ -167,14 +168,13 @@ def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxE
         got = word.group(0) if word else ch
         msg = f"unexpected {got!r}; expected {what}"
         if word:
-            msg += _foreign_hint(text, line, col) or _suggest(got, words)
+            hint = _suggest(got, words)
         elif "DURATION" in allowed:
-            msg += _duration_hint(text.split("\n")[line - 1][col - 1 :])
+            hint = _duration_hint(text.split("\n")[line - 1][col - 1 :])
     else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
         line, col = max(err.line, 1), max(err.column, 1)
         msg = str(err)
-    if "did you mean" not in msg and " for '" not in msg:  # why: an operator ('&&', '||', '!')
-        msg += _foreign_hint(text, line, col)
+    msg += _foreign_hint(text, line, col) or hint
     dangling = _dangling_annotation(text, line, col)
     if dangling is not None:  # 'a: logout(...) @stop(c) }': annotations come first
         line, col, written = dangling

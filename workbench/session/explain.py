@@ -188,8 +188,8 @@ def explain(
             + (f" for key {key!r}" if key is not None else "")
             + " (no event matched an initiator or a first stage)"
         )
-        others = sorted({repr(r.key) for r in trace})  # why: '1' and 1 are different keys
-        if key is not None and others:
+        others = sorted({repr(r.key) for r in trace}) if key is not None else []  # why repr: '1' is not 1
+        if others:
             shown = ", ".join(others[:10]) + (f", ... ({len(others)} in all)" if len(others) > 10 else "")
             text += f"; keys with instances: {shown}"
         return text

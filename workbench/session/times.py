@@ -180,10 +180,11 @@ def _dates_as_text(data: pd.DataFrame, time: str | None) -> pd.DataFrame:
     present = column.dropna()
     if not any(isinstance(v, str) for v in present.head(1000)):
         return data  # why: numbers in an object column (a JSON list) are read as numbers
-    numbers = pd.to_numeric(column, errors="coerce")
-    first = int(column.notna().to_numpy().argmax())  # why by position: index labels may repeat
-    if pd.notna(numbers.iloc[first]):  # why: the first time is a number written as text
-        converted, what = numbers, "not a number, as the column's first time is"
+    # why the first time alone, by position (index labels may repeat): it says numbers or dates
+    numeric = pd.notna(pd.to_numeric(present.iloc[:1], errors="coerce").iloc[0])
+    if numeric:
+        converted = pd.to_numeric(column, errors="coerce")
+        what = "not a number, as the column's first time is"
     else:
         converted = pd.to_datetime(column, format="ISO8601", utc=True, errors="coerce")
         what = "neither a number nor an ISO 8601 date"
@@ -199,7 +200,7 @@ def _dates_as_text(data: pd.DataFrame, time: str | None) -> pd.DataFrame:
         )
         raise CepError(msg)
     out = data.copy()
-    out[name] = numbers if converted is numbers else _parse_times(column, name, "date")
+    out[name] = converted if numeric else _parse_times(column, name, "date")
     return out
 
 

@@ -141,6 +141,17 @@ def _stage(rng: random.Random, i: int) -> tuple[dict[str, Any], str]:
     return spec, "stage\t" + "\t".join(map(str, fields))
 
 
+def draw_events(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    """``n`` random events in time order (equal times too), each with its ``id``, ``name``, ``price``."""
+    t, events = 0, []
+    for i in range(n):
+        t += rng.choice((0, 1, 1, 2, 3, 6))  # why 0: equal times
+        name = rng.choice(NAMES + "e")
+        price = float(rng.randint(0, 9))
+        events.append({"t": t, "type": name, "fields": {"id": i, "name": name, "price": price}})
+    return events
+
+
 def draw(rng: random.Random, index: int, *, skips: bool = True) -> Drawn:
     """One random pattern and stream (``skips``: any skip strategy, else ``no_skip``)."""
     n_stages = rng.randint(1, 5)
@@ -157,13 +168,8 @@ def draw(rng: random.Random, index: int, *, skips: bool = True) -> Drawn:
         skip = "no_skip"
     target = rng.choice([s["name"] for s in stages]) if skip in ("skip_to_first", "skip_to_last") else "-"
     final = END_OF_INPUT if rng.random() < 0.7 else None
-    t, events, event_lines = 0, [], []
-    for _ in range(rng.randint(3, 22)):
-        t += rng.choice((0, 1, 1, 2, 3, 6))  # why 0: equal times
-        name = rng.choice(NAMES + "e")
-        price = float(rng.randint(0, 9))
-        events.append({"t": t, "type": name, "fields": {"id": len(events), "name": name, "price": price}})
-        event_lines.append(f"event\t{t}\t{name}\t{price}")
+    events = draw_events(rng, rng.randint(3, 22))
+    event_lines = [f"event\t{e['t']}\t{e['type']}\t{e['fields']['price']}" for e in events]
     case_id = f"flinkdiff/{index}"
     throw = skip in ("skip_to_first", "skip_to_last") and rng.random() < 0.3
     limits = (within if within is not None else -1, final if final is not None else -1, int(throw))

@@ -24,7 +24,7 @@ from typing import Any, cast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conformance.flinkdiff import END_OF_INPUT, NAMES, draw
+from tests.conformance.flinkdiff import END_OF_INPUT, draw, draw_events
 from tests.conformance.flinkdiff import _condition as condition
 from tests.engine.feeding import feed_all
 from workbench.conformance.case import PatternSpec
@@ -97,11 +97,4 @@ def _loop_shape(rng: random.Random) -> PatternSpec:
 def test_the_loop_plan_finds_what_the_harness_finds(seed: int, per_event: bool) -> None:
     rng = random.Random(seed)
     spec = _loop_shape(rng)
-    t, events = 0, []
-    for i in range(rng.randint(3, 16)):
-        t += rng.choice((0, 1, 1, 2, 3, 6))
-        name = rng.choice(NAMES + "e")
-        events.append(
-            {"t": t, "type": name, "fields": {"id": i, "name": name, "price": float(rng.randint(0, 9))}}
-        )
-    _compare(spec, events, per_event, flink_order=False)
+    _compare(spec, draw_events(rng, rng.randint(3, 16)), per_event, flink_order=False)

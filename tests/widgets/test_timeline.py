@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+from bokeh.models import ColumnDataSource
+
 from workbench.engine import Detection, Engine, Event, TraceKind, TraceRecord, run
 from workbench.engine.matcher import Context
 from workbench.widgets import Timeline
@@ -144,6 +147,23 @@ def test_live_updates_are_deltas_equal_to_a_full_redraw() -> None:
     assert bands(tl) == bands(full)
     assert markers(tl) == markers(full)
     assert tl.sources["detections"].data["index"] == [0]
+
+
+def test_a_zero_length_bands_label_goes_above_its_row_until_the_band_grows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tl = Timeline()
+    tl.add(TRACE[:3])  # counted 1/3 at t=2, which is now: a zero-length band, a tick and a dot
+    d = tl.sources["bands"].data
+    i = d["label"].index("1/3")
+    assert d["start"][i] == d["end"][i] == 2
+    assert d["label_dy"][i] < 0  # above the tick, the event's dot and a breakpoint's ring
+    assert [dy for j, dy in enumerate(d["label_dy"]) if j != i] == [0.0] * (len(d["label_dy"]) - 1)
+    patches: list[dict[str, Any]] = []
+    patch = ColumnDataSource.patch
+    monkeypatch.setattr(ColumnDataSource, "patch", lambda s, p, *a: (patches.append(p), patch(s, p, *a)))
+    tl.add([TRACE[3]])  # t=3: the band now has a width, and its label sits on it
+    assert (i, 0.0) in [change for p in patches for change in p["label_dy"]]
 
 
 def test_live_update_resets_when_the_layout_changes() -> None:

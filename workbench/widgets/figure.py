@@ -45,6 +45,7 @@ __all__ = [
     "detection_columns",
     "empty_columns",
     "figure_height",
+    "label_dy",
     "marker_columns",
     "marker_ids",
     "time_axis",
@@ -65,12 +66,19 @@ def band_columns(bands: list[Band]) -> DataDict:
         "color": [STATE_COLORS[b.state] for b in bands],
         "hatch": [STATE_HATCH.get(b.state, " ") for b in bands],
         "cap": [cap_width(b) for b in bands],
+        "label_dy": [label_dy(b) for b in bands],
     }
 
 
 def cap_width(band: Band) -> float:
     """Screen width of the tick that shows a zero-length band (a final state at the instance's end)."""
     return 7.0 if band.end <= band.start else 0.0
+
+
+def label_dy(band: Band) -> float:
+    """Screen offset of a band's ``k/n`` label: a zero-length band's goes above its row, where the
+    tick, an event's dot and a breakpoint's ring at that time would hide it."""
+    return -19.0 if band.end <= band.start and band.label else 0.0
 
 
 def marker_columns(markers: list[Marker]) -> DataDict:
@@ -226,7 +234,7 @@ def _draw_bands(fig: figure, source: ColumnDataSource) -> GlyphRenderer[HBar]:
     )  # fmt: skip
     fig.text(
         x="mid", y="row", text="label", text_align="center", text_baseline="middle", text_font_size="8pt",
-        source=source,
+        y_offset="label_dy", source=source,
     )  # fmt: skip
     return bars
 

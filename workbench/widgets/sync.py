@@ -20,6 +20,7 @@ from workbench.widgets.figure import (
     cap_width,
     detection_columns,
     figure_height,
+    label_dy,
     marker_columns,
     marker_ids,
 )
@@ -126,6 +127,7 @@ class SentView:
                     "end": [(i, b.end) for i, b in patches],
                     "mid": [(i, (b.start + b.end) / 2) for i, b in patches],
                     "cap": [(i, cap_width(b)) for i, b in patches],
+                    "label_dy": [(i, label_dy(b)) for i, b in patches],
                 }
             )
         new_bands = [b for ident, b in bands.items() if ident not in self.bands]

@@ -230,8 +230,7 @@ public class FlinkNfaOracle {
             nfa = NFACompiler.compileFactory(build(stages, skip, within), true).createNFA();
         } catch (Exception e) {  // the pattern is refused (it must be refused on the other side too),
             // unless Flink's compiler itself failed on it (a NullPointerException): then no oracle
-            out.append(e instanceof NullPointerException ? "crash " : "error ").append(e.getClass().getSimpleName()).append(": ")
-               .append(String.valueOf(e.getMessage()).replace('\n', ' ')).append('\n');
+            failure(e, out);
             out.append("end\n");
             return;
         }
@@ -266,10 +265,22 @@ public class FlinkNfaOracle {
             buffer.releaseCacheStatisticsTimer();
         } catch (Exception e) {  // the run fails (a skip with throwExceptionOnMiss that misses) --
             // it must fail on the other side too -- unless Flink itself failed (a NullPointerException)
-            out.append(e instanceof NullPointerException ? "crash " : "error ").append(e.getClass().getSimpleName()).append(": ")
-               .append(String.valueOf(e.getMessage()).replace('\n', ' ')).append('\n');
+            failure(e, out);
         }
         out.append("end\n");
+    }
+
+    /** An "error" line (the other side must fail too), or a "crash" line for Flink's own
+     *  NullPointerException (no oracle). Flink wraps an exception thrown while a condition is
+     *  evaluated in a FlinkRuntimeException ("Failure happened in filter function"), its own
+     *  NullPointerException included, so the root cause decides. */
+    static void failure(Exception e, StringBuilder out) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        out.append(root instanceof NullPointerException ? "crash " : "error ").append(e.getClass().getSimpleName()).append(": ")
+           .append(String.valueOf(e.getMessage()).replace('\n', ' ')).append('\n');
     }
 
     static void emit(Tuple2<Collection<Map<String, List<Event>>>, Collection<Tuple2<Map<String, List<Event>>, Long>>> r,

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from workbench.engine.detection import Detection, TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context, Matcher
+from workbench.engine.reactions import Channel, Instance, ReactionGroup, Timer
 from workbench.engine.runtime import Engine
 from workbench.engine.sharding import ShardedEngine, partition, run_sharded, shard_of, stable_hash
 from workbench.errors import CepError, EventError
@@ -143,6 +144,29 @@ def test_partition_then_independent_engines(events: list[dict[str, Any]], shards
     )
     assert per_key(detections) == per_key(ref.detections)
     assert [e.seq for e in late] == [e.seq for e in ref.late]
+
+
+def make_windows() -> list[ReactionGroup]:
+    """A group with declared instances (started at 0, before any event) and a recurring window."""
+    channel = Channel("a", "a", timer=Timer(10, 10))
+    return [ReactionGroup("w", "or", channels=(channel,), instances=(Instance("k1", 0), Instance(4, 0)))]
+
+
+@given(events=streams(), shards=st.integers(1, 5), b=st.sampled_from([0, 3, 10]))
+@settings(max_examples=40, deadline=None)
+def test_declared_instances_start_once_in_the_shard_of_their_key(
+    events: list[dict[str, Any]], shards: int, b: int
+) -> None:
+    ref = Engine(make_windows(), out_of_orderness=b)
+    sharded = ShardedEngine(make_windows(), shards, out_of_orderness=b)
+    for engine in (ref, sharded):
+        engine.process_many(events)
+        engine.finish()
+    detections, _ = run_sharded(
+        "tests.engine.test_sharding:make_windows", events, shards, processes=0, out_of_orderness=b
+    )
+    assert per_key(sharded.detections) == per_key(detections) == per_key(ref.detections)
+    assert {d.key for d in ref.detections} <= {"k1", 4}
 
 
 def test_worker_processes_give_the_same_detections() -> None:

@@ -152,6 +152,33 @@ def test_live_feed(ip: Any) -> None:
     assert len(ip.run_line_magic("cep", "matches live")) == 1
 
 
+def test_a_feed_with_its_own_clock_fires_timers_by_that_clock(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell_magic("cep", "-q", "group hot\n  on reading\n  @or @timeout(100ms) @timeout_channel { again: reading }")
+    now = [1000]
+    ip.user_ns["plant_clock"] = lambda: now[0]
+    ip.user_ns["one"] = [{"type": "reading", "key": "m"}]
+    ip.run_line_magic("cep", "feed hot --start --clock plant_clock")
+    assert "stamped by plant_clock()" in capsys.readouterr().out
+    ip.run_line_magic("cep", "feed --from one")  # starts an instance at 1000
+    now[0] = 1099
+    assert ip.run_line_magic("cep", "feed --tick").empty  # however long the wall clock took
+    now[0] = 1101
+    frame = ip.run_line_magic("cep", "feed --tick")
+    assert list(frame["kind"]) == ["timeout"]
+    assert list(frame["emit_time"]) == [1100]  # the clock's numbers, not wall-clock dates
+    ip.run_line_magic("cep", "feed --stop")
+    ip.user_ns["not_callable"] = 5
+    with pytest.raises(CepCellError, match="--clock needs a variable holding a callable"):
+        ip.run_line_magic("cep", "feed hot --start --clock not_callable")
+    with pytest.raises(CepCellError, match="--clock goes with --start only"):
+        ip.run_line_magic("cep", "feed --tick --clock plant_clock")
+    ip.user_ns["bad_clock"] = lambda: "soon"
+    ip.run_line_magic("cep", "feed hot --start --clock bad_clock")
+    with pytest.raises(CepCellError, match="the processing-time clock returned 'soon'"):
+        ip.run_line_magic("cep", "feed --from one")
+    ip.run_line_magic("cep", "feed --stop")
+
+
 def test_a_misspelt_on_variable_defines_nothing(ip: Any) -> None:
     with pytest.raises(CepCellError, match="--on nosuch: no variable 'nosuch'"):
         ip.run_cell_magic("cep", "--on nosuch", "sequence never_defined begin a")

@@ -104,4 +104,6 @@ def plan_replay(
         return ReplayPlan(tuple(events), wm, None)
     if until is not None:
         return ReplayPlan(tuple(events), max(wm, Bound(until, True)), None)
-    return ReplayPlan(tuple(events), Bound(math.inf, True), wm)
+    # why max_seen: the final flush starts after the newest event, however far lateness held the
+    # watermark back (the engine's finish() releases what is buffered first)
+    return ReplayPlan(tuple(events), Bound(math.inf, True), max(wm, Bound(clock.max_seen, False)))

@@ -152,9 +152,15 @@ class Engine(Timekeeping):
         # Optional hook: a matcher may ask for timers before any event (Prova groups created at
         # start-up). ``initial_timers()`` yields ``(time, key, token)``.
         for pindex, time, key, token in self.host.initial_timers():
-            if pindex == index:
+            if pindex == index and self.owns(key):
                 self.host.schedule_initial(self._key_state(key), key, pindex, time, token)
         return matcher
+
+    def owns(self, key: Hashable) -> bool:
+        """Whether this engine keeps ``key``'s state: every key, but in one shard of a
+        :class:`~workbench.engine.sharding.ShardedEngine` (which starts the declared instances
+        of a group only where their key lives)."""
+        return True
 
     @property
     def watermark(self) -> float:
@@ -333,6 +339,8 @@ class Engine(Timekeeping):
         clock = self.event_clock
         position = clock.next_seq
         clock.next_seq = position + 1  # a rejected event still occupies its input position
+        if self._processing and isinstance(raw, Mapping) and "time" not in raw and "t" not in raw:
+            raw = {**raw, "time": 0}  # why: processing time stamps it with the clock (_accept)
         event = stamp(raw, position)
         if event.seq < -1:  # why: a derived event (emit into) takes no input position
             clock.next_seq = position

@@ -34,7 +34,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Unpack
+from typing import Any, Unpack
 
 from workbench.engine.clock import EventClock, OrderBy, Watermark, stamp
 from workbench.engine.detection import Detection
@@ -113,6 +113,20 @@ def _check_shards(shards: object) -> None:
         raise CepError(msg)
 
 
+class _Shard(Engine):
+    """One shard's engine: it keeps only the keys :func:`shard_of` gives it (so a group's declared
+    ``instance 'k' at 0`` starts once, in the shard of ``'k'``, not in every shard)."""
+
+    def __init__(
+        self, index: int, shards: int, patterns: Iterable[Pattern | Matcher], **options: Any
+    ) -> None:
+        self.index, self.shards = index, shards
+        super().__init__(patterns, **options)
+
+    def owns(self, key: Hashable) -> bool:
+        return shard_of(key, self.shards) == self.index
+
+
 class ShardedEngine(Outputs):
     """One stream over ``shards`` engines, split by a stable hash of the key.
 
@@ -152,7 +166,9 @@ class ShardedEngine(Outputs):
         #: the global watermark the shards were last brought to
         self._synced: Watermark = self._clock.watermark
         self.engines = [
-            Engine(
+            _Shard(
+                index,
+                shards,
                 self.matchers,
                 out_of_orderness=out_of_orderness,
                 trace=trace,
@@ -164,7 +180,7 @@ class ShardedEngine(Outputs):
                 on_late=self.publish_late,  # why: a shard calls late only events fed back to it
                 collect=False,
             )
-            for _ in range(shards)
+            for index in range(shards)
         ]
         for engine in self.engines:  # the matchers are shared, so their errors go to one log
             engine.fault_log = self.fault_log
@@ -256,6 +272,10 @@ class ShardedEngine(Outputs):
     def finish(self, until: int | float | None = None) -> list[Detection]:
         """End of input on every shard (see :meth:`Engine.finish`)."""
         with self._owner("finish") as out:
+            if until is None:  # why: every shard runs up to the input's newest time before its final flush
+                seen = (self._clock.max_seen, False)
+                for engine in self.engines:
+                    out.extend(engine.catch_up(seen))
             self._clock.close(INF if until is None else until, "finish")
             for engine in self.engines:
                 out.extend(engine.finish(until))
@@ -318,10 +338,12 @@ class ShardedSnapshot:
 
 @dataclass(slots=True)
 class Partitioned:
-    """A finite stream split by key: per-shard event lists (global ``seq``) and the late events."""
+    """A finite stream split by key: per-shard event lists (global ``seq``), the late events, and
+    the newest event time of the stream (``-inf`` when it had none)."""
 
     shards: list[list[Event]]
     late: list[Event]
+    last: int | float = -INF
 
 
 def partition(events: Iterable[EventLike], shards: int, *, out_of_orderness: int | float = 0) -> Partitioned:
@@ -348,7 +370,7 @@ def partition(events: Iterable[EventLike], shards: int, *, out_of_orderness: int
         if index is None:
             index = cache[event.key] = shard_of(event.key, shards)
         out[index].append(event)
-    return Partitioned(out, late)
+    return Partitioned(out, late, clock.max_seen)
 
 
 def _load_patterns(factory: str, args: tuple[object, ...]) -> list[Pattern | Matcher]:
@@ -360,16 +382,31 @@ def _load_patterns(factory: str, args: tuple[object, ...]) -> list[Pattern | Mat
     return list(fn(*args))
 
 
+@dataclass(frozen=True)
+class _ShardJob:
+    """What a worker needs besides the patterns: which shard it runs, and the stream's newest time."""
+
+    index: int
+    shards: int
+    last: int | float
+    out_of_orderness: int | float
+    order_by: OrderBy | None
+
+
 def _run_shard(
-    factory: str,
-    args: tuple[object, ...],
-    events: Sequence[Event],
-    out_of_orderness: int | float,
-    order_by: OrderBy | None = None,
+    factory: str, args: tuple[object, ...], events: Sequence[Event], job: _ShardJob
 ) -> list[Detection]:
-    engine = Engine(_load_patterns(factory, args), out_of_orderness=out_of_orderness, order_by=order_by)
+    engine = _Shard(
+        job.index,
+        job.shards,
+        _load_patterns(factory, args),
+        out_of_orderness=job.out_of_orderness,
+        order_by=job.order_by,
+    )
     for e in events:
         engine.process(e)
+    # why: up to the stream's newest time (not only this shard's) it runs as one engine would
+    engine.catch_up((job.last, False))
     engine.finish()
     return engine.detections
 
@@ -394,15 +431,16 @@ def run_sharded(
     """
     parts = partition(events, shards, out_of_orderness=out_of_orderness)
     _load_patterns(factory, factory_args)  # fail early, here, on a bad factory
+    jobs = [_ShardJob(i, shards, parts.last, out_of_orderness, order_by) for i in range(shards)]
     if processes == 0:
         results = [
-            _run_shard(factory, factory_args, part, out_of_orderness, order_by) for part in parts.shards
+            _run_shard(factory, factory_args, part, job) for part, job in zip(parts.shards, jobs, strict=True)
         ]
     else:
         with ProcessPoolExecutor(max_workers=processes or shards) as pool:
             futures = [
-                pool.submit(_run_shard, factory, factory_args, part, out_of_orderness, order_by)
-                for part in parts.shards
+                pool.submit(_run_shard, factory, factory_args, part, job)
+                for part, job in zip(parts.shards, jobs, strict=True)
             ]
             results = [f.result() for f in futures]
     return [d for r in results for d in r], parts.late

@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Hashable
+from numbers import Integral, Real
 
 from workbench.engine.clock import Rank, Watermark, is_late, pop_ties, release_time, releases, stamp
 from workbench.engine.detection import Detection
@@ -21,6 +22,7 @@ from workbench.engine.host import KeyState, late_record
 from workbench.engine.imaging import Imaging, Time
 from workbench.engine.outputs import Fed
 from workbench.engine.shedding import Shedder
+from workbench.errors import CepError
 
 __all__ = ["Clock", "Timekeeping"]
 
@@ -61,11 +63,18 @@ class Timekeeping(Imaging):
     def finish(self, until: int | float | None = None) -> list[Detection]:
         """End of input: release everything buffered and fire timers up to ``until`` (default: all).
 
-        With ``until=None`` the flush is *final*: recurring timers (Prova ``@timer`` windows) do not
-        re-arm, so the flush terminates.
+        With ``until=None`` the flush is *final*: recurring timers (Prova ``@timer`` windows,
+        ``every`` silences) do not re-arm past the input's newest event time, so the flush
+        terminates. Up to that time everything runs as it would have with the events in order: the
+        events still buffered (bounded out-of-orderness) are released, and the timers before them
+        fired, before the flush turns final.
         """
         with self._owner("finish") as out:
             ctx = self.host.context
+            if until is None:
+                # why: out-of-orderness only sorts events into place; it must not end the input early
+                self.event_clock.advance((self.event_clock.max_seen, False))
+                self._advance(out, self._timed())
             ctx.final = until is None
             try:
                 self.event_clock.close(INF if until is None else until, "finish")
@@ -95,7 +104,15 @@ class Timekeeping(Imaging):
     def _now(self) -> Time:
         """Processing time: move the clock to now (never back)."""
         clock = self.event_clock
-        now = max(self.clock(), clock.max_seen)
+        now = self.clock()
+        # why now - now: a NaN or infinite reading is no time (as an event's time)
+        if now.__class__ is not int and now.__class__ is not float or now - now != 0:
+            if isinstance(now, bool) or not isinstance(now, Real) or now - now != 0:
+                msg = f"the processing-time clock returned {now!r}: it must return finite milliseconds"
+                raise CepError(msg)
+            now = int(now) if isinstance(now, Integral) else float(now)  # why: numpy's become built-ins
+        if now < clock.max_seen:  # why: a clock that steps back (NTP) never moves time back
+            now = clock.max_seen
         clock.max_seen = now
         clock.advance((now, False))
         return now

@@ -182,3 +182,25 @@ def test_measures_change_no_detection_whatever_plan_runs_the_pattern(text: str, 
     assert detections
     for d in detections:
         assert dict(d.measures) == {"n": len(d.by_stage().get("a", [])), "k": len(d.events)}
+
+
+def test_the_whole_match_and_a_subset_read_rows_in_the_order_taken_when_a_group_repeats() -> None:
+    # a repeated group lists its events by stage (a, a, b); SQL's universal variable and subsets
+    # read rows in match order: a@1, b@2, a@3, so the last row is the a at 3
+    pattern = compile_pattern(
+        "sequence s no timeouts subset ab = (a, b) "
+        "measures last_p = last(price), last_t = last(time), first_p = first(price), "
+        "last_ab = last(ab).price, first_ab = first(ab).price, last_a = last(a).price "
+        "begin (begin a: a next b: b optional) times 2 consecutive"
+    )
+    events = [
+        {"type": t, "time": i + 1, "price": p} for i, (t, p) in enumerate([("a", 10), ("b", 20), ("a", 30)])
+    ]
+    engine = Engine([pattern])
+    engine.process_many(events)
+    engine.finish()
+    (d,) = engine.detections
+    assert [e.time for e in d.events] == [1, 3, 2]  # the detection keeps Flink's stage order
+    assert dict(d.measures) == {
+        "last_p": 30, "last_t": 3, "first_p": 10, "last_ab": 30, "first_ab": 10, "last_a": 30,
+    }  # fmt: skip

@@ -74,3 +74,15 @@ def test_where_filters_pairs_and_each_pair_is_emitted_once() -> None:
 def test_exit_count_caps_emissions() -> None:
     events = [ev(1, "login", user="a", n=1), ev(2, "logout", user="a", n=3), ev(3, "logout", user="a", n=4)]
     assert len(run(where_group(1), events).detections) == 1
+
+
+def test_a_join_lists_its_events_as_recorded_not_as_they_arrived() -> None:
+    # the logout at 5 arrives before the logins at 1 and 2 (out of order within 10 ms): the
+    # instance records them in time order, and each join lists its events in that order
+    events = [ev(5, "logout", user="a", n=9), ev(1, "login", user="a", n=1), ev(2, "login", user="a", n=5)]
+    late = run(where_group(None), events, out_of_orderness=10).detections
+    in_order = run(where_group(None), sorted(events, key=lambda e: e["time"])).detections
+    got = [[(e.type, e.time) for e in d.events] for d in late]
+    assert got == [[("login", 1), ("logout", 5)], [("login", 2), ("logout", 5)]]
+    assert got == [[(e.type, e.time) for e in d.events] for d in in_order]
+    assert [d.channels for d in late] == [("in", "out"), ("in", "out")]

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Literal
 
 from workbench.engine.detection import DETECTION_COLUMNS, Detection, MeasureValues
+from workbench.engine.events import Event
 from workbench.engine.expr import Run, as_tree, compile_tree, ir, stages_of
 from workbench.engine.faults import FaultSink
 from workbench.errors import PatternError
@@ -181,11 +183,18 @@ def _subset_problem(name: object, members: tuple[str, ...], stages: Collection[s
 class _MatchFrame:
     """The :class:`~workbench.engine.expr.Frame` of a finished match: each stage's events."""
 
-    __slots__ = ("detection", "events", "stages", "subsets")
+    __slots__ = ("events", "rows", "stages", "subsets")
 
     def __init__(self, detection: Detection, subsets: Mapping[str, tuple[str, ...]]) -> None:
-        self.detection = detection
-        self.events = list(detection.events)
+        rows = list(zip(detection.channels, detection.events, strict=True))
+        # why: a detection lists its events by stage; a repeated group of stages (``(a next b)
+        # times 2``) takes them out of time order, and the universal variable and subsets read
+        # rows in the order the match took them. Only a time that goes back shows it; without one
+        # the stage order stands (the order taken, equal times under order_by included)
+        if any(e.time < d.time for (_, d), (_, e) in pairwise(rows)):
+            rows.sort(key=lambda row: _row(row[1]))
+        self.rows = rows
+        self.events = [e for _, e in rows]
         self.stages = detection.by_stage()
         self.subsets = subsets
 
@@ -195,11 +204,15 @@ class _MatchFrame:
         members = self.subsets.get(stage)
         if members is None:  # why: a stage (or one the match never reached)
             return self.stages.get(stage, [])
-        d = self.detection
-        return [e for c, e in zip(d.channels, d.events, strict=True) if c in members]
+        return [e for c, e in self.rows if c in members]
 
     def lookup(self, name: str) -> object:
         raise KeyError(name)
+
+
+def _row(event: Event) -> tuple[float, int]:
+    """An event's place among the rows of a match: its time, then its arrival position."""
+    return (event.time, event.seq)
 
 
 class MeasureEvaluator:

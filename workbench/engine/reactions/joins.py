@@ -80,10 +80,13 @@ def _emit_joins(d: Delivery, env: Vars, mine: Vars, others: dict[str, list[Entry
         ]
         if not combos:
             return
+    # why the pool's order: a join lists its events as the instance recorded them (Prova's Results,
+    # in the order their reactions fired), which is time order, not arrival order
+    recorded = {id(en): i for i, en in enumerate(inst.pool)}
     for combo in combos:
         if group.where is not None and not compatible(group, env, mine, combo, event, with_where=True):
             continue
-        members = sorted([*combo, entry], key=lambda en: en.event.seq if en.event else -1)
+        members = [*sorted(combo, key=lambda en: recorded[id(en)]), entry]
         for en in members:
             en.emitted = True
         d.emit("match", members, [])

@@ -1,6 +1,7 @@
 """``%cep feed``: push live events through patterns in processing time.
 
-``%cep feed NAME... --start`` starts a processing-time engine (the wall clock stamps each event);
+``%cep feed NAME... --start`` starts a processing-time engine (the wall clock stamps each event, or
+the callable ``--clock VAR`` holds);
 ``%cep feed --from VAR`` pushes the events of an iterable (mappings or events) and fires due timers,
 returning the detections they caused; ``%cep feed --tick`` only fires timers; ``%cep feed --stop``
 flushes and closes the engine. The feed runs through the session as a replay does
@@ -35,6 +36,11 @@ def _parser() -> ArgParser:
     mode.add_argument("--stop", action="store_true", help="flush and stop the live engine")
     p.add_argument("-o", "--out", help="store the detections DataFrame in this variable")
     p.add_argument("--strict", action="store_true", help="with --start: stop at the first condition error")
+    p.add_argument(
+        "--clock",
+        help="with --start: a variable holding the clock, a callable returning milliseconds "
+        "(default: the wall clock); a simulation or a test brings its own",
+    )
     return p
 
 
@@ -46,15 +52,23 @@ def feed(magics: CepMagics, argv: Sequence[str]) -> object:
         if not args.names:
             msg = "%cep feed --start needs at least one pattern name"
             raise CepError(msg)
-        session.start_feed(args.names, strict=args.strict)
-        print(f"live feed started on {', '.join(args.names)} (processing time)")
+        clock = None
+        if args.clock is not None:
+            clock = magics.resolve(args.clock)
+            if not callable(clock):
+                msg = f"--clock needs a variable holding a callable that returns milliseconds, got {args.clock!r}"
+                raise CepError(msg)
+        session.start_feed(args.names, strict=args.strict, clock=clock)
+        by = "" if clock is None else f", stamped by {args.clock}()"
+        print(f"live feed started on {', '.join(args.names)} (processing time{by})")
         return None
     if args.names:
         msg = "pattern names go with --start only"
         raise CepError(msg)
-    if args.strict:
-        msg = "--strict goes with --start only"
-        raise CepError(msg)
+    for name in ("strict", "clock"):
+        if getattr(args, name) not in (None, False):
+            msg = f"--{name} goes with --start only"
+            raise CepError(msg)
     engine = session.live
     before = engine.stats["dropped"] if engine is not None else 0
     if args.stop:

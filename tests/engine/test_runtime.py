@@ -124,6 +124,20 @@ def test_processing_time_mode_uses_clock() -> None:
     assert [d.kind for d in eng.tick()] == ["timeout"]
 
 
+def test_processing_time_needs_no_event_time_and_checks_the_clock() -> None:
+    now: list[object] = [2000]
+    eng = Engine([Echo(delay=50)], time_mode="processing", clock=lambda: now[0])
+    eng.process({"type": "a", "key": "k"})  # the clock stamps it: no time field to give
+    assert [(d.time, d.events[0].time) for d in eng.detections] == [(2000, 2000)]
+    for bad in ("soon", None, float("nan"), float("inf"), True):
+        now[0] = bad
+        with pytest.raises(CepError, match="the processing-time clock returned"):
+            eng.process({"type": "a", "key": "k"})
+    now[0] = 1500  # a clock that steps back never moves time back
+    eng.process({"type": "a", "key": "k"})
+    assert eng.detections[-1].events[0].time == 2000
+
+
 def test_snapshot_restore_round_trip() -> None:
     a = Engine([Echo(delay=3)])
     b = Engine([Echo(delay=3)])

@@ -152,8 +152,12 @@ def test_live_feed(ip: Any) -> None:
     assert len(ip.run_line_magic("cep", "matches live")) == 1
 
 
-def test_a_feed_with_its_own_clock_fires_timers_by_that_clock(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    ip.run_cell_magic("cep", "-q", "group hot\n  on reading\n  @or @timeout(100ms) @timeout_channel { again: reading }")
+def test_a_feed_with_its_own_clock_fires_timers_by_that_clock(
+    ip: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ip.run_cell_magic(
+        "cep", "-q", "group hot\n  on reading\n  @or @timeout(100ms) @timeout_channel { again: reading }"
+    )
     now = [1000]
     ip.user_ns["plant_clock"] = lambda: now[0]
     ip.user_ns["one"] = [{"type": "reading", "key": "m"}]
@@ -168,7 +172,7 @@ def test_a_feed_with_its_own_clock_fires_timers_by_that_clock(ip: Any, capsys: p
     assert list(frame["emit_time"]) == [1100]  # the clock's numbers, not wall-clock dates
     ip.run_line_magic("cep", "feed --stop")
     ip.user_ns["not_callable"] = 5
-    with pytest.raises(CepCellError, match="--clock needs a variable holding a callable"):
+    with pytest.raises(CepCellError, match="--clock needs a variable holding a callable returning ms"):
         ip.run_line_magic("cep", "feed hot --start --clock not_callable")
     with pytest.raises(CepCellError, match="--clock goes with --start only"):
         ip.run_line_magic("cep", "feed --tick --clock plant_clock")

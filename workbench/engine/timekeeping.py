@@ -104,13 +104,7 @@ class Timekeeping(Imaging):
     def _now(self) -> Time:
         """Processing time: move the clock to now (never back)."""
         clock = self.event_clock
-        now = self.clock()
-        # why now - now: a NaN or infinite reading is no time (as an event's time)
-        if now.__class__ is not int and now.__class__ is not float or now - now != 0:
-            if isinstance(now, bool) or not isinstance(now, Real) or now - now != 0:
-                msg = f"the processing-time clock returned {now!r}: it must return finite milliseconds"
-                raise CepError(msg)
-            now = int(now) if isinstance(now, Integral) else float(now)  # why: numpy's become built-ins
+        now = _reading(self.clock())
         if now < clock.max_seen:  # why: a clock that steps back (NTP) never moves time back
             now = clock.max_seen
         clock.max_seen = now
@@ -226,3 +220,16 @@ class Timekeeping(Imaging):
                 del self._keys[key]
             if self._pending:  # why: the event's transitions are complete: its outputs go out now
                 self._after(event.time, out)
+
+
+def _reading(now: object) -> Time:
+    """A processing-time clock's reading as a built-in number; a :class:`CepError` for anything else.
+
+    >>> _reading(5), _reading(2.5)
+    (5, 2.5)
+    """
+    # why now - now: a NaN or infinite reading is no time (as an event's time is not)
+    if isinstance(now, bool) or not isinstance(now, Real) or now - now != 0:
+        msg = f"the processing-time clock returned {now!r}: it must return finite milliseconds"
+        raise CepError(msg)
+    return int(now) if isinstance(now, Integral) else float(now)  # why: numpy's become built-ins

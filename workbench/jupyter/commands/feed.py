@@ -13,8 +13,9 @@ everything detected so far.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from workbench.engine.timekeeping import Clock
 from workbench.errors import CepError
 from workbench.jupyter.commands import ArgParser
 from workbench.session.runs import dropped_note
@@ -52,12 +53,13 @@ def feed(magics: CepMagics, argv: Sequence[str]) -> object:
         if not args.names:
             msg = "%cep feed --start needs at least one pattern name"
             raise CepError(msg)
-        clock = None
+        clock: Clock | None = None
         if args.clock is not None:
-            clock = magics.resolve(args.clock)
-            if not callable(clock):
-                msg = f"--clock needs a variable holding a callable that returns milliseconds, got {args.clock!r}"
+            value = magics.resolve(args.clock)
+            if not callable(value):
+                msg = f"--clock needs a variable holding a callable returning ms, got {args.clock!r}"
                 raise CepError(msg)
+            clock = cast("Clock", value)  # why: its readings are checked as they are taken
         session.start_feed(args.names, strict=args.strict, clock=clock)
         by = "" if clock is None else f", stamped by {args.clock}()"
         print(f"live feed started on {', '.join(args.names)} (processing time{by})")

@@ -139,6 +139,24 @@ def test_user_errors_and_usage_errors(ip: Any) -> None:
         ip.run_cell_magic("cep", "--nope", "sequence s begin a")
 
 
+def test_help_is_printed_once_and_is_no_error(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    for line in ("help", "--help", "-h"):
+        assert ip.run_line_magic("cep", line) is None
+        out = capsys.readouterr().out
+        assert "%cep help SUBCOMMAND" in out
+        assert "  explain   why instances did or did not fire\n" in out
+    for line in ("run --help", "help run"):
+        assert ip.run_line_magic("cep", line) is None
+        out = capsys.readouterr().out
+        assert out.count("usage: %cep run") == 1
+        assert "--on" in out
+    assert ip.run_cell_magic("cep", "--help", "sequence not_defined begin a") is None
+    assert "usage: %%cep" in capsys.readouterr().out
+    assert "not_defined" not in ip.run_line_magic("cep", "list").to_string()
+    with pytest.raises(UsageError, match="unknown %cep subcommand 'rnu'"):
+        ip.run_line_magic("cep", "help rnu")
+
+
 def test_live_feed(ip: Any) -> None:
     ip.run_cell_magic("cep", "-q", "group live\n  on login(user as U)\n  @or { lo: logout(user = U) }")
     ip.user_ns["batch"] = [

@@ -70,6 +70,14 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         31,
     ),
     (
+        "end_of_a_cell",  # a cell's last line ends with a newline; blank and comment lines follow
+        "sequence s\n    begin a where e.x > 1 and\n\n    # to do\n",
+        "CepSyntaxError",
+        "line 3, column 30: unexpected end of text; expected one of 'not', '(', '-', '[', '{', a name, a number, a string\n        begin a where e.x > 1 and\n                                 ^",
+        3,
+        30,
+    ),
+    (
         "bad_character",
         "sequence s begin a where e.x $ 2",
         "CepSyntaxError",

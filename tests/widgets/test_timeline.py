@@ -133,6 +133,30 @@ def test_filters() -> None:
     assert len(set(tl.sources["bands"].data["row"])) == 6
 
 
+def test_a_timeline_made_for_some_keys_shows_them_in_its_filter_until_all_is_chosen() -> None:
+    two = Detection("p", "k2", 1, "timeout", 12, (), ())
+    tl = Timeline(TRACE, [DET, two], keys=["k2"])
+    assert tl.key_filter.value == "k2"
+    assert set(tl.sources["bands"].data["row"]) == {"k2 · p#1 · (instance)"}
+    assert [v for _, v in tl.detection_select.options] == [-1, 1]  # only k2's detection
+    tl.key_filter.value = "(all)"
+    assert tl.keys is None
+    assert len(set(tl.sources["bands"].data["row"])) == 6  # both keys: five rows of k, one of k2
+    assert [v for _, v in tl.detection_select.options] == [-1, 0, 1]
+    several = Timeline(TRACE, [DET, two], keys={"k", "k2"}, patterns=["p"])
+    assert several.key_filter.value == "(2 keys: k, k2)"
+    assert several.pattern_filter.value == "p"
+    several.key_filter.value = "k"
+    assert several.keys == {"k"}
+    several.key_filter.value = "(all)"
+    assert several.keys is None
+    assert list(several.key_filter.options) == ["(all)", "k", "k2"]
+    several.select(1)  # a detection stays listed while selected, whatever the filter
+    several.key_filter.value = "k"
+    assert several.detection_select.value == 1
+    assert [v for _, v in several.detection_select.options] == [-1, 0, 1]
+
+
 def test_live_updates_are_deltas_equal_to_a_full_redraw() -> None:
     tl = Timeline()
     for r in TRACE[:7]:

@@ -23,6 +23,7 @@ Line magic subcommands (one module each in :mod:`workbench.jupyter.commands`)::
     %cep late [-o VAR]
     %cep errors [-o VAR]
     %cep remove NAME
+    %cep help [NAME]
 
 ``VAR << %cep ...``-style capture is written ``%cep VAR << run ...`` (jupysql). User errors (bad
 pattern text, an unknown pattern, a bad event file) are shown as the message with the caret, without
@@ -82,7 +83,8 @@ class CepMagics(Magics):
 
     @line_cell_magic
     def cep(self, line: str = "", cell: str | None = None) -> object:
-        """Define patterns (cell) or run a subcommand (line); see the module docstring."""
+        """Define patterns (cell) or run a subcommand (line): ``%cep help`` lists the subcommands,
+        ``%cep help NAME`` (or ``%cep NAME --help``) gives one's options."""
         var = None
         if m := _CAPTURE.match(line):
             var, line = m["var"], m["rest"]
@@ -93,6 +95,8 @@ class CepMagics(Magics):
             raise UsageError(msg) from None
         try:
             result = define_cell(self, argv, cell) if cell is not None else commands.dispatch(self, argv)
+        except commands.HelpShown:  # why: %%cep --help printed its help; nothing is defined
+            return None
         except CepError as err:
             raise CepCellError(err) from None
         if var is not None:

@@ -139,8 +139,12 @@ def _duration_hint(rest: str) -> str:
 
 
 def _end_of(text: str) -> tuple[int, int]:
+    """Where the text stops: just after the last thing written (a cell's blank or comment lines
+    after it have nothing to point at)."""
     lines = text.split("\n")
-    return len(lines), len(lines[-1]) + 1
+    while len(lines) > 1 and (not lines[-1].strip() or lines[-1].lstrip().startswith("#")):
+        lines.pop()
+    return len(lines), len(lines[-1].rstrip()) + 1
 
 
 def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxError:

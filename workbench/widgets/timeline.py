@@ -61,6 +61,28 @@ __all__ = ["Timeline", "load_bokeh"]
 _ALL = "(all)"
 
 
+def _filter_choice(chosen: Collection[Hashable] | None, names: list[str], noun: str) -> tuple[list[str], str]:
+    """A filter dropdown's options and value: ``(all)``, each name, and the filter set when it is
+    not one of the names (``keys=["a", "b"]`` given to the constructor shows as ``(2 keys: a, b)``).
+
+    >>> _filter_choice({"b"}, ["a", "b"], "keys")
+    (['(all)', 'a', 'b'], 'b')
+    >>> _filter_choice({"a", "b"}, ["a", "b"], "keys")
+    (['(all)', 'a', 'b', '(2 keys: a, b)'], '(2 keys: a, b)')
+    """
+    if chosen is None:
+        return [_ALL, *names], _ALL
+    shown = sorted(str(c) for c in chosen)
+    if len(shown) == 1 and shown[0] in names:
+        return [_ALL, *names], shown[0]
+    label = f"({len(shown)} {noun}: {', '.join(shown[:3])}{', ...' if len(shown) > 3 else ''})"
+    return [_ALL, *names, label], label
+
+
+def _frozen(chosen: Collection[Hashable] | None) -> frozenset[Hashable] | None:
+    return None if chosen is None else frozenset(chosen)
+
+
 def load_bokeh(force: bool = False) -> None:
     """Load BokehJS inline into the current output (``BokehModel`` needs ``window.Bokeh``).
 
@@ -401,18 +423,32 @@ class Timeline(LiveMode):
             self.play.max = self.slider.max = max(0, n - 1)
         if self.following and n:
             self._set_slider(n - 1)
-        keys = [_ALL, *[str(k) for k in m.keys]]
-        if list(self.key_filter.options) != keys:
-            self.key_filter.options = keys
-        pats = [_ALL, *m.patterns]
-        if list(self.pattern_filter.options) != pats:
-            self.pattern_filter.options = pats
-        if len(self.detection_select.options) != len(m.detections) + 1:
-            opts = [("(none)", -1)] + [
-                (f"#{i} {d.kind} {d.pattern}#{d.instance} key={d.key} @ {self.times.text(d.time)}", i)
-                for i, d in enumerate(m.detections)
-            ]
-            self.detection_select.options = opts
+        self._syncing = True  # why: new options move a dropdown's value; that is no user's choice
+        try:
+            for dropdown, chosen, names, noun in (
+                (self.key_filter, self.keys, [str(k) for k in m.keys], "keys"),
+                (self.pattern_filter, self.patterns, list(m.patterns), "patterns"),
+            ):
+                options, value = _filter_choice(chosen, names, noun)
+                if list(dropdown.options) != options:
+                    dropdown.options = options
+                if dropdown.value != value:
+                    dropdown.value = value
+            shown = (len(m.detections), self.selected, _frozen(self.keys), _frozen(self.patterns))
+            if shown != self._detections_shown:
+                self._detections_shown = shown
+                self.detection_select.options = [("(none)", -1)] + [
+                    (f"#{i} {d.kind} {d.pattern}#{d.instance} key={d.key} @ {self.times.text(d.time)}", i)
+                    for i, d in enumerate(m.detections)
+                    if i == self.selected
+                    or (
+                        (self.keys is None or d.key in self.keys)
+                        and (self.patterns is None or d.pattern in self.patterns)
+                    )
+                ]
+                self.detection_select.value = -1 if self.selected is None else self.selected
+        finally:
+            self._syncing = False
 
     def _set_slider(self, i: int) -> None:
         self._quiet = True
@@ -423,6 +459,9 @@ class Timeline(LiveMode):
 
     # ------------------------------------------------------------------ callbacks
     _quiet = False
+    _syncing = False
+    #: what the detection dropdown lists: (detections, selected, key filter, pattern filter)
+    _detections_shown: tuple[object, ...] = ()
 
     def _on_slider(self, change: Mapping[str, int]) -> None:
         if self._quiet:
@@ -435,10 +474,15 @@ class Timeline(LiveMode):
         self.play.interval = max(20, int(400 / float(change["new"])))
 
     def _on_filter(self, _change: Mapping[str, object]) -> None:
+        if self._syncing:
+            return
         by_name = {str(k): k for k in self.model.keys}
         k, p = self.key_filter.value, self.pattern_filter.value
-        self.keys = None if k == _ALL else {by_name.get(k, k)}
-        self.patterns = None if p == _ALL else {p}
+        # why the names test: the constructor's set of several keys (or patterns) is an option too
+        if k == _ALL or k in by_name:
+            self.keys = None if k == _ALL else {by_name[k]}
+        if p == _ALL or p in self.model.patterns:
+            self.patterns = None if p == _ALL else {p}
         self.page = 0
         self._sent.view = None
         self.refresh()

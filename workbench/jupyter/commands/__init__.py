@@ -24,7 +24,13 @@ class ArgParser(argparse.ArgumentParser):
         raise UsageError(msg)
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if status == 0:  # why: --help printed the help already; that is the whole answer
+            raise HelpShown
         raise UsageError(message or self.format_help())
+
+
+class HelpShown(Exception):  # why an exception: argparse exits from deep in parse_args
+    """``--help`` printed a parser's help: the magic returns nothing more."""
 
 
 def _table() -> dict[str, Callable[[CepMagics, Sequence[str]], object]]:
@@ -76,14 +82,44 @@ SUBCOMMANDS = (
 
 
 def dispatch(magics: CepMagics, argv: Sequence[str]) -> object:
-    """Run the subcommand named by ``argv[0]``."""
+    """Run the subcommand named by ``argv[0]`` (``help``, ``-h`` or ``--help``: the overview, or
+    ``help NAME`` the subcommand's own help)."""
     if not argv:
         msg = f"%cep needs a subcommand: {', '.join(SUBCOMMANDS)} (or use %%cep to define patterns)"
         raise UsageError(msg)
     name, *rest = argv
     table = _table()
+    if name in _HELP:
+        if not rest:
+            print(overview())
+            return None
+        name, rest = rest[0], ["--help"]
     if name not in table:
         hint = nearest(name, SUBCOMMANDS)
         msg = f"unknown %cep subcommand {name!r}{hint}; subcommands: {', '.join(SUBCOMMANDS)}"
         raise UsageError(msg)
-    return table[name](magics, rest)
+    try:
+        return table[name](magics, rest)
+    except HelpShown:
+        return None
+
+
+_HELP = ("help", "-h", "--help")
+
+
+def overview() -> str:
+    """``%cep help``: the cell magic and every subcommand, each with its one-line purpose."""
+    from importlib import import_module
+
+    lines = [
+        "%%cep [NAME] [--on EVENTS] [-o VAR] [-q] ...   define patterns (and replay EVENTS through them)",
+        "",
+        "%cep SUBCOMMAND ...   (%cep help SUBCOMMAND, or %cep SUBCOMMAND --help, for its options)",
+    ]
+    modules = {"list": "listing"}
+    for name in SUBCOMMANDS:
+        doc = import_module(f"workbench.jupyter.commands.{modules.get(name, name)}").__doc__ or ""
+        usage, _, purpose = doc.partition("``:")
+        purpose = " ".join(purpose.split("\n\n")[0].split()).split(";")[0].replace("``", "").rstrip(".")
+        lines.append(f"  {name:<9} {purpose or usage.strip('`')}")
+    return "\n".join(lines)

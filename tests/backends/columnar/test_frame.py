@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.backends.columnar.frame import EventColumns
+from workbench.backends.columnar.frame import EventColumns, convert_column
 from workbench.engine.events import Event
 from workbench.errors import EventError
 from workbench.results import frame_to_events
@@ -118,3 +118,31 @@ def test_events_at_builds_the_constructors_events() -> None:
     assert got == want
     assert all(type(e) is Event for e in got)
     assert [repr(e) for e in cols.events()] == [repr(e.with_seq(-1)) for e in cols.events_at([0, 1, 2])]
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_datetimes_of_every_unit_become_floored_milliseconds(unit: str) -> None:
+    times = pd.to_datetime(["1969-12-31 23:59:58.9995", None, "2024-05-01 12:00:00.0017"]).as_unit(unit)
+    got = convert_column(pd.Series(times)).tolist()
+    # milliseconds are floored (before 1970 too); a column of seconds already floored the values
+    first, last = (-2000, 1714564800000) if unit == "s" else (-1001, 1714564800001)
+    assert got == [first, pd.NA, last]
+
+
+def test_an_open_ended_date_far_beyond_the_nanosecond_range_converts() -> None:
+    column = pd.Series(pd.to_datetime(["2024-12-31", "9999-12-31"]).as_unit("us"))
+    assert convert_column(column).tolist() == [1735603200000, 253402214400000]
+    stamps = pd.Series([pd.Timestamp("9999-12-31").as_unit("us"), "text"], dtype=object)
+    assert convert_column(stamps).tolist() == [253402214400000, "text"]
+    frame = pd.DataFrame(
+        {
+            "type": ["a", "b"],
+            "time": pd.to_datetime(["2300-01-01", "2300-01-02"]).as_unit("us"),
+            "valid_to": column,
+        }
+    )
+    events = EventColumns.from_frame(frame).events()
+    assert [(e.time, e.fields["valid_to"]) for e in events] == [
+        (10413792000000, 1735603200000),
+        (10413878400000, 253402214400000),
+    ]

@@ -27,7 +27,6 @@ from workbench.errors import EventError
 __all__ = ["EventColumns", "RowEvents", "convert_column", "required_columns"]
 
 _MS = pd.Timedelta(milliseconds=1)
-_EPOCH = pd.Timestamp(0)
 
 
 def convert_column(s: pd.Series) -> pd.Series:
@@ -39,7 +38,7 @@ def convert_column(s: pd.Series) -> pd.Series:
     if isinstance(s.dtype, pd.DatetimeTZDtype):
         s = s.dt.tz_convert("UTC").dt.tz_localize(None)
     if pd.api.types.is_datetime64_dtype(s.dtype):
-        return (s - _EPOCH).floordiv(_MS).astype("Int64")
+        return _datetime_ms(s)
     if pd.api.types.is_timedelta64_dtype(s.dtype):
         return s.floordiv(_MS).astype("Int64")  # type: ignore[arg-type]  # stubs lack Series // Timedelta
     if pd.api.types.is_object_dtype(s.dtype):
@@ -49,10 +48,47 @@ def convert_column(s: pd.Series) -> pd.Series:
     return s
 
 
+def _datetime_ms(s: pd.Series) -> pd.Series:
+    """Naive datetimes (any unit) as integer milliseconds since the epoch, floored.
+
+    Read from the stored integers, so every date the column can hold converts (9999-12-31, the
+    usual "open-ended" date, is beyond a nanosecond column's range).
+
+    >>> _datetime_ms(pd.Series(pd.to_datetime(["9999-12-31"]).as_unit("us"))).tolist()
+    [253402214400000]
+    """
+    values: npt.NDArray[np.datetime64] = s.to_numpy()
+    ms = _to_ms(values)
+    return pd.Series(pd.arrays.IntegerArray(ms, s.isna().to_numpy()), index=s.index, name=s.name)
+
+
+def _to_ms(values: npt.NDArray[np.datetime64]) -> npt.NDArray[np.int64]:
+    """datetime64 values (NaT aside) as milliseconds since the epoch, floored."""
+    unit, count = np.datetime_data(values.dtype)
+    raw = values.view(np.int64)
+    step = _UNIT_NS[unit] * count  # pandas stores s, ms, us or ns; numpy's days and hours also fit
+    if step >= _MS_NS:  # why: seconds or coarser units only multiply
+        return raw * (step // _MS_NS)
+    return np.floor_divide(raw, _MS_NS // step)
+
+
+_MS_NS = 1_000_000
+#: the length of a datetime64 unit in nanoseconds
+_UNIT_NS = {
+    "D": 86_400 * 10**9,
+    "h": 3_600 * 10**9,
+    "m": 60 * 10**9,
+    "s": 10**9,
+    "ms": _MS_NS,
+    "us": 1_000,
+    "ns": 1,
+}
+
+
 def _convert_value(v: object) -> object:
     if isinstance(v, pd.Timestamp):  # an object column holding timestamps
         ts = v.tz_convert("UTC").tz_localize(None) if v.tzinfo is not None else v
-        return (ts - _EPOCH) // _MS
+        return int(_to_ms(np.array([ts.to_datetime64()]))[0])
     if isinstance(v, pd.Timedelta):
         return v // _MS
     return v

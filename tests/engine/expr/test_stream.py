@@ -284,3 +284,28 @@ def test_the_cursor_pickles_as_a_reference_to_the_one_module_cursor() -> None:
     from workbench.engine.expr.stream import CURSOR
 
     assert pickle.loads(pickle.dumps(CURSOR)) is CURSOR  # Flink ships generated conditions pickled
+
+
+@pytest.mark.parametrize(
+    ("func", "values", "expected", "skipped"),
+    [
+        # a skipped value still takes its event's place in the window (as a NULL does)
+        ("sum", [5, "n/a", 7, True, 6], [5, 5, 7, 7, 6], 2),  # a string or a bool is no number
+        ("avg", [4, "n/a", 8, 6], [4.0, 4.0, 8.0, 7.0], 1),
+        ("max", [5, "x", 7, 2], [5, 5, 7, 7], 1),  # a string cannot be compared with the numbers held
+        ("min", ["b", 3, "a", "c"], ["b", "b", "a", "a"], 1),  # strings compare among themselves
+        ("count", [5, "n/a", None, True], [1, 2, 1, 1], 0),  # count takes any value but NULL
+    ],
+)
+def test_a_window_skips_a_value_it_cannot_take_and_records_it(
+    func: str, values: list[object], expected: list[object], skipped: int
+) -> None:
+    events = [
+        {"type": "t", "time": i, "key": "k", "v": v, "seen": w}
+        for i, (v, w) in enumerate(zip(values, expected, strict=True))
+    ]
+    pattern = SequencePattern("w", (Stage("s", where=f"e.seen == {func}(e.v over last 2 events)"),))
+    result = run([pattern], events)
+    assert sorted(d.events[0].seq for d in result.detections) == list(range(len(values)))
+    assert sum(f.count for f in result.errors) == skipped
+    assert all(f.kind == "TypeError" and f.where.startswith("window") for f in result.errors)

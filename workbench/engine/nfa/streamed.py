@@ -133,10 +133,32 @@ class StreamMatcher:
         if agg is None:
             agg = by_type[event.type] = _window(spec)
         value = spec.value(event)
+        if value is not None and spec.function != "count":
+            value = self._admitted(spec, value, agg, event)
         if spec.unit == "events":
             agg.update(value)  # type: ignore[attr-defined]
         else:  # Why: time and session windows need the value's time
             agg.update(value, t=event.time)  # type: ignore[attr-defined]
+
+    def _admitted(self, spec: _Spec, value: object, agg: WindowAggregate, event: Event) -> object:
+        """``value`` when the window can take it, else ``None`` (skipped) with a condition fault.
+
+        Sums, averages and spreads take numbers; ``min``/``max`` take numbers or strings, but not
+        both in one window (they could not be compared). A value the window cannot take is
+        checked here, before the window holds it, so the window stays as it was.
+        """
+        kind = _kind(value)
+        if spec.function in ("min", "max"):
+            held = agg.get()
+            fits = kind is not None and (held is None or _kind(held) == kind)
+        else:
+            fits = kind == "number"
+        if fits:
+            return value
+        wants = f"a value comparable with {agg.get()!r}" if spec.function in ("min", "max") else "a number"
+        err = TypeError(f"{type(value).__name__} {value!r} where the window needs {wants}")
+        self.faults.report(f"window {spec.text!r}", err, event)
+        return None
 
     def advance(self, state: StreamState, t: Time, ctx: Context) -> None:
         """Advance the plan's time."""
@@ -153,6 +175,13 @@ class StreamMatcher:
     def is_idle(self, state: StreamState) -> bool:
         """Idle when the plan is and the stream holds nothing."""
         return self.inner.is_idle(state.inner) and not state.stream.holds()
+
+
+def _kind(value: object) -> str | None:
+    """What a window may compare or add: ``"number"`` (not a bool), ``"text"``, or ``None``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return "number"
+    return "text" if isinstance(value, str) else None
 
 
 def _window(spec: _Spec) -> WindowAggregate:

@@ -129,3 +129,52 @@ def test_a_missing_type_or_time_column_lists_the_users_columns_only(drop: str, w
     assert caught.value.field == drop
     listed = str(caught.value).split("columns: ")[1]
     assert listed == str([c for c in ("type", "time", "symbol", "price") if c != drop])
+
+
+@pytest.mark.parametrize("partition", ["user", "user, ip"])
+def test_a_column_named_key_is_a_field_and_never_the_partition_key(partition: str) -> None:
+    session = CepSession()
+    session.define(
+        f"sequence s partition by {partition}\n  begin a: login\n"
+        "  next b: transfer where e.fields['key'] == 'req-2'"
+    )
+    frame = pd.DataFrame(
+        {
+            "type": ["login", "transfer", "login", "transfer"],
+            "time": [0, 1, 2, 3],
+            "user": ["ann", "ann", "bob", "ann"],
+            "ip": ["1", "1", "1", "2"],
+            "key": ["req-1", "req-2", "req-3", "req-4"],  # an API's request id, not a partition
+        }
+    )
+    done = session.replay(["s"], frame, trace=False)
+    keys = [d.key for d in done.outcome.detections]
+    assert keys == (["ann"] if partition == "user" else [("ann", "1")])
+    (d,) = done.outcome.detections
+    assert [e.fields["key"] for e in d.events] == ["req-1", "req-2"]
+    assert [e.fields["user"] for e in d.events] == ["ann", "ann"]  # the partition column stays a field
+
+
+def test_columns_named_like_attributes_are_fields_when_others_are_the_attributes() -> None:
+    frame = pd.DataFrame(
+        {"action": ["view"], "ts": [5], "type": ["mobile"], "time": ["evening"], "t": [35.0], "seq": [9]}
+    )
+    (event,) = load_events(frame, type="action", time="ts")
+    assert (event.type, event.time) == ("view", 5)
+    assert event.fields == {"type": "mobile", "time": "evening", "t": 35.0}  # seq is the position
+    session = CepSession()
+    session.define("sequence s begin a: view where e.fields['type'] == 'mobile' and e.fields['t'] > 30")
+    assert len(session.replay(["s"], frame, type="action", time="ts").outcome.detections) == 1
+
+
+def test_a_composite_key_with_pandas_missing_values_shares_the_null_key() -> None:
+    frame = pd.DataFrame(
+        {"type": ["a", "a", "b"], "time": [1, 2, 3], "user": ["u", "v", "u"], "ip": [1, None, 1]}
+    ).convert_dtypes()  # nullable Int64 and string columns hold pd.NA
+    events = load_events(frame, key=("user", "ip"), allow_missing_key=True)
+    assert [e.key for e in events] == [("u", 1), None, ("u", 1)]
+    rows = [
+        {"type": "a", "time": 1, "user": "u", "ip": pd.NA},
+        {"type": "a", "time": 2, "user": "u", "ip": 1},
+    ]
+    assert [e.key for e in load_events(rows, key=("user", "ip"), allow_missing_key=True)] == [None, ("u", 1)]

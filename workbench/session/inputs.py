@@ -130,15 +130,19 @@ def _check_keys(frame: pd.DataFrame, key: KeyFields, allow_missing: bool) -> int
     return count
 
 
-def _keyed(frame: pd.DataFrame, key: KeyFields) -> pd.DataFrame:
-    """``frame`` with a ``key`` column: a copy of the key field, or the tuple of a composite key's."""
-    if isinstance(key, str):
-        return frame.assign(key=frame[key])
+#: the column that holds a composite key's tuples (no column of the user's can have this name)
+_TUPLES = "\x00key"
+
+
+def _keyed(frame: pd.DataFrame, key: tuple[str, ...]) -> pd.DataFrame:
+    """``frame`` with the tuples of a composite key's values; a row missing any of them (``None``,
+    NaN, ``pd.NA``, ``NaT``) has the key ``None``."""
     import pandas as pd
 
-    rows = zip(*(frame[k] for k in key), strict=True)
-    tuples = [None if any(v is None or v != v for v in t) else t for t in rows]  # why v != v: NaN
-    return frame.assign(key=pd.Series(tuples, index=frame.index, dtype=object))
+    missing = frame[list(key)].isna().any(axis=1).to_numpy()
+    rows = zip(*(frame[k].tolist() for k in key), strict=True)
+    tuples = [None if blank else t for t, blank in zip(rows, missing.tolist(), strict=True)]
+    return frame.assign(**{_TUPLES: pd.Series(tuples, index=frame.index, dtype=object)})
 
 
 def load_columns(
@@ -176,18 +180,22 @@ def load_columns(
                 f"columns: {', '.join(columns) or 'none'}"
             )
             raise EventError(msg, field=part)
-    required_columns(source, type or "type", time)  # why first: the message lists the user's columns
+    time = required_columns(source, type or "type", time)  # why first: the message lists the user's columns
     if key is not None:
         _check_keys(source, key, allow_missing_key)
-    if key is not None and key != "key" and "key" not in source.columns:
-        # key by a copy, so the column stays a field conditions can read (partition by symbol)
-        source = _keyed(source, key)
-        key = "key"
+    if isinstance(key, tuple):
+        # why a column of its own: the tuples key the events; the user's columns (a 'key' one
+        # included) all stay fields conditions can read
+        fields = [str(c) for c in source.columns if c not in (type or "type", time, "seq")]
+        return EventColumns.from_frame(
+            _keyed(source, key),
+            type_column=type or "type",
+            time_column=time,
+            key_column=_TUPLES,
+            fields=fields,
+        )
     return EventColumns.from_frame(
-        source,
-        type_column=type or "type",
-        time_column=time,
-        key_column=key if isinstance(key, str) else "key",
+        source, type_column=type or "type", time_column=time, key_column=key or "key"
     )
 
 
@@ -281,8 +289,10 @@ def missing_keys(data: object, key: KeyFields) -> int:
 
 
 def _is_blank(value: object) -> bool:
-    """No value: missing, ``None`` or NaN (what pandas writes for an empty cell)."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """No value: missing, ``None``, NaN, ``pd.NA`` or ``NaT`` (what pandas writes for an empty cell)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    return type(value).__name__ in ("NAType", "NaTType")  # why by name: pandas is imported lazily
 
 
 def type_name(value: object) -> str:

@@ -94,6 +94,9 @@ def _convert_value(v: object) -> object:
     return v
 
 
+#: the event attributes a column can hold (``e.type``, ``e.time``, ``e.key``)
+_ATTRIBUTES = frozenset({"type", "time", "key"})
+
 #: the slot setters of :class:`Event` in field order (type, time, key, fields, seq)
 _EVENT_SETTERS = tuple(Event.__dict__[name].__set__ for name in Event.__slots__)
 
@@ -131,16 +134,19 @@ class EventColumns:
 
     Attributes:
         rows: the number of rows (= events).
-        columns: the converted columns by event attribute or field name (``type``, ``time``,
-            ``key`` when the frame has a key column, then the fields).
+        attrs: the converted columns of the event attributes (``type``, ``time``, and ``key``
+            when the frame has a key column).
+        columns: the converted field columns by field name (a field may be named like an
+            attribute: a ``type`` column beside ``--type action`` is the field ``type``).
         fields: the field names, in column order.
     """
 
     frame: pd.DataFrame
+    attrs: dict[str, pd.Series]
     columns: dict[str, pd.Series]
     fields: tuple[str, ...]
     names: dict[str, str]  # "type"/"time"/"key" -> the frame's column (for error messages)
-    _lists: dict[str, list[object]] = field(default_factory=dict)
+    _lists: dict[tuple[bool, str], list[object]] = field(default_factory=dict)
     _codes: npt.NDArray[np.int64] | None = None
     _checked: list[bool] = field(default_factory=list)  # empty: not checked yet
 
@@ -160,13 +166,15 @@ class EventColumns:
     ) -> EventColumns:
         """Convert the columns (see :func:`workbench.results.frame_to_events` for the arguments).
 
-        Raises :class:`EventError` for a missing type or time column or an unknown field column.
+        Every column but those of the type, the time, ``seq`` and a key column named ``key`` is a
+        field (a partition column such as ``user`` is the key and stays a field). Raises
+        :class:`EventError` for a missing type or time column or an unknown field column.
         """
         time_column = required_columns(frame, type_column, time_column)
         has_key = key_column is not None and key_column in frame.columns
-        reserved = {type_column, time_column, "seq", "type", "time", "t"}
-        if has_key and key_column is not None:
-            reserved.add(key_column)
+        reserved = {type_column, time_column, "seq"}
+        if has_key and key_column == "key":  # why: a partition column (user) is a field as well
+            reserved.add("key")
         if fields is None:
             field_cols = [str(c) for c in frame.columns if c not in reserved]
         else:
@@ -178,25 +186,35 @@ class EventColumns:
         names = {"type": type_column, "time": time_column}
         if has_key and key_column is not None:
             names["key"] = key_column
-        columns = {name: convert_column(frame[col]) for name, col in names.items()}
-        for c in field_cols:
-            columns.setdefault(c, convert_column(frame[c]))
-        return cls(frame, columns, tuple(field_cols), names)
+        attrs = {name: convert_column(frame[col]) for name, col in names.items()}
+        by_column = {col: attrs[name] for name, col in names.items()}
+        columns = {c: by_column[c] if c in by_column else convert_column(frame[c]) for c in field_cols}
+        return cls(frame, attrs, columns, tuple(field_cols), names)
 
     def column(self, name: str) -> pd.Series | None:
-        """``e.name`` for every row (``None``: no row has it); ``seq`` is the row position."""
+        """``e.name`` for every row (``None``: no row has it); ``seq`` is the row position.
+
+        ``type``, ``time`` and ``key`` are the attributes, as ``e.type`` reads them on an event.
+        """
         if name == "seq":
             return pd.Series(np.arange(self.rows, dtype=np.int64))
-        if name == "key" and "key" not in self.names:
-            return None
+        if name in _ATTRIBUTES:
+            return self.attrs.get(name)
         return self.columns.get(name)
 
     def values(self, name: str) -> list[object]:
-        """A converted column as plain Python values (cached)."""
-        got = self._lists.get(name)
+        """A converted field column as plain Python values (cached)."""
+        return self._listed(False, name)
+
+    def attr_values(self, name: str) -> list[object]:
+        """A converted attribute column (``type``, ``time``, ``key``) as plain Python values (cached)."""
+        return self._listed(True, name)
+
+    def _listed(self, attr: bool, name: str) -> list[object]:
+        got = self._lists.get((attr, name))
         if got is None:
-            got = self.columns[name].tolist()
-            self._lists[name] = got
+            got = (self.attrs if attr else self.columns)[name].tolist()
+            self._lists[(attr, name)] = got
         return got
 
     def key_codes(self) -> npt.NDArray[np.int64]:
@@ -205,7 +223,7 @@ class EventColumns:
             if "key" not in self.names:
                 self._codes = np.zeros(self.rows, dtype=np.int64)
             else:
-                column = self.columns["key"]
+                column = self.attrs["key"]
                 if column.hasnans:  # why: every kind of missing value is the one key None
                     column = pd.Series([None if _is_missing(k) else k for k in column.tolist()], dtype=object)
                 codes, _ = pd.factorize(column, use_na_sentinel=False)
@@ -214,7 +232,7 @@ class EventColumns:
 
     def type_codes(self) -> tuple[npt.NDArray[np.int64], list[object]]:
         """Each row's type as an integer code into the distinct types (in order of appearance)."""
-        codes, uniques = pd.factorize(self.columns["type"], use_na_sentinel=False)
+        codes, uniques = pd.factorize(self.attrs["type"], use_na_sentinel=False)
         return np.asarray(codes, dtype=np.int64), list(uniques)
 
     def key_positions(self) -> npt.NDArray[np.int64]:
@@ -229,17 +247,17 @@ class EventColumns:
         non-numeric time or an unhashable key.
         """
         where = f"row {i} (index {self.frame.index[i : i + 1].tolist()[0]!r})"
-        typ = self.values("type")[i]
+        typ = self.attr_values("type")[i]
         if _is_missing(typ):
             msg = f"{where}: missing event type in column {self.names['type']!r}"
             raise EventError(msg, position=i, field=self.names["type"])
-        t = self.values("time")[i]
+        t = self.attr_values("time")[i]
         if _is_missing(t):
             msg = f"{where}: missing event time in column {self.names['time']!r}"
             raise EventError(msg, position=i, field=self.names["time"])
         if isinstance(t, float) and t.is_integer():
             t = int(t)  # a time column with a gap is float64 in pandas: whole values are int ms
-        key: object = self.values("key")[i] if "key" in self.names else None
+        key: object = self.attr_values("key")[i] if "key" in self.names else None
         if _is_missing(key):
             key = None
         row_fields = {c: v for c in self.fields if not _is_missing(v := self.values(c)[i])}
@@ -277,11 +295,11 @@ class EventColumns:
         """The keys the events of clean rows carry (see :meth:`events_at`)."""
         return self._keys(rows)
 
-    def _pick(self, name: str, rows: npt.NDArray[np.int64] | None) -> list[object]:
+    def _pick(self, name: str, rows: npt.NDArray[np.int64] | None, attr: bool = False) -> list[object]:
         """A converted column's values at ``rows`` (all rows: ``None``) as Python values."""
         if rows is None:
-            return self.values(name)
-        return self.columns[name].iloc[rows].tolist()
+            return self._listed(attr, name)
+        return (self.attrs if attr else self.columns)[name].iloc[rows].tolist()
 
     def _bulk(self, rows: npt.NDArray[np.int64] | None) -> list[Event]:
         """The events of clean rows, built column by column (only the rows asked for)."""
@@ -295,7 +313,7 @@ class EventColumns:
             dicts = list(map(dict, map(zip, repeat(names), zip(*lists, strict=True))))
         else:
             dicts = [{} for _ in range(n)]
-        types, times, keys = self._pick("type", rows), self._times(rows), self._keys(rows)
+        types, times, keys = self._pick("type", rows, attr=True), self._times(rows), self._keys(rows)
         # numbered with their row positions, as the engine's stamp() would number them (all rows: -1)
         seqs: Sequence[int] = [-1] * n if rows is None else rows.tolist()
         return _new_events((types, times, keys, dicts, seqs), n)
@@ -336,13 +354,13 @@ class EventColumns:
         return out.tolist()
 
     def _clean(self, name: str) -> bool:
-        """Whether every row of the column holds a string."""
-        s = self.columns[name]
+        """Whether every row of the attribute column holds a string."""
+        s = self.attrs[name]
         return not s.hasnans and pd.api.types.infer_dtype(s, skipna=False) == "string"
 
     def _clean_times(self) -> bool:
         """Whether every row has an int or finite float time."""
-        s = self.columns["time"]
+        s = self.attrs["time"]
         if s.hasnans:
             return False
         if pd.api.types.is_integer_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
@@ -351,33 +369,33 @@ class EventColumns:
 
     def _times(self, rows: npt.NDArray[np.int64] | None) -> list[object]:
         """Clean times at ``rows``: a whole float is an int (a time column with a gap is float64)."""
-        s = self.columns["time"]
+        s = self.attrs["time"]
         if pd.api.types.is_float_dtype(s.dtype):
             values = s.to_numpy(dtype=np.float64)
             values = values if rows is None else values[rows]
             return [int(v) if v.is_integer() else v for v in values.tolist()]
-        return self._pick("time", rows)
+        return self._pick("time", rows, attr=True)
 
     def _clean_keys(self) -> bool:
         """Whether every key is a string or an integer (or missing)."""
         if "key" not in self.names:
             return True
-        return pd.api.types.infer_dtype(self.columns["key"], skipna=True) in ("string", "integer", "empty")
+        return pd.api.types.infer_dtype(self.attrs["key"], skipna=True) in ("string", "integer", "empty")
 
     def _keys(self, rows: npt.NDArray[np.int64] | None) -> list[Hashable]:
         """Clean keys at ``rows``, a missing key as ``None``."""
         if "key" not in self.names:
             return [None] * (self.rows if rows is None else len(rows))
-        values = self._pick("key", rows)
-        return [None if _is_missing(k) else k for k in values] if self.columns["key"].hasnans else values
+        values = self._pick("key", rows, attr=True)
+        return [None if _is_missing(k) else k for k in values] if self.attrs["key"].hasnans else values
 
     def keyed(self) -> bool:
         """Whether some row has a key (else every event is in one partition)."""
-        return "key" in self.names and bool(self.columns["key"].notna().any())
+        return "key" in self.names and bool(self.attrs["key"].notna().any())
 
     def types_present(self) -> frozenset[str]:
         """The event types the rows hold."""
-        return frozenset(str(t) for t in self.columns["type"].dropna().unique().tolist())
+        return frozenset(str(t) for t in self.attrs["type"].dropna().unique().tolist())
 
     def fields_present(self) -> frozenset[str]:
         """The fields at least one row has (a value that is not missing)."""

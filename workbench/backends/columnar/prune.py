@@ -82,7 +82,7 @@ def order_reason(engine: Engine, cols: EventColumns) -> str | None:
         return "events are reordered (out_of_orderness, order_by or processing time)"
     if not cols.clean():
         return "a row has a missing or odd type, time or key (the engine reports it)"
-    times = cols.columns["time"].to_numpy(dtype=np.float64)
+    times = cols.attrs["time"].to_numpy(dtype=np.float64)
     if len(times) > 1 and bool((np.diff(times) < 0).any()):
         return "times go backwards"  # why: a skipped newer row could make a later row late
     return None

@@ -156,7 +156,7 @@ def replay_chunks(
         cols = EventColumns.from_frame(
             frame, type_column=type_column, time_column=time_column, key_column=key_column
         )
-        times = cols.columns["time"].to_numpy(dtype=np.float64)
+        times = cols.attrs["time"].to_numpy(dtype=np.float64)
         if times[0] < newest or bool((np.diff(times) < 0).any()):
             msg = (
                 f"rows {offset}..{offset + len(times) - 1}: times go backwards; replay the input in one piece"
@@ -201,7 +201,7 @@ def feed_plan(
     # why derive: derived events can complete what the rows alone cannot
     if engine.derive is not None or order_reason(engine, cols) is not None:
         return None, {}
-    times = cols.columns["time"].to_numpy(dtype=np.float64)
+    times = cols.attrs["time"].to_numpy(dtype=np.float64)
     type_codes, type_uniques = cols.type_codes()
     keys = KeyOrder(cols.key_codes())
     sorted_times = keys.sort(times)
@@ -258,7 +258,7 @@ def _renumber(
 ) -> Renumber:  # fmt: skip
     """Per pruned pattern with a left-out start: the true instance ids of the starts that are fed."""
     out: Renumber = {}
-    key_values = cols.values("key") if "key" in cols.names else None
+    key_values = cols.attr_values("key") if "key" in cols.names else None
     for m, c, p in zip(matchers, chains, pruned, strict=True):
         if not p or c is None:
             continue

@@ -104,7 +104,7 @@ def input_reason(engine: Engine, cols: EventColumns) -> str | None:
     why = order_reason(engine, cols)
     if why is not None:
         return why
-    times = cols.columns["time"].to_numpy(dtype=np.float64)
+    times = cols.attrs["time"].to_numpy(dtype=np.float64)
     if len(times) and float(np.abs(times).max()) >= _EXACT_TIME:
         return "times too large for exact float arithmetic"
     return None

@@ -36,7 +36,7 @@ class Rows:
     def of(cls, cols: EventColumns) -> Rows:
         keys = KeyOrder(cols.key_codes())
         type_codes, type_uniques = cols.type_codes()
-        times = keys.sort(cols.columns["time"].to_numpy(dtype=np.float64))
+        times = keys.sort(cols.attrs["time"].to_numpy(dtype=np.float64))
         n = len(times)
         firsts = np.flatnonzero(keys.first)
         ends = np.append(firsts[1:], n).astype(np.int64)

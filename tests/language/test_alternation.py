@@ -9,7 +9,7 @@ from workbench.engine import run
 from workbench.engine.nfa import Contiguity, SkipStrategy, Stage, alternation, begin, permute
 from workbench.engine.nfa.pattern import Alternation, GroupStage, Permute
 from workbench.errors import CepError
-from workbench.language import compile_pattern, format_pattern
+from workbench.language import compile_pattern, compile_text, format_pattern
 
 ROUND_TRIP = [
     "sequence s begin x followed by (a next b) | c where e.v > 1",
@@ -137,3 +137,12 @@ def test_a_permuted_stage_is_one_stage_of_the_pattern() -> None:
     assert got == [((0, 1, 2), ("c", "a", "b")), ((4, 5, 6), ("b", "c", "a"))]
     assert isinstance(p.stages[0], Permute)
     assert all(isinstance(e, Stage) for e in p.stages[0].elements)
+
+
+def test_a_permute_of_more_than_six_elements_is_refused_where_it_is_written() -> None:
+    # 7 elements would be 5,040 branches (a minute to compile), 8 would be 40,320
+    text = "sequence s\n  begin x followed by permute(" + ", ".join(f"a{i}: t{i}" for i in range(7)) + ")"
+    with pytest.raises(CepError, match=r"line 2, .*permute of 7 elements has 5,040 orders; at most 6") as err:
+        compile_text(text)
+    assert "^" in str(err.value)
+    compile_text(text.replace(", a6: t6", ""))  # six are fine

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from lark import Token, Tree
 
 from workbench.engine.nfa import pattern as seq
-from workbench.errors import SourceSpan
+from workbench.errors import PatternError, SourceSpan
 from workbench.language import ast
 
 if TYPE_CHECKING:
@@ -97,7 +97,10 @@ def lower_choice(
     elements = tuple(b[0] if len(b) == 1 else _group(b) for b in branches)
     name = "permute(" + ", ".join(e.name for e in elements) + ")"
     spans.setdefault(name, choice.span)
-    return seq.Permute(elements, contiguity, inner, name)
+    try:
+        return seq.Permute(elements, contiguity, inner, name)
+    except PatternError as err:  # why: too many elements, said where the permute is written
+        raise ctx.fail(str(err), choice.span) from None
 
 
 def _group(stages: Sequence[seq.Element]) -> seq.GroupStage:

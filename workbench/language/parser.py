@@ -25,7 +25,7 @@ from workbench.errors import SourceSpan
 from workbench.language import ast
 from workbench.language.alternation import choice_stage
 from workbench.language.grammar import lark_parser, parse_duration
-from workbench.language.syntax_errors import syntax_error
+from workbench.language.syntax_errors import check_nesting, syntax_error
 
 __all__ = ["parse"]
 
@@ -425,6 +425,7 @@ def parse(text: str, *, first_line: int = 1) -> ast.Script:
     ``first_line`` is the line number of the text's first line in the caller's coordinates (2 for the
     body of a ``%%cep`` cell). Raises :class:`~workbench.errors.CepSyntaxError`.
     """
+    check_nesting(text, first_line)
     try:
         tree = lark_parser().parse(text)
     except UnexpectedInput as err:

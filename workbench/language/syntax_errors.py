@@ -231,3 +231,41 @@ def _dangling_annotation(text: str, line: int, col: int) -> tuple[int, int, str]
 def _offset(text: str, line: int, col: int) -> int:
     """The character offset of (line, column) in ``text`` (both 1-based)."""
     return sum(len(x) + 1 for x in text.split("\n")[: line - 1]) + col - 1
+
+
+#: the deepest nesting of brackets pattern text may have (as an expression's tree: ``MAX_DEPTH``)
+MAX_NESTING = 60
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def check_nesting(text: str, first_line: int) -> None:
+    """A :class:`CepSyntaxError` at the bracket that nests deeper than :data:`MAX_NESTING`.
+
+    Checked before parsing: the parser and the lowering recurse once per level, so text nested
+    thousands deep would exhaust Python's stack. Strings, quoted names and comments are skipped.
+    """
+    depth, quote, i = 0, "", 0
+    while i < len(text):
+        ch = text[i]
+        if quote:  # why: brackets inside a string or a `quoted name` are text
+            if ch == "\\" and quote != "`":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "#":  # why: a comment runs to the end of its line
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        elif ch in _OPEN:
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, i) + 1
+                col = i - (text.rfind("\n", 0, i) + 1) + 1
+                msg = f"brackets nest more than {MAX_NESTING} deep here; write the pattern flatter"
+                at = line + first_line - 1
+                raise CepSyntaxError(msg, SourceSpan(at, col, at, col + 1), "\n" * (first_line - 1) + text)
+        elif ch in _CLOSE:
+            depth -= 1
+        i += 1

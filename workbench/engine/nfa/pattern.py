@@ -30,6 +30,7 @@ Conditions (:data:`Condition`) are either
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as _field
@@ -105,6 +106,8 @@ def as_condition(cond: Condition | None, element: str) -> Condition | None:
     return cond
 
 
+#: the most elements a ``permute`` may list (its orders grow as the factorial: 6 give 720 branches)
+MAX_PERMUTE = 6
 #: the largest count a quantifier may have (``times n..m``: every occurrence is an automaton state)
 MAX_COUNT = 1_000
 
@@ -320,6 +323,13 @@ class Permute(_Choice):
     name: str = _field(default="permute", compare=False)
 
     def __post_init__(self) -> None:
+        if len(self.elements) > MAX_PERMUTE:  # why: every order is a branch of the automaton
+            msg = (
+                f"permute of {len(self.elements)} elements has {math.factorial(len(self.elements)):,} "
+                f"orders; at most {MAX_PERMUTE} elements ({math.factorial(MAX_PERMUTE)} orders) can be"
+                " permuted"
+            )
+            raise PatternError(msg, element=self.name)
         object.__setattr__(self, "elements", tuple(_moot(e) for e in self.elements))
 
     def alternation(self) -> Alternation:

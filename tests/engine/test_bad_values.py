@@ -8,9 +8,10 @@ import pytest
 
 from tests.engine.feeding import feed_all
 from workbench.engine.events import Event
+from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine
 from workbench.errors import CepError, EventError
-from workbench.language import compile_text
+from workbench.language import compile_pattern, compile_text
 
 
 def engine(text: str) -> Engine:
@@ -40,12 +41,18 @@ sequence s
 
 
 @pytest.mark.parametrize("bad", ["text", [1], {"x": 1}])
-def test_an_aggregate_over_a_wrong_typed_value_names_the_event_and_field(bad: object) -> None:
-    e = engine(AGG)
-    with pytest.raises(EventError, match=r"aggregate 'total' \(sum of 'v'\) cannot take") as err:
-        e.process_many([{"type": "a", "time": 1, "v": 2}, {"type": "a", "time": 2, "v": bad}])
-    assert err.value.position == 1
-    assert err.value.field == "v"
+@pytest.mark.parametrize("compiled", [True, False])
+def test_an_aggregate_skips_a_wrong_typed_value_and_records_it(bad: object, compiled: bool) -> None:
+    e = Engine([NFAMatcher(compile_pattern(AGG), compiled=compiled)])
+    found = e.process_many(
+        [{"type": "a", "time": 1, "v": 2}, {"type": "a", "time": 2, "v": bad}, {"type": "b", "time": 3}]
+    )
+    # the event is taken (its stage has no condition); the sum skips its value: total is 2
+    assert sorted(tuple(x.seq for x in d.events) for d in found) == [(0, 1, 2), (0, 2)]
+    (fault,) = e.errors
+    assert fault.where == "aggregate 'total' (sum of 'v')"
+    assert (fault.kind, fault.first_seq) == ("TypeError", 1)
+    assert f"cannot take {type(bad).__name__} {bad!r}" in fault.message
 
 
 def test_an_aggregate_skips_blank_values() -> None:
@@ -136,3 +143,16 @@ def test_a_numpy_time_is_the_same_built_in_number(one_by_one: bool, built: bool)
     assert [(type(e.time), e.time) for e in d.events] == [(float, 1.5), (int, 2)]
     with pytest.raises(EventError, match="time must be a number of milliseconds, got bool"):
         engine.process({"type": "a", "time": np.bool_(True), "key": "k"})
+
+
+@pytest.mark.parametrize("fields", [None, [("x", 1)], "x=1"])
+def test_a_built_event_whose_fields_are_no_mapping_is_refused(fields: object) -> None:
+    e = engine("group g instance 'k' at 0\n    @or { c: a }")
+    with pytest.raises(EventError, match="event fields must be a mapping") as err:
+        e.process(Event("a", 0, "k", fields))  # type: ignore[arg-type]
+    assert err.value.position == 0
+
+
+def test_an_unhashable_instance_key_is_refused_where_it_is_written() -> None:
+    with pytest.raises(CepError, match=r"line 1, column 18: an instance key is a string, .* not a list"):
+        compile_text("group g instance [1] at 0 @or { c: a }")

@@ -587,11 +587,11 @@ def test_a_bare_field_name_is_pointed_to_the_event() -> None:
 
 def test_text_nested_deeper_than_the_limit_is_refused_at_the_bracket_not_by_the_stack() -> None:
     deep = "sequence s begin x0 " + "".join(f"followed by ( begin x{i} " for i in range(1, 400)) + ")" * 399
-    with pytest.raises(CepError, match="brackets nest more than 60 deep") as err:
+    with pytest.raises(CepError, match="brackets nest more than 100 deep") as err:
         compile_text(deep)
     assert not isinstance(err.value, RecursionError)
     assert str(err.value).startswith("line 1, column ")
-    fine = "sequence s begin x0 " + "".join(f"followed by ( begin x{i} " for i in range(1, 61)) + ")" * 60
+    fine = "sequence s begin x0 " + "".join(f"followed by ( begin x{i} " for i in range(1, 101)) + ")" * 100
     compile_text(fine)
     # brackets in strings, quoted names and comments do not count
     compile_text("# " + "(" * 100 + "\nsequence s begin a where e.x == '" + "(" * 100 + "'")

@@ -104,6 +104,7 @@ def stamp(raw: EventLike, position: int) -> Event:
             or (t.__class__ is float and t - t != 0)  # NaN or infinite: t - t is NaN
             or raw.type.__class__ is not str
             or (key.__class__ is not str and key.__class__ is not int and key is not None)
+            or raw.fields.__class__ is not dict
         ):
             raw = check_built(raw, position)  # (a NaN key comes back as the key None)
         return raw if raw.seq != -1 else raw.with_seq(position)  # why != -1: derived events are < -1

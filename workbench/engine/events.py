@@ -183,6 +183,10 @@ def check_built(event: Event, position: int | None) -> Event:
     if type(event.type) is not str:
         msg = f"event type must be a string, got {event.type!r}"
         raise EventError(msg, position=position, field="type")
+    fields: object = event.fields  # why object: a built Event's fields went unchecked so far
+    if not isinstance(fields, Mapping):
+        msg = f"event fields must be a mapping of names to values, got {type(fields).__name__}"
+        raise EventError(msg, position=position, field="fields")
     key = event.key
     if (
         type(key) is not str

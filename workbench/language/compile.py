@@ -176,7 +176,12 @@ def compile_script(script: ast.Script, **options: Unpack[CompileOptions]) -> lis
 
 def compile_text(text: str, *, first_line: int = 1, **options: Unpack[CompileOptions]) -> list[Definition]:
     """Parse and compile ``text`` (``first_line`` = its first line in the caller's coordinates)."""
-    return compile_script(parse(text, first_line=first_line), **options)
+    try:
+        return compile_script(parse(text, first_line=first_line), **options)
+    except RecursionError:  # why: nesting within MAX_NESTING, but called from deep in the stack
+        msg = "the pattern text nests too deeply to compile here; write it flatter"
+        span = SourceSpan(first_line, 1, first_line, 2)
+        raise CepCompileError(msg, span, "\n" * (first_line - 1) + text) from None
 
 
 def compile_patterns(text: str, **options: Unpack[TextOptions]) -> list[Pattern]:

@@ -85,6 +85,11 @@ class GroupCompiler:
 
     def _instance(self, decl: ast.InstanceDecl) -> grp.Instance:
         key = literal(self.ctx, decl.key, "an instance key")
+        try:
+            hash(key)
+        except TypeError:  # why: a list or dict literal cannot name a partition
+            msg = f"an instance key is a string, number, boolean, null or tuple, not a {type(key).__name__}"
+            raise self.ctx.fail(msg, decl.key.span) from None
         at = literal(self.ctx, decl.at, "an instance time") if decl.at else 0
         if not isinstance(at, int | float) or isinstance(at, bool):
             msg = "an instance time must be a number (milliseconds)"

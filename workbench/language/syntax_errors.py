@@ -234,7 +234,7 @@ def _offset(text: str, line: int, col: int) -> int:
 
 
 #: the deepest nesting of brackets pattern text may have (as an expression's tree: ``MAX_DEPTH``)
-MAX_NESTING = 60
+MAX_NESTING = 100
 _OPEN, _CLOSE = "([{", ")]}"
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from workbench.engine.aggregates import Aggregate, input_of
+from workbench.engine.aggregates import Aggregate
 from workbench.engine.detection import TraceKind
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context, Kernel
@@ -196,9 +196,8 @@ class LoopPlan(ChainPlan[LoopState]):
         that leaves the loop (waiting for the last stage) holds no aggregates, because nothing
         reads them there (the last stage's condition reads only the event).
         """
-        specs = self.aggs.specs
         for i in self.agg_of[1]:
-            aggs[i].update(input_of(event, specs[i].field))
+            self.aggs.update(aggs[i], i, event)
         return aggs
 
     def stages_of(self, n: int) -> list[str]:

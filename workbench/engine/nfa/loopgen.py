@@ -284,6 +284,12 @@ def _source(plan: LoopPlan, em: _Emitter) -> str:
     lp = em.probe(em.gen(plan.last_cond))
     updates = "".join(_update(plan, i, em.input(i)) for i in plan.agg_of[1])
     update = ("ra = run.aggs\n" + updates) if updates else "pass\n"
+    # why: an aggregate input that is no plain number (a text price) goes to the interpreter, which
+    # records it and skips it; the inlined updates add without a check
+    guards = "".join(
+        f"if not ({x} is None or {x}.__class__ is _float or {x}.__class__ is _int):\n    raise _Exception\n"
+        for x in sorted({em.input(i) for i in plan.agg_of[1]})
+    )
     window = plan.window is not None
     return (
         HEAD
@@ -292,7 +298,7 @@ def _source(plan: LoopPlan, em: _Emitter) -> str:
             starts=em.wake_test(plan.start_wakes),
             vc=f"cold and {em.wake_test(plan.cold_wakes)}",
             vl=f"last and {em.wake_test(plan.wakes[-2])}",
-            probes=_indent("".join(f"{n} = {v}\n" for n, v in em.probes) + f"lp = {lp}\n", 8),
+            probes=_indent("".join(f"{n} = {v}\n" for n, v in em.probes) + guards + f"lp = {lp}\n", 8),
             complete=_indent("_ctake((), _C, e)\n" if plan.agg_of[2] else "", 20),
             all_complete="False" if plan.agg_of[2] else "lp",  # why: the last stage's aggregates check each
             took=_indent(took, 12),
@@ -332,6 +338,7 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         "len": len,
         "sorted": sorted,
         "_float": float,
+        "_int": int,
         "_interp": plan.interpret,
         "_advance": plan.advance,
         "_W": plan.window,

@@ -51,11 +51,14 @@ class NFAMatcher:
         self.name = pattern.name
         self.pattern = pattern
         aggs = RunAggregates(pattern)
-        self.faults = FaultSink(pattern.name)
+        self.faults = aggs.faults = FaultSink(pattern.name)
         self.nfa: CompiledNFA = compile_nfa(pattern, frozenset(aggs.index), self.faults)
         aggs.check_stages(self.nfa.stage_names)
         facts = self.facts = analyse(self.nfa)
         self.plan: AnyPlan = choose_plan(pattern, self.nfa, facts, aggs, specialise=specialise)
+        own = getattr(self.plan, "aggs", None)
+        if isinstance(own, RunAggregates):  # why: a plan that keeps its own records to the same log
+            own.faults = self.faults
         #: whether the plan's generated code runs (when it offers some), else its interpreter
         self.compiled = compiled
         # Bound once: the runtime calls the plan's methods with no call in between.

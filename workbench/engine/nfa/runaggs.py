@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection
 
 from workbench.engine.aggregates import Aggregate, input_of, make_aggregate, value_with
 from workbench.engine.events import Event
+from workbench.engine.faults import FaultSink
 from workbench.engine.nfa.pattern import AggregateSpec, SequencePattern
 from workbench.errors import EventError, PatternError
 
@@ -26,9 +27,11 @@ class RunAggregates:
         of_stage: stage name -> positions of the aggregates that stage updates.
     """
 
-    __slots__ = ("index", "name", "of_stage", "specs")
+    __slots__ = ("faults", "index", "name", "of_stage", "specs")
 
     def __init__(self, pattern: SequencePattern) -> None:
+        #: where a value an aggregate cannot take is recorded (the matcher's; ``None``: it raises)
+        self.faults: FaultSink | None = None
         specs = pattern.aggregates
         names = [a.name for a in specs]
         if len(set(names)) != len(names):
@@ -68,13 +71,26 @@ class RunAggregates:
         out = list(aggs)
         for i in touched:
             agg = aggs[i].copy()
-            value = input_of(event, specs[i].field)
-            try:
-                agg.update(value)
-            except (TypeError, ValueError, ArithmeticError) as err:  # why: a text price, a list, ...
-                raise _bad_input(self.name, specs[i], event, value, err) from None
+            self.update(agg, i, event)
             out[i] = agg
         return tuple(out)
+
+    def update(self, agg: Aggregate, i: int, event: Event) -> None:
+        """Update aggregate ``i`` with ``event``'s value; a value it cannot take (a text price, a
+        list) is skipped and recorded as a condition fault, and the aggregate is left as it was."""
+        spec = self.specs[i]
+        value = input_of(event, spec.field)
+        try:
+            agg.update(value)
+        except (TypeError, ValueError, ArithmeticError) as err:
+            if self.faults is None:  # why: no matcher to record it (a bare plan, in tests)
+                raise _bad_input(self.name, spec, event, value, err) from None
+            what = f"{type(value).__name__} {value!r}"
+            self.faults.report(
+                f"aggregate {spec.name!r} ({spec.function} of {spec.field!r})",
+                type(err)(f"cannot take {what}: {err}"),
+                event,
+            )
 
     def read(self, aggs: tuple[Aggregate, ...], name: str, stage: str | None, event: Event) -> object:
         """The value of aggregate ``name`` seen by the condition of ``stage`` testing ``event``."""

@@ -378,6 +378,13 @@ class Instance:
     vars: Fields = ()
 
     def __post_init__(self) -> None:
+        try:
+            hash(self.key)
+        except TypeError:  # why: the key names a partition: it is a dict key everywhere
+            from workbench.errors import PatternError
+
+            msg = f"instance key {self.key!r} is not hashable (a {type(self.key).__name__})"
+            raise PatternError(msg) from None
         object.__setattr__(self, "vars", _pairs(self.vars))
 
 

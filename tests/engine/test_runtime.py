@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from workbench.engine import Detection, Engine, Event
+from workbench.engine import run as run_events
 from workbench.engine.matcher import Context
 from workbench.engine.snapshot import register
 from workbench.errors import CepError, EventError
@@ -196,3 +197,12 @@ def test_idle_keys_are_released_but_instance_ids_stay_unique() -> None:
     eng.process(ev(2))
     assert not eng.keys  # released after each event
     assert [d.instance for d in eng.detections] == [1, 2]
+
+
+def test_wrong_typed_arguments_are_cep_errors_naming_them() -> None:
+    with pytest.raises(CepError, match="order_by names fields"):
+        Engine([Echo()], order_by=5)  # type: ignore[arg-type]
+    with pytest.raises(CepError, match="run\\(\\) takes an iterable of events"):
+        run_events([Echo()], 5)  # type: ignore[arg-type]
+    with pytest.raises(CepError, match="state_of\\(\\): a key is hashable"):
+        Engine([Echo()]).state_of("echo", [1])

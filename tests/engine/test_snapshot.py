@@ -293,3 +293,15 @@ def test_a_forged_image_with_a_right_checksum_is_refused_before_it_is_used(what:
     with pytest.raises(CepError, match="snapshot"):
         target.restore(blob)
     target.process_many(_events(10))  # the refused blob left the engine as it was
+
+
+def test_an_integer_too_long_for_json_decimals_survives_a_snapshot() -> None:
+    from workbench.language import compile_pattern
+
+    pattern = compile_pattern("sequence s within 1h begin a: a followed by b: b")
+    a = Engine([pattern])
+    a.process({"type": "a", "time": 0, "x": 10**5000, "y": -(7**9000)})
+    b = Engine([pattern])
+    b.restore(a.snapshot())
+    (d,) = b.process({"type": "b", "time": 1})
+    assert d.events[0].fields == {"x": 10**5000, "y": -(7**9000)}

@@ -317,3 +317,12 @@ def test_run_notes_dropped_partial_matches(ip: Any, capsys: pytest.CaptureFixtur
     with pytest.warns(RuntimeWarning, match="max_partial_matches"):  # every run warns once
         again = magics(ip).session.replay(["s"], ip.user_ns["piles"])
     assert again.outcome.dropped == 3
+
+
+@pytest.mark.parametrize("name", ["__builtins__", "a b", "1x", "class", "x-y"])
+def test_a_result_is_stored_only_under_a_plain_variable_name(ip: Any, name: str) -> None:
+    ip.run_cell_magic("cep", "-q", "sequence s begin a")
+    ip.user_ns["df"] = pd.DataFrame({"type": ["a"], "time": [1]})
+    with pytest.raises(UsageError, match="cannot store the result as"):
+        ip.run_line_magic("cep", f"run s --on df -o '{name}'")
+    assert not isinstance(ip.user_ns["__builtins__"], pd.DataFrame)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from workbench.engine.events import Event, EventLike, check_built, make_event
 from workbench.errors import CepError
@@ -225,6 +225,10 @@ def tie_order(order_by: OrderBy | None) -> Callable[[Event], Rank] | None:
         return None
     if callable(order_by):
         return _called(order_by)
+    given: object = order_by  # why object: the annotation is what a caller should pass, not checked
+    if not isinstance(given, str | Iterable):
+        msg = f"order_by names fields (a name or a list of names) or is a function, got {given!r}"
+        raise CepError(msg)
     names: tuple[object, ...] = (order_by,) if isinstance(order_by, str) else tuple(order_by)
     if not names:
         msg = "order_by names no field"

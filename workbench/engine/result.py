@@ -3,7 +3,7 @@ a finite stream, flushed at the end; also importable from :mod:`workbench.engine
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.engine.clock import OrderBy
@@ -12,6 +12,7 @@ from workbench.engine.events import Event, EventLike
 from workbench.engine.faults import ConditionFault
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import tally_counters
+from workbench.errors import CepError
 
 __all__ = ["RunResult", "run"]
 
@@ -52,6 +53,9 @@ def run(
     from workbench.engine.runtime import Engine  # (the runtime imports this module)
 
     plist: Sequence[Pattern | Matcher] = [patterns] if isinstance(patterns, Pattern | Matcher) else patterns
+    if isinstance(events, str | bytes | Mapping) or not isinstance(events, Iterable):
+        msg = f"run() takes an iterable of events (dicts or Events), got {type(events).__name__}"
+        raise CepError(msg)
     engine = Engine(plist, out_of_orderness=out_of_orderness, trace=trace, strict=strict, order_by=order_by)
     engine.process_many(events)
     engine.finish(until)

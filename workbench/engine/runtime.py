@@ -185,6 +185,11 @@ class Engine(Timekeeping):
 
     def state_of(self, pattern: str, key: Hashable) -> Any:
         """The per-key state of one pattern (``None`` if the key holds none)."""
+        try:
+            hash(key)
+        except TypeError:  # why: the annotation is what a caller should pass; nothing checks it
+            msg = f"state_of(): a key is hashable (a string, number, tuple or None), got {type(key).__name__}"
+            raise CepError(msg) from None
         ks = self._keys.get(key)
         if ks is None:
             return None

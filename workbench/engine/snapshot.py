@@ -38,6 +38,7 @@ import importlib
 import json
 import math
 import pkgutil
+import re
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -131,8 +132,11 @@ class _Writer:
         return twice
 
     def write(self, obj: object, depth: int = 0) -> Json:
-        if obj is None or isinstance(obj, bool | int | str):
+        if obj is None or isinstance(obj, bool | str):
             return obj
+        if isinstance(obj, int):
+            # why hex: JSON writes an int in decimal, which Python refuses past 4,300 digits
+            return obj if obj.bit_length() <= _DECIMAL_BITS else {"$i": format(obj, "x")}
         if isinstance(obj, float):
             return obj if math.isfinite(obj) else {"$f": repr(obj)}
         if depth > MAX_DEPTH:
@@ -340,6 +344,7 @@ _BUILDERS: dict[str, Callable[[_Reader, _Node, int], object]] = {
     "$q": lambda r, n, d: deque(r._items(n, "$q", d), maxlen=_maxlen(n.get("m"))),
     "$d": lambda r, n, d: r._dict(n, d),
     "$f": lambda r, n, d: _float(n["$f"]),
+    "$i": lambda r, n, d: _big(n["$i"]),
     "$e": lambda r, n, d: r._enum(n, d),
     "$o": lambda r, n, d: r._object(n, d),
     "$n": lambda r, n, d: r._named_tuple(n, d),
@@ -348,6 +353,16 @@ _BUILDERS: dict[str, Callable[[_Reader, _Node, int], object]] = {
     "$td": lambda r, n, d: dt.timedelta(*r._items(n, "$td", d)),  # type: ignore[arg-type]
     "$dec": lambda r, n, d: decimal.Decimal(_text(n["$dec"])),
 }
+
+
+#: the bits of the largest int written as a JSON number (about 4,000 decimal digits)
+_DECIMAL_BITS = 13_000
+
+
+def _big(text: Json) -> int:
+    if not isinstance(text, str) or not re.fullmatch(r"-?[0-9a-f]+", text):
+        _fail(f"snapshot: {text!r} is not a hexadecimal integer")
+    return int(text, 16)
 
 
 def _float(text: Json) -> float:

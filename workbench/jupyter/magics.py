@@ -32,6 +32,7 @@ a Python traceback; bad flags raise IPython's ``UsageError``.
 
 from __future__ import annotations
 
+import keyword
 import re
 import shlex
 from pathlib import Path
@@ -119,8 +120,16 @@ class CepMagics(Magics):
         return source
 
     def store(self, name: str, value: object) -> None:
-        """Put ``value`` into the user's namespace as ``name``."""
+        """Put ``value`` into the user's namespace as ``name`` (a plain identifier: never a keyword
+        or one of Python's and IPython's own ``__names__``)."""
         if self.shell is None:
             msg = "the %cep magics are not attached to a shell"
+            raise UsageError(msg)
+        if (
+            not name.isidentifier()
+            or keyword.iskeyword(name)
+            or (name.startswith("__") and name.endswith("__"))
+        ):
+            msg = f"cannot store the result as {name!r}: give a variable name such as 'hits'"
             raise UsageError(msg)
         self.shell.user_ns[name] = value

@@ -230,7 +230,7 @@ def ident_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> str:
             return text[1:-1]
         try:
             value = pyast.literal_eval(text)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             value = None
         if isinstance(value, str):
             return value

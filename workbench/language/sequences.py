@@ -233,7 +233,7 @@ class SequenceCompiler:
                 return None
             try:
                 params[kw.arg] = pyast.literal_eval(kw.value)
-            except ValueError:
+            except (ValueError, TypeError, MemoryError, RecursionError):
                 return None
         auto = f"{fn}_{stage}" + (f"_{fld}" if fld else "")
         return seq.AggregateSpec(name or auto, fn, stage, fld, params, include_current)

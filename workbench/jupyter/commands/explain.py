@@ -17,9 +17,10 @@ __all__ = ["explain"]
 
 
 def _key(text: str) -> object:
+    """The key ``--key`` names: a Python literal (``1``, ``('ann', 2)``), else the text itself."""
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # why: hostile text too
         return text
 
 

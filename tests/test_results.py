@@ -231,3 +231,26 @@ def test_detection_frame_keeps_equal_length_tuples_as_cells() -> None:
     empty = detections_to_frame([Detection("p", None, 2, "timeout", 7, (), ())])
     assert empty["first_time"].isna().all()
     assert empty["n_events"].tolist() == [0]
+
+
+def test_integers_past_int64_stay_exact_in_object_columns() -> None:
+    from workbench.engine import run
+    from workbench.language import compile_pattern
+
+    p = compile_pattern("sequence s measures id = first(a).id begin a: a")
+    found = run(
+        p, [{"type": "a", "time": 0, "id": 12345678901234567890}, {"type": "a", "time": 2**63, "id": 1}]
+    )
+    frame = detections_to_frame(found.detections)
+    assert frame["id"].tolist() == [12345678901234567890, 1]
+    assert frame["emit_time"].tolist() == [0, 2**63]
+
+
+def test_times_beyond_the_dates_pandas_holds_are_nat_with_a_warning() -> None:
+    from workbench.session.times import TimeFormat
+
+    dates = TimeFormat.of_column(pd.Series(pd.to_datetime(["2024-01-01"])))
+    with pytest.warns(RuntimeWarning, match="1 time\\(s\\) beyond the dates pandas can hold"):
+        shown = dates.series([1704067200000, 86_400_000 * 10**9])
+    assert shown.iloc[0] == pd.Timestamp("2024-01-01")
+    assert pd.isna(shown.iloc[1])

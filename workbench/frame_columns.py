@@ -26,8 +26,10 @@ def times(values: Sequence[int | float | None]) -> pd.Series:
     """Times as the input gave them: int64 when all are integers (nullable ``Int64`` when some are
     missing, ``None``), else float64 (missing: NaN)."""
     classes = set(map(type, values))
-    if classes <= _INTEGRAL:  # why: one C pass over the classes decides for plain numbers
+    if classes <= _INTEGRAL and _in_int64(values):  # why: one C pass over the classes decides
         return pd.Series(values, dtype="int64" if _NONE not in classes else INT)
+    if classes <= _INTEGRAL:  # why: an id past 2**63 (an unsigned 64-bit one) stays exact
+        return objects(values)
     if not classes <= _NUMERIC:  # why: int subclasses, numpy scalars, ...: the test per value
         present = [v for v in values if v is not None]
         if all(isinstance(v, int) for v in present):
@@ -35,6 +37,11 @@ def times(values: Sequence[int | float | None]) -> pd.Series:
     if _NONE in classes:
         values = [math.nan if v is None else v for v in values]
     return pd.Series(values, dtype="float64")
+
+
+def _in_int64(values: Sequence[int | float | None]) -> bool:
+    present = [v for v in values if v is not None]
+    return not present or (min(present) >= -(2**63) and max(present) < 2**63)
 
 
 def objects(values: Sequence[object]) -> pd.Series:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NoReturn
@@ -88,7 +89,17 @@ class TimeFormat:
         s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype="float64")
         if not self.dates:
             return s
-        stamps = pd.to_datetime(s.astype("float64"), unit="ms", utc=True)
+        ms = pd.to_numeric(s, errors="coerce").astype("float64")
+        far = ms.abs() > _MAX_DATE_MS
+        if far.any():  # why: a date beyond pandas' range (a 10⁹-day window's end) cannot be shown
+            n = int(far.sum())
+            warnings.warn(
+                f"{n} time(s) beyond the dates pandas can hold (±292,000 years) are shown as NaT",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            ms = ms.mask(far)
+        stamps = pd.to_datetime(ms, unit="ms", utc=True)
         return stamps.dt.tz_localize(None) if self.tz is None else stamps.dt.tz_convert(self.tz)
 
     def frame(self, frame: pd.DataFrame, columns: Iterable[str] = TIME_COLUMNS) -> pd.DataFrame:
@@ -105,6 +116,9 @@ class TimeFormat:
             out[c] = pd.to_timedelta(out[c], unit="ms")
         return out
 
+
+#: the largest time in milliseconds a microsecond Timestamp holds (with a margin for rounding)
+_MAX_DATE_MS = 9.2e15
 
 NUMBERS = TimeFormat()
 """Times shown as the numbers they are (numeric input)."""

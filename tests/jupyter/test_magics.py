@@ -326,3 +326,23 @@ def test_a_result_is_stored_only_under_a_plain_variable_name(ip: Any, name: str)
     with pytest.raises(UsageError, match="cannot store the result as"):
         ip.run_line_magic("cep", f"run s --on df -o '{name}'")
     assert not isinstance(ip.user_ns["__builtins__"], pd.DataFrame)
+
+
+def test_a_live_feed_keys_events_by_the_patterns_partition(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", "sequence funnel partition by user\n  begin v: view\n  followed by b: buy")
+    ip.user_ns["batch"] = [
+        {"type": "view", "user": "ann", "key": "req-1"},  # a field named key stays a field
+        {"type": "buy", "user": "bob"},
+        {"type": "buy", "user": "ann"},
+    ]
+    ip.run_line_magic("cep", "feed funnel --start")
+    frame = ip.run_line_magic("cep", "feed --from batch")
+    assert list(frame["key"]) == ["ann"]  # not bob's buy: a live feed keys as a replay does
+    assert list(frame["events"]) == [(0, 2)]
+    ip.user_ns["nokey"] = [{"type": "view"}]
+    with pytest.raises(CepCellError, match="event 0 of this feed has no value for its partition key 'user'"):
+        ip.run_line_magic("cep", "feed --from nokey")
+    ip.run_line_magic("cep", "feed --stop")
+    ip.run_cell_magic("cep", "-q", "sequence other partition by ip\n  begin v: view")
+    with pytest.raises(CepCellError, match="partitioned differently cannot share a live feed"):
+        ip.run_line_magic("cep", "feed funnel other --start")

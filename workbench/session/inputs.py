@@ -13,7 +13,7 @@ import csv
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from workbench.engine.events import Event, make_event
 from workbench.errors import CepError, EventError
@@ -233,14 +233,17 @@ def load_events(
             mappings = True
             if time is not None and time in raw:
                 raw["time"] = raw.pop(time)
-            value = _key_of(raw, key)
-            if value is not None:
-                raw["key"] = value  # the field stays readable in conditions, as for DataFrames
-                keyed = True
-            elif key is not None and first_missing is None:
-                first_missing, missing_part = i, _blank_part(raw, key)
             if type is not None and type in raw:
                 raw["type"] = raw.pop(type)
+            if key is not None:
+                raw = with_key(raw, key)  # the fields stay readable in conditions, as for DataFrames
+                if raw["key"] is not None:
+                    keyed = True
+                elif first_missing is None:
+                    first_missing, missing_part = (
+                        i,
+                        _blank_part(cast("Mapping[str, object]", raw["fields"]), key),
+                    )
             out.append(make_event(raw, i))
         else:
             msg = f"item {i} is a {type_name(item)}, not an event mapping"
@@ -255,6 +258,38 @@ def load_events(
         msg = f"event {first_missing} has no value for the partition key field {missing_part!r}; give one, "
         raise EventError(msg + MISSING_KEY_HINT, position=first_missing, field=missing_part)
     return out
+
+
+def with_key(raw: Mapping[str, object], key: KeyFields) -> dict[str, object]:
+    """An event mapping keyed by its partition field(s) ``key`` (``None`` when a part is blank).
+
+    Every field stays a field, one named ``key`` included (as a DataFrame's ``key`` column does
+    beside ``partition by user``), whether the fields are inline or under ``fields``; an event
+    with none of the partition fields but a ``key`` of its own keeps that key.
+
+    >>> with_key({"type": "a", "time": 1, "user": "ann", "key": "req-1"}, "user")
+    {'type': 'a', 'time': 1, 'fields': {'user': 'ann', 'key': 'req-1'}, 'key': 'ann'}
+    """
+    nested = raw.get("fields")
+    if isinstance(nested, Mapping):
+        fields = dict(nested)
+        if "key" in raw and "key" not in fields:
+            fields["key"] = raw["key"]
+    else:
+        fields = {k: v for k, v in raw.items() if k not in _NOT_FIELDS}
+    out = {k: raw[k] for k in ("type", "time", "t") if k in raw}
+    out["fields"] = fields
+    parts = (key,) if isinstance(key, str) else key
+    if "key" in raw and not any(p in fields for p in parts):  # why: it names its key itself
+        fields.pop("key", None)
+        out["key"] = raw["key"]
+    else:
+        out["key"] = _key_of(fields, key)
+    return out
+
+
+#: what an event mapping holds besides its fields (its ``key`` is a field under ``partition by``)
+_NOT_FIELDS = frozenset({"type", "time", "t", "seq", "fields"})
 
 
 def _key_of(raw: Mapping[str, object], key: KeyFields | None) -> object:

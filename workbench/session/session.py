@@ -19,13 +19,13 @@ from workbench.engine.faults import ConditionFault
 from workbench.engine.matcher import Pattern
 from workbench.engine.runtime import Engine, RunResult
 from workbench.engine.timekeeping import Clock
-from workbench.errors import CepError, CepRuntimeError
+from workbench.errors import CepError, CepRuntimeError, EventError
 from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
 from workbench.language.conditions import nearest
 from workbench.language.emit import session_cycle
 from workbench.session.feeders import derived_shape, with_feeders
-from workbench.session.inputs import KeyFields
+from workbench.session.inputs import KeyFields, key_text, with_key
 from workbench.session.locate import locate_element
 from workbench.session.notes import kind_of
 from workbench.session.ordering import check_order_by, order_fields
@@ -62,6 +62,8 @@ class CepSession:
         self.field_types: dict[str, dict[str, str]] = {}
         self.runs: dict[str, _Run] = {}
         self.live: Engine | None = None
+        #: the partition field(s) the live feed keys its events by (``None``: the events' own keys)
+        self.live_key: KeyFields | None = None
         self.live_names: tuple[str, ...] = ()
         self.live_events: dict[int, Event] = {}  # the live feed's matched events, by seq
         self.live_times: TimeFormat = NUMBERS  # wall-clock dates unless a test clock stamps the feed
@@ -345,7 +347,13 @@ class CepSession:
         """
         names = with_feeders(self.definitions, _names(names, "start_feed"), None)  # why: as replay
         patterns = self._patterns(names)
+        groups = self.partition_groups(names, None)
+        if len(groups) > 1:  # why: one live engine keys every event one way
+            by = "; ".join(f"{', '.join(g)} by {key_text(k) if k else 'nothing'}" for k, g in groups)
+            msg = f"patterns partitioned differently cannot share a live feed ({by}): start one per partition"
+            raise CepError(msg)
         self.live = Engine(patterns, time_mode="processing", clock=clock, trace=True, strict=strict)
+        self.live_key = groups[0][0]
         self.live_names = tuple(names)
         self.live_events = {}
         self.live_times = wall_clock() if clock is None else NUMBERS
@@ -358,11 +366,15 @@ class CepSession:
             msg = "no live feed: start one with %cep feed NAME... --start"
             raise CepError(msg)
         out: list[Detection] = []
+        key = self.live_key
         with self._located(self.live_names):
-            for item in items:
+            for i, item in enumerate(items):
                 raw = dict(item) if isinstance(item, Mapping) else item
-                if isinstance(raw, dict) and "time" not in raw and "t" not in raw:
-                    raw["time"] = 0  # replaced by the clock in processing-time mode
+                if isinstance(raw, dict) and key is not None:
+                    raw = with_key(raw, key)  # why: as a replay keys them, by the partition's fields
+                    if raw["key"] is None:
+                        msg = f"event {i} of this feed has no value for its partition key {key_text(key)!r}"
+                        raise EventError(msg, position=i, field=key_text(key))
                 out.extend(self.live.process(raw))
             out.extend(self.live.tick())
         self._collect_live()

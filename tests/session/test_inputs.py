@@ -178,3 +178,16 @@ def test_a_composite_key_with_pandas_missing_values_shares_the_null_key() -> Non
         {"type": "a", "time": 2, "user": "u", "ip": 1},
     ]
     assert [e.key for e in load_events(rows, key=("user", "ip"), allow_missing_key=True)] == [None, ("u", 1)]
+
+
+def test_json_lines_keep_their_values_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text(
+        '{"type": "a", "time": 1, "zip": "02134", "code": "1e3", "created_at": 1700000000}\n'
+        '{"type": "a", "time": 2, "zip": "42", "code": "7", "created_at": 5}\n'
+    )
+    events = load_events(read_frame(path))
+    assert [e.fields for e in events] == [
+        {"zip": "02134", "code": "1e3", "created_at": 1700000000},
+        {"zip": "42", "code": "7", "created_at": 5},
+    ]

@@ -60,10 +60,12 @@ def read_frame(path: str | Path) -> pd.DataFrame:
     try:
         if suffix == ".csv":
             return pd.read_csv(p)
+        # why dtype and convert_dates off: JSON says what is a string ("02134") and what a number
+        # (1700000000 in a 'created_at' field), so nothing is guessed from the values or the names
         if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(p, lines=True)
+            return pd.read_json(p, lines=True, dtype=False, convert_dates=False)
         if suffix == ".json":
-            return pd.read_json(p)
+            return pd.read_json(p, dtype=False, convert_dates=False)
         if suffix == ".parquet":
             return pd.read_parquet(p)
     except (ValueError, OSError, ImportError) as err:

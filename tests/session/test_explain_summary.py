@@ -129,3 +129,13 @@ def test_a_few_instances_are_listed_after_the_summary() -> None:
     text = s.explain("hot5")
     assert "--all" not in text
     assert "instance 1: " in text
+
+
+def test_the_reason_names_the_timeout_that_expired_a_members_own_or_the_groups() -> None:
+    s = CepSession()
+    s.define(
+        "group g\n    on login(user as U)\n    @and @timeout(400ms) {\n"
+        "        @timeout(250ms) back: login(user = U)\n        out: logout(user = U)\n    }"
+    )
+    s.replay(["g"], pd.DataFrame({"type": ["login"], "time": [0], "user": ["ann"], "key": ["ann"]}))
+    assert "no 'back' and no 'out' event before the 250ms timeout on 'back'" in s.explain("g")

@@ -44,7 +44,10 @@ def outcome_of(pattern: object, records: Sequence[TraceRecord], detections: int)
             return Outcome("held", "completed, but held back by the skip strategy until the input ended")
         return Outcome("still open", _short(pattern, records, "at the end of the input"))
     if end.kind == TraceKind.TIMED_OUT or end.detail.get("timed_out") or TraceKind.TIMED_OUT in kinds:
-        return Outcome("timed out", _short(pattern, records, f"before the {_window(pattern)}"))
+        timed_out = next((r for r in records if r.kind == TraceKind.TIMED_OUT), end)
+        return Outcome(
+            "timed out", _short(pattern, records, f"before the {_window(pattern, timed_out.element)}")
+        )
     if end.kind == TraceKind.PRUNED:
         return Outcome("pruned", _pruned(pattern, end))
     if end.kind == TraceKind.VIOLATED:
@@ -90,10 +93,26 @@ def _short(pattern: object, records: Sequence[TraceRecord], when: str) -> str:
     return f"no '{first}' event {when}"
 
 
-def _window(pattern: object) -> str:
-    """``6h timeout`` from the pattern's window (``within``) or group ``@timeout``."""
+def _window(pattern: object, element: str | None = None) -> str:
+    """``6h timeout`` from the timeout that expired: a member channel's own ``@timeout`` (the
+    ``element`` that timed out), else the pattern's window (``within``) or group ``@timeout``."""
+    member = _member_timeout(pattern, element) if element else None
+    if member is not None:
+        return f"{format_duration(member)} timeout on '{element}'"
     ms = getattr(pattern, "within_ms", None) or getattr(pattern, "timeout_ms", None)
     return f"{format_duration(ms)} timeout" if ms else "timeout"
+
+
+def _member_timeout(group: object, element: str) -> float | None:
+    """The own ``@timeout`` of the channel or nested group called ``element`` (searched in depth)."""
+    for member in getattr(group, "channels", ()):
+        if getattr(member, "id", getattr(member, "name", None)) == element:
+            ms = getattr(member, "timeout_ms", None)
+            return float(ms) if isinstance(ms, int | float) else None
+        found = _member_timeout(member, element)
+        if found is not None:
+            return found
+    return None
 
 
 def _pruned(pattern: object, end: TraceRecord) -> str:

@@ -305,6 +305,7 @@ def test_epoch_millisecond_times_get_a_date_axis() -> None:
     t0 = 1_700_000_000_000  # 2023, in ms
     tl = Timeline([rec(t0, K.STARTED), rec(t0 + 60_000, K.DETECTED)])
     assert isinstance(tl.figure.xaxis[0].formatter, DatetimeTickFormatter)
+    assert tl.figure.xaxis[0].formatter.milliseconds == "%H:%M:%S.%3N"  # not bokeh's "500ms"
     plain = Timeline(TRACE)
     assert not isinstance(plain.figure.xaxis[0].formatter, DatetimeTickFormatter)
     assert plain.figure.xaxis[0].axis_label == "event time (ms)"

@@ -143,12 +143,30 @@ def time_axis(fig: figure, first: float, dates: bool | None = None) -> None:
     if dates is None:
         dates = math.isfinite(first) and first >= EPOCH_MS_FROM
     if dates:
-        fig.xaxis[0].formatter = DatetimeTickFormatter(context=DatetimeTickFormatter(days="%Y-%m-%d"))
+        fig.xaxis[0].formatter = date_ticks()
         fig.xaxis[0].axis_label = "event time"
         for tool in fig.select(type=HoverTool):
             if isinstance(tool, HoverTool) and tool.name == "bands":
                 tool.tooltips = [("state", "@state @label"), ("from", "@start{%F %T}"), ("to", "@end{%F %T}")]
                 tool.formatters = {"@start": "datetime", "@end": "datetime"}
+
+
+def date_ticks() -> DatetimeTickFormatter:
+    """Tick labels that name the time of day down to the millisecond (bokeh's own write ``500ms``
+    below a second, which cannot tell one second from the next), with the date under the first."""
+    day = "%Y-%m-%d"
+    context = DatetimeTickFormatter(
+        milliseconds=day, seconds=day, minsec=day, minutes=day, hourmin=day, hours=day, days=day, months="%Y"
+    )
+    return DatetimeTickFormatter(
+        milliseconds="%H:%M:%S.%3N",
+        seconds="%H:%M:%S",
+        minsec="%H:%M:%S",
+        minutes="%H:%M",
+        hourmin="%H:%M",
+        hours="%H:%M",
+        context=context,
+    )
 
 
 LEGEND_ROWS_PX = 64  # the legend under the plot: four lines of entries

@@ -1,4 +1,9 @@
-"""Sliding windows over any revertible aggregate: the last n values, or the last period of event time."""
+"""Sliding windows over any revertible aggregate: the last n values, or the last period of event time.
+
+A window reverts every value that leaves it. The scalar ``sum``, ``avg``, ``var`` and ``std`` revert
+by subtraction, which leaves rounding (and ``inf - inf``) behind; the windows of conditions wrap
+the exact aggregates of :mod:`workbench.engine.aggregates.exact` instead.
+"""
 
 from __future__ import annotations
 

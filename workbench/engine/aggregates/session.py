@@ -4,7 +4,9 @@
 windows, Flink's ``EventTimeSessionWindows.withGap``): the values added since the last gap of more
 than ``gap`` ms between two consecutive values. A gap of exactly ``gap`` keeps the session open (the
 same boundary as an absence: a silence of ``D`` needs more than ``D`` without an event). Each update
-is O(1): the aggregate is never reverted, only replaced by a fresh one when a session starts.
+is O(1): the aggregate is never reverted, only replaced by a fresh one when a session starts. The
+sessions of conditions hold the exact aggregates of :mod:`workbench.engine.aggregates.exact` for
+``sum``, ``avg``, ``var`` and ``std`` (correctly rounded, whatever the order of the values).
 
 >>> from workbench.engine.aggregates import Count
 >>> s = Session(Count(), gap=10)

@@ -22,6 +22,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from workbench.engine.aggregates import make_aggregate
+from workbench.engine.aggregates.exact import window_aggregate
+from workbench.engine.aggregates.rolling import Rolling, TimeRolling
 from workbench.engine.aggregates.session import Session
 from workbench.engine.events import Event
 from workbench.engine.expr import EMPTY_FRAME, Run, compile_tree, ir, print_expr
@@ -185,12 +187,23 @@ def _kind(value: object) -> str | None:
 
 
 def _window(spec: _Spec) -> WindowAggregate:
-    """A fresh window of ``spec``: sliding by count or time, or a session."""
+    """A fresh window of ``spec``: sliding by count or time, or a session.
+
+    Sums, averages and spreads use the exact aggregates of
+    :mod:`workbench.engine.aggregates.exact`: the scalar ones would drift as values leave.
+    """
+    exact = window_aggregate(spec.function)
+    if exact is None:  # Why: count, min and max never round; their usual aggregates are exact
+        if spec.unit == "events":
+            return make_aggregate(spec.function, window=int(spec.size))
+        if spec.unit == "session":
+            return Session(make_aggregate(spec.function), spec.size)
+        return make_aggregate(spec.function, period=spec.size)
     if spec.unit == "events":
-        return make_aggregate(spec.function, window=int(spec.size))
+        return Rolling(exact, int(spec.size))
     if spec.unit == "session":
-        return Session(make_aggregate(spec.function), spec.size)
-    return make_aggregate(spec.function, period=spec.size)
+        return Session(exact, spec.size)
+    return TimeRolling(exact, spec.size)
 
 
 def _reader(run: Run, faults: FaultSink, where: str) -> Callable[[Event], object]:

@@ -44,7 +44,8 @@ update from O(1) state, so they take ``revert=``:
   rescans the distinct values. Copy is O(distinct values).
 
 Floating-point sums that are reverted drift by rounding (``(a + b) - b`` need not equal ``a``);
-a sum that becomes empty is reset to exactly ``0``. Without reverts, sums are accumulated in arrival
+a sum that becomes empty is reset to exactly ``0``. The windows of conditions (``avg(e.x over
+last 5min)``) use the exact aggregates of :mod:`~workbench.engine.aggregates.exact` instead. Without reverts, sums are accumulated in arrival
 order, so they are bit-identical to a left-to-right recomputation (what Flink does).
 
 Window accumulators for ``@timer``/``@size`` groups: :class:`CountBy` (Prova's ``MapCounter``),

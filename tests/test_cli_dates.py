@@ -46,3 +46,20 @@ def test_a_bad_time_unit_value_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "row 1: 'soon' is not an ISO 8601 date" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_late_events_and_debugging_commands_keep_date_input_as_dates(tmp_path: Path) -> None:
+    patterns = tmp_path / "p.cep"
+    patterns.write_text("sequence vc partition by user\n  begin v: view\n  followed by c: cart\n")
+    events = tmp_path / "e.csv"
+    events.write_text(
+        "type,time,user\nview,2024-03-10T06:00:00-04:00,1\ncart,2024-03-10T06:02:00-04:00,1\n"
+        "view,2024-03-10T06:01:00-04:00,1\n"
+    )
+    late = tmp_path / "late.csv"
+    done = cli("run", str(patterns), str(events), "--late", str(late), "-q")
+    assert done.returncode == 0, done.stderr
+    assert pd.read_csv(late)["time"].tolist() == ["2024-03-10 06:01:00-04:00"]
+    explained = cli("explain", str(patterns), "vc", "--on", str(events))  # it refused the text times
+    assert explained.returncode == 0, explained.stderr
+    assert "2024-03-10" in explained.stdout

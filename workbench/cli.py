@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from workbench.session.session import CepSession, Replay, RunOutcome
+    from workbench.session.times import TimeFormat
 
 __all__ = ["main"]
 
@@ -269,7 +270,7 @@ def _run(args: argparse.Namespace) -> int:
         with pd.option_context("display.max_rows", None, "display.width", 200):
             print(frame.drop(columns=["extra"], errors="ignore").to_string(index=False))
     _notes(session, names, done)
-    _report(args, outcome, done.rows)
+    _report(args, outcome, done.rows, session.times)
     return 3 if outcome.errors else 0
 
 
@@ -288,7 +289,7 @@ def _notes(session: CepSession, names: Sequence[str], done: Replay) -> None:
         print(f"note: {missing_key_note(done.missing_keys)}", file=sys.stderr)
 
 
-def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int) -> None:
+def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int, times: TimeFormat) -> None:
     """Write the late events and condition errors where asked; warn and summarise on stderr."""
     from workbench.session.notes import late_note
     from workbench.session.runs import dropped_note
@@ -296,9 +297,11 @@ def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int) -> Non
     if args.late:
         from workbench.results import events_to_frame
 
-        _write(events_to_frame(outcome.late), args.late)
+        _write(times.frame(events_to_frame(outcome.late), ("time",)), args.late)
     if outcome.late and not args.late:  # never silent, even with --quiet
-        note = late_note(outcome.late, args.out_of_orderness, "write them to a file with --late FILE")
+        note = late_note(
+            outcome.late, args.out_of_orderness, "write them to a file with --late FILE", times.text
+        )
         print(f"warning: {note}", file=sys.stderr)
     if args.errors:
         from workbench.results import errors_to_frame
@@ -325,12 +328,12 @@ def _debug(args: argparse.Namespace) -> int:
     """``workbench explain`` / ``workbench diff``: print the explanation or the differences."""
     from workbench.session.inputs import read_frame
     from workbench.session.session import CepSession
-    from workbench.session.times import TimeFormat
+    from workbench.session.times import TimeFormat, with_time_unit
 
     session = CepSession()
     session.define(_read(args.patterns))
     _check_output("-o/--out", getattr(args, "out", None))  # why now: before the replays, not after
-    data = read_frame(args.on)
+    data = with_time_unit(read_frame(args.on), None, None)  # why: ISO text times, as `run` reads them
     session.times = TimeFormat.of_input(data, None)
     if args.command == "diff":
         from workbench.session.diff import diff_patterns

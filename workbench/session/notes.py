@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
@@ -34,12 +34,16 @@ def describe(pattern: object) -> str:
     return type(pattern).__name__
 
 
-def late_note(late: Sequence[Event], out_of_orderness: float, how_to_see: str) -> str:
-    """One sentence about late events for the user: how many, the first one, where to find them."""
+def late_note(
+    late: Sequence[Event], out_of_orderness: float, how_to_see: str, time_text: Callable[[float], str] = str
+) -> str:
+    """One sentence about late events for the user: how many, the first one (its time as
+    ``time_text`` writes it: a date for date input), where to find them."""
     first = min(late, key=lambda e: e.seq)
     return (
         f"{len(late)} late event(s) were not matched: each arrived after an event more than "
-        f"{out_of_orderness:g} ms newer (first: event #{first.seq}, type {first.type!r}, time {first.time}); "
+        f"{out_of_orderness:g} ms newer (first: event #{first.seq}, type {first.type!r}, "
+        f"time {time_text(first.time)}); "
         f"{how_to_see}, or allow out-of-order input with --out-of-orderness MS"
     )
 

@@ -45,8 +45,9 @@ update from O(1) state, so they take ``revert=``:
 
 Floating-point sums that are reverted drift by rounding (``(a + b) - b`` need not equal ``a``);
 a sum that becomes empty is reset to exactly ``0``. The windows of conditions (``avg(e.x over
-last 5min)``) use the exact aggregates of :mod:`~workbench.engine.aggregates.exact` instead. Without reverts, sums are accumulated in arrival
-order, so they are bit-identical to a left-to-right recomputation (what Flink does).
+last 5min)``) use the exact aggregates of :mod:`~workbench.engine.aggregates.exact` instead.
+Without reverts, sums are accumulated in arrival order, so they are bit-identical to a
+left-to-right recomputation (what Flink does).
 
 Window accumulators for ``@timer``/``@size`` groups: :class:`CountBy` (Prova's ``MapCounter``),
 :class:`GroupBy` (any aggregate per key, e.g. Prova's ``SortedAccumulator`` is

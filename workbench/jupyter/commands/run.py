@@ -105,7 +105,10 @@ def replay(
     if done.missing_keys:
         print("note: " + missing_key_note(done.missing_keys))
     if outcome.late:
-        print("note: " + late_note(outcome.late, out_of_orderness, "see them with %cep late"))
+        print(
+            "note: "
+            + late_note(outcome.late, out_of_orderness, "see them with %cep late", session.times.text)
+        )
     if outcome.dropped:
         print("note: " + dropped_note(outcome.dropped))
     if outcome.errors:

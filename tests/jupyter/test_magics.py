@@ -346,3 +346,12 @@ def test_a_live_feed_keys_events_by_the_patterns_partition(ip: Any) -> None:
     ip.run_cell_magic("cep", "-q", "sequence other partition by ip\n  begin v: view")
     with pytest.raises(CepCellError, match="partitioned differently cannot share a live feed"):
         ip.run_line_magic("cep", "feed funnel other --start")
+
+
+def test_errors_says_so_when_there_are_none(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_cell_magic("cep", "-q", "sequence s begin a")
+    ip.user_ns["df"] = pd.DataFrame({"type": ["a"], "time": [1]})
+    ip.run_line_magic("cep", "run s --on df -o hits")
+    capsys.readouterr()
+    assert ip.run_line_magic("cep", "errors").empty
+    assert "no condition errors in the last run" in capsys.readouterr().out

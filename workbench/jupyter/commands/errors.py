@@ -28,6 +28,8 @@ def errors(magics: CepMagics, argv: Sequence[str]) -> object:
     p.add_argument("-o", "--out", help="store the DataFrame in this variable")
     args = p.parse_args(list(argv))
     frame = errors_to_frame(magics.session.condition_errors())
+    if frame.empty:  # why: an empty table with headers reads as a failure to show them
+        print("no condition errors in the last run" + (" or the live feed" if magics.session.live else ""))
     if args.out:
         magics.store(args.out, frame)
         return None

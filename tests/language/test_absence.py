@@ -55,6 +55,9 @@ def test_leading_text_api_and_printer_agree() -> None:
         "sequence quiet\n    begin not hb for 2h\n    followed by (\n        begin a\n        next b\n    )",
         "sequence quiet\n    within 1min\n    begin every not hb for 1d\n"
         "    followed by a one or more\n    not followed by c",
+        "sequence quiet\n    emit into silent\n    begin not hb: heartbeat for 10ms",
+        "sequence quiet\n    measures n = count(a)\n    emit into outage\n"
+        "    begin not hb: heartbeat for 1s\n    followed by a: error",
     ],
 )
 def test_printing_round_trips(text: str) -> None:
@@ -74,15 +77,18 @@ names = st.sampled_from(["a", "hb", "quiet_1", "every", "for", "not"])
     st.sampled_from([None, "e.ok", "e.v > 1 and e.w is None"]),
     st.booleans(),
     st.sampled_from([None, (("b", None), ("c", "e.v > 2"))]),
+    st.sampled_from([None, "derived", "for"]),
 )
 def test_api_patterns_print_and_compile_back(
-    name: str, ms: int, types: list[str], where: str | None, every: bool, then: object
+    name: str, ms: int, types: list[str], where: str | None, every: bool, then: object, into: str | None
 ) -> None:
     cont = None
     if then is not None:
         stages = tuple(Stage(n, w) for n, w in then)  # type: ignore[attr-defined]
         cont = SequencePattern("p", stages)
-    pattern = AbsencePattern("p", Silence(name, ms, tuple(types), where, every), cont)
+    reads_into = not types or cont is not None or into in types  # why: reading what it emits is a cycle
+    into = None if reads_into else into
+    pattern = AbsencePattern("p", Silence(name, ms, tuple(types), where, every), cont, emit_into=into)
     assert compile_pattern(format_pattern(pattern)) == pattern
 
 
@@ -125,6 +131,33 @@ def test_bad_absences_are_refused_with_a_position(text: str, message: str, colum
         assert str(info.value).startswith(f"line {text.count(chr(10)) + 1}, column {column}:"), str(
             info.value
         )
+
+
+def test_emit_into_feeds_other_patterns_from_a_silence() -> None:
+    text = """
+sequence outage
+    no timeouts
+    measures lvl = first(err).level
+    emit into outage_ev
+    begin not hb: hb for 10ms
+    followed by err: error
+
+sequence quiet
+    emit into silent
+    begin not hb: hb for 10ms
+
+sequence sink
+    begin o: outage_ev | silent
+"""
+    events = [
+        {"type": "hb", "time": 0, "key": "k"},
+        {"type": "error", "time": 15, "key": "k", "level": 3},
+        {"type": "x", "time": 35, "key": "k"},
+    ]
+    result = run([d.pattern for d in compile_text(text)], events)
+    sink = [d.events[0] for d in result.detections if d.pattern == "sink"]
+    assert [(e.type, e.time, e.seq) for e in sink] == [("silent", 10, -2), ("outage_ev", 15, -3)]
+    assert sink[1].fields == {"silence_start": 0, "silence_end": 10, "lvl": 3}
 
 
 def test_every_stays_a_name_except_right_after_begin() -> None:

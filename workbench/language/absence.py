@@ -48,8 +48,9 @@ def compile_absence(
             raise ctx.fail(msg, compiler.spans[absence.name.text])
     else:
         _standalone_options(ctx, node)
+    into = node.emit_into.text if node.emit_into is not None else None
     try:
-        return AbsencePattern(name, silence, then), spans
+        return AbsencePattern(name, silence, then, into), spans
     except PatternError as err:
         raise ctx.fail(str(err), node.span) from None
 

@@ -222,8 +222,9 @@ def _format_absence(p: AbsencePattern) -> str:
     head += f" for {format_duration(s.for_ms)}"
     if s.where is not None:
         head += f" where {cond_text(s.where, f'absence {s.name!r}')}"
-    if p.then is None:
-        return f"sequence {format_name(p.name)}\n{head}"
+    if p.then is None:  # Why: a standalone silence's one option; the continuation prints its own
+        into = [] if p.emit_into is None else [f"{INDENT}emit into {format_name(p.emit_into)}"]
+        return "\n".join([f"sequence {format_name(p.name)}", *into, head])
     first = p.then.stages[0]
     if first.contiguity != seq.Contiguity.RELAXED or first.negated:
         msg = f"pattern {p.name!r}: the stage after a leading absence follows by 'followed by'"

@@ -227,3 +227,74 @@ def test_a_key_keeps_one_pending_timer_however_many_absent_events_it_has() -> No
     assert engine.keys["k"].timer_counts[0] == 1
     (d,) = engine.finish()
     assert (d.measures["silence_start"], d.time) == (999, 1029)
+
+
+def test_one_event_completing_several_continuations_reports_the_silence_once() -> None:
+    then = SequencePattern("q", (Stage("b", types=("b",)), Stage("c", types=("c",))))
+    events = _events(
+        [("a", 0, "k", 1), ("b", 11, "k", 0), ("b", 12, "k", 0), ("c", 13, "k", 0), ("c", 14, "k", 0)]
+    )
+    for every in (False, True):
+        result = run([AbsencePattern("q", _silence(every, 10), then)], events)
+        # the first match the continuation emits: of the two c@13 completes, the older partial match's
+        assert [[e.seq for e in d.events] for d in result.detections] == [[1, 3]]
+
+
+def test_a_timeout_before_the_first_match_is_kept_and_those_after_it_dropped() -> None:
+    then = SequencePattern("q", (Stage("b", types=("b",)), Stage("c", types=("c",))), within_ms=5)
+    events = _events([("a", 0, "k", 1), ("b", 11, "k", 0), ("b", 18, "k", 0), ("c", 19, "k", 0)])
+    result = run([AbsencePattern("q", _silence(False, 10), then)], events)
+    assert [(d.kind, [e.seq for e in d.events]) for d in result.detections] == [
+        ("timeout", [1]),
+        ("match", [2, 3]),
+    ]
+
+
+def test_the_continuation_reads_the_keys_whole_stream() -> None:
+    # the key's events before the proof (the absent one too) are its stream: prev(e, n) and windows see them
+    cond = "prev(e, 1).v == 7 and prev(e, 2).type == 'a' and count(e over last 100ms) == 2"
+    then = SequencePattern("q", (Stage("b", cond, types=("b",)),))
+    events = _events([("a", 0, "k", 1), ("b", 5, "k", 7), ("b", 20, "k", 0)])
+    (d,) = run([AbsencePattern("q", _silence(False, 10), then)], events).detections
+    assert ([e.seq for e in d.events], d.measures["silence_end"]) == ([2], 10)
+
+
+def test_each_proof_opens_a_fresh_continuation_on_the_same_stream() -> None:
+    then = SequencePattern(
+        "q", (Stage("b", "count(e over last 3 events) == 3", types=("b",)), Stage("c", types=("c",)))
+    )
+    p = AbsencePattern("q", _silence(True, 10), then)
+    events = _events(
+        [("b", 0, "k", 0), ("b", 1, "k", 0), ("b", 11, "k", 0), ("a", 12, "k", 1), ("c", 13, "k", 0)]
+    )
+    events += _events([("b", 23, "k", 0), ("c", 24, "k", 0)])
+    result = run([p], events)
+    # b@11 opened a partial match the absent a@12 dropped; the proof at 22 starts afresh with b@23
+    assert [[e.seq for e in d.events] for d in result.detections] == [[5, 6]]
+
+
+def test_emit_into_turns_standalone_and_leading_silences_into_events() -> None:
+    sink = SequencePattern("sink", (Stage("s", types=("quiet", "outage")),), emit_timeouts=False)
+    quiet = AbsencePattern("quiet", _silence(False, 10), emit_into="quiet")
+    then = SequencePattern("outage", (Stage("b", types=("b",)),), measures={"v": "first(matched('b')).v"})
+    outage = AbsencePattern("outage", _silence(False, 10), then, emit_into="outage")
+    events = _events([("a", 0, "k", 1), ("b", 15, "k", 3), ("x", 35, "k", 0)])
+    result = run([quiet, outage, sink], events)
+    derived = [d.events[0] for d in result.detections if d.pattern == "sink"]
+    assert [(e.type, e.time, e.seq < -1, dict(e.fields)) for e in derived] == [
+        ("quiet", 10, True, {"silence_start": 0, "silence_end": 10}),
+        ("outage", 15, True, {"silence_start": 0, "silence_end": 10, "v": 3}),
+    ]
+
+
+def test_emit_into_is_the_patterns_and_its_continuations() -> None:
+    then = SequencePattern("q", (Stage("b"),), emit_into="t")
+    assert AbsencePattern("q", Silence("a", 5), then).emit_into == "t"
+    given = AbsencePattern("q", Silence("a", 5), SequencePattern("q", (Stage("b"),)), emit_into="t")
+    assert given.then is not None
+    assert given.then.emit_into == "t"
+    assert given == AbsencePattern("q", Silence("a", 5), then)
+    with pytest.raises(PatternError, match="emits into 'u'"):
+        AbsencePattern("q", Silence("a", 5), then, emit_into="u")
+    with pytest.raises(PatternError, match="event type name"):
+        AbsencePattern("q", Silence("a", 5), emit_into="")

@@ -12,11 +12,21 @@ Per key (the silence belongs to a partition key once the key has been seen):
 * The silence starts at the key's first event of any type (a key never seen has no silence: there
   is no clock for it) and restarts at each absent event.
 * It is **proved** when ``for_ms`` passes without an absent event. Standalone, the proof is the
-  detection; leading, it opens the continuation, which sees the key's events after the proof and
-  is detected at most once per proof. An absent event closes it (its partial matches are dropped:
-  the continuation must happen during the silence).
+  detection; leading, it opens the continuation, whose partial matches start at the key's events
+  after the proof. Its first match is the detection: the first the continuation emits, so when
+  one event (or timer) completes several, the one the sequence orders first (the oldest partial
+  match; Flink's order with ``flink_order``); the others, and whatever the continuation emits
+  after it in that step, are dropped with the continuation. Its timeouts before that match are
+  passed on. An absent event closes it (its partial matches are dropped: the continuation must
+  happen during the silence).
+* The continuation's conditions read the **key's stream** (``prev(e, n)``, windows): it sees every
+  event of the key from the first, those before the proof and the absent events included, however
+  many continuations were opened and closed (only the partial matches are new at each proof).
 * After a detection the silence waits for the next absent event (one detection per silence), or,
   with ``every``, restarts at once: a silence that goes on is reported every ``for_ms``.
+
+Detections of an absence become events of type ``emit_into`` (:mod:`workbench.engine.derived`) like
+those of a sequence: the pattern's ``emit_into`` is its continuation's (they are kept equal).
 
 Detections of a standalone absence have no events; their measures ``silence_start`` and
 ``silence_end`` (kind ``"time"``) say when the silence began and when it was proved, and
@@ -37,8 +47,9 @@ from workbench.engine.events import Event
 from workbench.engine.expr import EMPTY_FRAME, compile_tree, ir
 from workbench.engine.faults import FaultSink
 from workbench.engine.matcher import Context
-from workbench.engine.nfa.pattern import AllOf, AnyOf, Condition, SequencePattern, as_condition
-from workbench.engine.nfa.streamed import compile_sequence
+from workbench.engine.nfa.matcher import NFAMatcher
+from workbench.engine.nfa.pattern import AllOf, AnyOf, Condition, Measure, SequencePattern, as_condition
+from workbench.engine.nfa.streamed import StreamMatcher, StreamState, stream_nodes
 from workbench.errors import PatternError
 
 __all__ = ["SILENCE_MEASURES", "AbsenceMatcher", "AbsencePattern", "AbsenceState", "Silence"]
@@ -86,24 +97,51 @@ class AbsencePattern:
         name: the pattern's name (the continuation's, when there is one).
         silence: what must be absent, and for how long.
         then: the sequence that must follow the proved silence (``None``: standalone).
+        emit_into: an event type each match becomes (:mod:`workbench.engine.derived`), its
+            measures (the silence's columns first) as fields; the continuation's ``emit_into``
+            when it has one (either given is the other).
     """
 
     name: str
     silence: Silence
     then: SequencePattern | None = None
+    emit_into: str | None = None
 
     def __post_init__(self) -> None:
         if self.then is not None and self.then.name != self.name:
             object.__setattr__(self, "then", replace(self.then, name=self.name))
+        self._agree_on_emit_into()
         names = {m.name for m in self.then.measures} if self.then is not None else set()
         clash = names & set(SILENCE_MEASURES)
         if clash:
             msg = f"measure {sorted(clash)[0]!r} is the silence's own column; choose another name"
             raise PatternError(msg, pattern=self.name)
 
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        """The continuation's measures (a detection has them after ``silence_start`` and ``silence_end``)."""
+        return self.then.measures if self.then is not None else ()
+
     def compile(self) -> AbsenceMatcher:
         """The pattern's matcher."""
         return AbsenceMatcher(self)
+
+    def _agree_on_emit_into(self) -> None:
+        """One ``emit_into`` for the pattern and its continuation (whichever was given)."""
+        into: object = self.emit_into
+        then = self.then
+        if into is not None and (not isinstance(into, str) or not into):
+            msg = f"emit_into must be an event type name, got {into!r}"
+            raise PatternError(msg, pattern=self.name)
+        if then is None or then.emit_into == into:
+            return
+        if into is None:  # Why: given on the continuation only (its own option)
+            object.__setattr__(self, "emit_into", then.emit_into)
+        elif then.emit_into is None:  # Why: given on the pattern only; the printer reads the continuation's
+            object.__setattr__(self, "then", replace(then, emit_into=into))
+        else:
+            msg = f"the pattern emits into {into!r} but its continuation emits into {then.emit_into!r}"
+            raise PatternError(msg, pattern=self.name)
 
 
 class AbsenceState:
@@ -118,7 +156,8 @@ class AbsenceState:
         gates: how many continuations were opened (the open one's number is ``gate``).
         gate: the open continuation's number (``0``: none is open).
         opened: the proved silence ``(start, end)`` the open continuation follows.
-        inner: the open continuation's state.
+        inner: the continuation's state: the key's stream, and the open continuation's partial
+            matches (none while it is closed); ``None`` when standalone.
     """
 
     __slots__ = ("gate", "gates", "inner", "opened", "pending", "seen", "start")
@@ -147,37 +186,47 @@ class AbsenceMatcher:
         self.pattern = pattern
         self.name = pattern.name
         self.silence = pattern.silence
-        self.inner = compile_sequence(pattern.then) if pattern.then is not None else None
+        self.inner = _Continuation(pattern.then) if pattern.then is not None else None
         self.faults: FaultSink = self.inner.faults if self.inner is not None else FaultSink(pattern.name)
         self.breaks = _breaker(pattern.silence, self.faults)
         self.types = frozenset(pattern.silence.types)
+        #: the types that can lead to a detection (``None``: every type); see :func:`_relevant`
+        self.relevant = _relevant(self.types, self.inner)
 
     def event_types(self) -> frozenset[str] | None:
         """Every type: a key is seen by any of its events."""
         return None
 
     def new_state(self, key: Hashable) -> AbsenceState:
-        """A key not yet seen."""
-        return AbsenceState()
+        """A key not yet seen (its continuation closed, its stream empty)."""
+        state = AbsenceState()
+        if self.inner is not None:
+            state.inner = self.inner.new_state(key)
+        return state
 
     def is_idle(self, state: AbsenceState) -> bool:
         """Never: a seen key keeps its silence."""
         return False
 
     def process(self, state: AbsenceState, event: Event, ctx: Context) -> None:
-        """An absent event restarts the silence (closing the continuation); others feed it."""
+        """An absent event restarts the silence (closing the continuation); each event feeds it."""
         types = self.types
         if (not types or event.type in types) and self.breaks(event):
-            state.gate = 0
-            state.inner = None
+            self._close(state, ctx)
             self._arm(state, event.time, ctx)
+        elif not state.seen:  # Why: the key's first sighting starts its clock
+            self._arm(state, event.time, ctx)
+        if self.inner is not None:
+            self._feed(self.inner, state, event, ctx)
+
+    def _feed(self, inner: _Continuation, state: AbsenceState, event: Event, ctx: Context) -> None:
+        """The key's stream takes every event; only an open continuation matches it."""
+        if not state.gate:  # Why: no proved silence admits the event to a partial match
+            inner.observe(state.inner, event)
             return
-        if not state.seen:  # Why: the key's first sighting starts its clock
-            self._arm(state, event.time, ctx)
-        if state.gate and self.inner is not None:  # Why: only a proved silence admits the continuation
-            gate = _Gate(ctx, state.gate)
-            self.inner.process(state.inner, event, gate)
-            self._after(state, gate, ctx)
+        gate = _Gate(ctx, state.gate)
+        inner.process(state.inner, event, gate)
+        self._after(state, gate, ctx)
 
     def on_timer(self, state: AbsenceState, time: Time, token: Hashable, ctx: Context) -> None:
         """The silence's end (proof), or a timer of the open continuation."""
@@ -202,9 +251,8 @@ class AbsenceMatcher:
             self._rearm(state, time, ctx)
             return
         state.gates += 1
-        state.gate = state.gates
+        state.gate = state.gates  # the plan is empty: a closed continuation keeps no partial match
         state.opened = proved
-        state.inner = self.inner.new_state(ctx.key)
 
     def advance(self, state: AbsenceState, t: Time, ctx: Context) -> None:
         """Advance the open continuation's time."""
@@ -229,17 +277,20 @@ class AbsenceMatcher:
         if self.silence.every and not ctx.final:
             self._arm(state, time, ctx)
 
+    def _close(self, state: AbsenceState, ctx: Context) -> None:
+        """Close the open continuation: its partial matches go, the key's stream stays."""
+        if state.gate and self.inner is not None:
+            state.gate = 0
+            self.inner.drop_matches(state.inner, ctx.key)
+
     def _after(self, state: AbsenceState, gate: _Gate, ctx: Context) -> None:
-        """Pass on what the continuation emitted; a match closes it."""
-        matched = None
+        """Pass on what the continuation emitted up to its first match, which closes it."""
         for d in gate.out:
             self._emit(ctx, state.opened, d)
-            if d.kind == "match":
-                matched = d.time
-        if matched is not None:
-            state.gate = 0
-            state.inner = None
-            self._rearm(state, matched, ctx)
+            if d.kind == "match":  # Why: one detection per silence; what follows went with the continuation
+                self._close(state, ctx)
+                self._rearm(state, d.time, ctx)
+                return
 
     def _emit(self, ctx: Context, proved: tuple[Time, Time], d: Detection | None) -> None:
         values: dict[str, object] = {"silence_start": proved[0], "silence_end": proved[1]}
@@ -253,6 +304,28 @@ class AbsenceMatcher:
             kinds = {**_KINDS, **getattr(d.measures, "kinds", {})}
         negated = (self.silence.name, *d.negated)
         ctx.emit(replace(d, negated=negated, measures=MeasureValues(values, kinds)))
+
+
+class _Continuation(StreamMatcher):
+    """The stages after a leading silence, on the key's stream (see the module).
+
+    The stream (``prev(e, n)``, windows; nothing is kept when the conditions read none) is the
+    key's: :meth:`observe` gives it the events no open continuation sees. The partial matches are
+    the open continuation's: :meth:`drop_matches` empties them when it closes.
+    """
+
+    def __init__(self, then: SequencePattern) -> None:
+        super().__init__(NFAMatcher(then), stream_nodes(then))
+
+    def observe(self, state: StreamState, event: Event) -> None:
+        """Remember an event without matching it (:meth:`process` without the plan)."""
+        for spec in self.specs:
+            self._update(state.stream, spec, event)
+        state.stream.history.append(event)
+
+    def drop_matches(self, state: StreamState, key: Hashable) -> None:
+        """Forget the partial matches (a fresh plan), keep the stream."""
+        state.inner = self.inner.new_state(key)
 
 
 class _Gate:
@@ -273,6 +346,18 @@ class _Gate:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.ctx, name)
+
+
+def _relevant(types: frozenset[str], inner: _Continuation | None) -> frozenset[str] | None:
+    """The types that break the silence or change the continuation's partial matches (``None``: all).
+
+    Any other event only starts an unseen key's clock or enters the key's stream: a derived event
+    of the pattern's own type cannot do the first (its key was seen) and need not do the second.
+    """
+    if not types:  # Why: an untyped silence is broken by any event, the pattern's own derived ones too
+        return None
+    matched = inner.relevant if inner is not None else frozenset()
+    return None if matched is None else types | matched
 
 
 def _breaker(silence: Silence, faults: FaultSink) -> Callable[[Event], bool]:

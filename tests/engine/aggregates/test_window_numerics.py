@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.engine.feeding import across_a_snapshot
 from workbench.engine import run
 from workbench.engine.aggregates import Rolling, Sum, TimeRolling
 from workbench.engine.aggregates.base import Aggregate
@@ -365,13 +366,6 @@ def test_exact_windows_survive_a_snapshot() -> None:
     spreads = [ORACLES["var"](xs[max(0, i - 2) : i + 1]) for i in range(len(xs))]
     events = [{**e, "key": "k"} for e in _events(xs, s=sums, v=spreads)]
     straight = sorted(d.events[0].seq for d in run([pattern], events).detections)
-    first = Engine([pattern])
-    first.process_many(events[:3])  # the window holds 1e20 and inf
-    blob = first.snapshot()
-    second = Engine([pattern])
-    second.restore(blob)
-    second.process_many(events[3:])
-    second.finish()
-    first.finish()
-    got = sorted(d.events[0].seq for d in first.detections + second.detections)
+    # the snapshot is taken while the window holds 1e20 and inf
+    got = sorted(d.events[0].seq for d in across_a_snapshot(lambda: Engine([pattern]), events, 3))
     assert got == straight == [4, 5, 6]

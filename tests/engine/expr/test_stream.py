@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.engine.feeding import across_a_snapshot
 from workbench.engine import run
 from workbench.engine.events import Event
 from workbench.engine.expr import compile_expr, parse_expr, print_expr
@@ -247,16 +248,7 @@ def test_the_stream_survives_a_snapshot() -> None:
     )
     events = [{"type": "t", "time": i, "key": "k", "price": p} for i, p in enumerate([1, 9, 4, 2, 8, 0, 7])]
     straight = _matched(pattern, events)
-    first = Engine([pattern])
-    first.process_many(events[:3])
-    blob = first.snapshot()
-    pickle.loads(pickle.dumps(blob))
-    second = Engine([pattern])
-    second.restore(blob)
-    second.process_many(events[3:])
-    second.finish()
-    first.finish()
-    got = sorted(d.events[0].seq for d in first.detections + second.detections)
+    got = sorted(d.events[0].seq for d in across_a_snapshot(lambda: Engine([pattern]), events, 3))
     assert got == straight == [2, 4]
 
 
@@ -279,7 +271,6 @@ def test_other_families_reject_the_stream() -> None:
 
 
 def test_the_cursor_pickles_as_a_reference_to_the_one_module_cursor() -> None:
-    import pickle
 
     from workbench.engine.expr.stream import CURSOR
 

@@ -355,3 +355,12 @@ def test_errors_says_so_when_there_are_none(ip: Any, capsys: pytest.CaptureFixtu
     capsys.readouterr()
     assert ip.run_line_magic("cep", "errors").empty
     assert "no condition errors in the last run" in capsys.readouterr().out
+
+
+def test_a_live_feed_takes_a_dataframes_rows(ip: Any) -> None:
+    ip.run_cell_magic("cep", "-q", "sequence pair partition by user\n  begin v: view\n  followed by b: buy")
+    ip.user_ns["rows"] = pd.DataFrame({"type": ["view", "buy"], "user": ["ann", "ann"]})
+    ip.run_line_magic("cep", "feed pair --start")
+    frame = ip.run_line_magic("cep", "feed --from rows")
+    assert list(frame["key"]) == ["ann"]  # the rows, not the column names
+    ip.run_line_magic("cep", "feed --stop")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from workbench.engine.detection import Detection, TraceKind, TraceRecord
 from workbench.engine.events import Event
@@ -360,15 +360,23 @@ class CepSession:
         self._keep(names, result_of(self.live), self.live_events, self.live_times)
         return self.live
 
-    def feed(self, items: Iterable[Event | Mapping[str, object]]) -> list[Detection]:
-        """Push events into the live engine (stamped with the clock) and fire due timers."""
+    def feed(self, items: Iterable[Event | Mapping[str, object]] | pd.DataFrame) -> list[Detection]:
+        """Push events (mappings, Events, or a DataFrame's rows) into the live engine (stamped with
+        the clock) and fire due timers."""
         if self.live is None:
             msg = "no live feed: start one with %cep feed NAME... --start"
             raise CepError(msg)
+        import pandas as pd
+
+        rows: Iterable[Event | Mapping[str, object]] = (
+            cast("list[Mapping[str, object]]", items.to_dict("records"))  # why: iterating gives column names
+            if isinstance(items, pd.DataFrame)
+            else items
+        )
         out: list[Detection] = []
         key = self.live_key
         with self._located(self.live_names):
-            for i, item in enumerate(items):
+            for i, item in enumerate(rows):
                 raw = dict(item) if isinstance(item, Mapping) else item
                 if isinstance(raw, dict) and key is not None:
                     raw = with_key(raw, key)  # why: as a replay keys them, by the partition's fields

@@ -146,3 +146,15 @@ def test_an_open_ended_date_far_beyond_the_nanosecond_range_converts() -> None:
         (10413792000000, 1735603200000),
         (10413878400000, 253402214400000),
     ]
+
+
+def test_a_time_held_by_the_index_gets_a_hint() -> None:
+    by_date = pd.DataFrame({"type": ["a"]}, index=pd.DatetimeIndex(["2024-01-01"], name="ts"))
+    with pytest.raises(
+        EventError,
+        match=r"the times are the index: frame.reset_index\(\) makes them the column 'ts', then --time ts",
+    ):
+        EventColumns.from_frame(by_date)
+    named = pd.DataFrame({"type": ["a"]}, index=pd.Index([1], name="time"))
+    with pytest.raises(EventError, match=r"it is the index: frame.reset_index\(\) makes it a column"):
+        EventColumns.from_frame(named)

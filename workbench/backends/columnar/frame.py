@@ -124,8 +124,20 @@ def required_columns(frame: pd.DataFrame, type_column: str = "type", time_column
     for required, what in ((type_column, "type"), (time_column, "time")):
         if required not in frame.columns:
             msg = f"the DataFrame has no {what} column {required!r}; columns: {list(frame.columns)}"
+            msg += _index_hint(frame, required, what)
             raise EventError(msg, field=required)
     return time_column
+
+
+def _index_hint(frame: pd.DataFrame, column: str, what: str) -> str:
+    """How to use the index when it holds the missing column (or, for the time, is of datetimes)."""
+    if column in frame.index.names:
+        return " (it is the index: frame.reset_index() makes it a column)"
+    if what == "time" and isinstance(frame.index, pd.DatetimeIndex):
+        name = "index" if frame.index.name is None else str(frame.index.name)
+        hint = "the times are the index: frame.reset_index() makes them the column"
+        return f" ({hint} {name!r}, then --time {name})"
+    return ""
 
 
 @dataclass(slots=True)

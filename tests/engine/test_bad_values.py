@@ -156,3 +156,20 @@ def test_a_built_event_whose_fields_are_no_mapping_is_refused(fields: object) ->
 def test_an_unhashable_instance_key_is_refused_where_it_is_written() -> None:
     with pytest.raises(CepError, match=r"line 1, column 18: an instance key is a string, .* not a list"):
         compile_text("group g instance [1] at 0 @or { c: a }")
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_skipped_value_leaves_a_spread_as_it_was(compiled: bool) -> None:
+    # Welford's update counts the value before it fails on it: the aggregate must come back unchanged
+    text = """
+sequence s
+    aggregate spread = var(b.v)
+    begin a: a
+    followed by b: b one or more
+    followed by c: c where spread == 2.0
+"""
+    e = Engine([NFAMatcher(compile_pattern(text), compiled=compiled)])
+    rows = [("a", None), ("b", 1), ("b", "x"), ("b", 3), ("c", None)]
+    found = e.process_many([{"type": t, "time": i, "v": v} for i, (t, v) in enumerate(rows)])
+    assert sorted(tuple(x.seq for x in d.events) for d in found) == [(0, 1, 2, 3, 4)]
+    assert [f.first_seq for f in e.errors] == [2]

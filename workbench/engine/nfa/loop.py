@@ -196,9 +196,13 @@ class LoopPlan(ChainPlan[LoopState]):
         that leaves the loop (waiting for the last stage) holds no aggregates, because nothing
         reads them there (the last stage's condition reads only the event).
         """
-        for i in self.agg_of[1]:
-            self.aggs.update(aggs[i], i, event)
-        return aggs
+        touched = self.agg_of[1]
+        if not touched:
+            return aggs
+        out = list(aggs)
+        for i in touched:
+            out[i] = self.aggs.updated(aggs[i], i, event, in_place=True)
+        return tuple(out)
 
     def stages_of(self, n: int) -> list[str]:
         """:attr:`path_stages`, grown to at least ``n`` positions."""

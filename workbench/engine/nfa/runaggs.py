@@ -70,18 +70,27 @@ class RunAggregates:
             return aggs
         out = list(aggs)
         for i in touched:
-            agg = aggs[i].copy()
-            self.update(agg, i, event)
-            out[i] = agg
+            out[i] = self.updated(aggs[i], i, event)
         return tuple(out)
 
-    def update(self, agg: Aggregate, i: int, event: Event) -> None:
-        """Update aggregate ``i`` with ``event``'s value; a value it cannot take (a text price, a
-        list) is skipped and recorded as a condition fault, and the aggregate is left as it was."""
+    def updated(self, agg: Aggregate, i: int, event: Event, *, in_place: bool = False) -> Aggregate:
+        """Aggregate ``i`` updated with ``event``'s value: a copy, or ``agg`` itself when
+        ``in_place`` and the value is a plain number (every aggregate takes one without failing).
+
+        A value it cannot take (a text price, a list) is skipped and recorded as a condition
+        fault: ``agg`` comes back as it was (a failed update may have changed the copy halfway).
+        """
         spec = self.specs[i]
         value = input_of(event, spec.field)
-        try:
+        plain = (
+            value is None or value.__class__ is float or (isinstance(value, int) and -_EXACT < value < _EXACT)
+        )
+        if in_place and plain and value.__class__ is not bool:  # why: nothing to undo: update it in place
             agg.update(value)
+            return agg
+        new = agg.copy()
+        try:
+            new.update(value)
         except (TypeError, ValueError, ArithmeticError) as err:
             if self.faults is None:  # why: no matcher to record it (a bare plan, in tests)
                 raise _bad_input(self.name, spec, event, value, err) from None
@@ -91,6 +100,8 @@ class RunAggregates:
                 type(err)(f"cannot take {what}: {err}"),
                 event,
             )
+            return agg
+        return new
 
     def read(self, aggs: tuple[Aggregate, ...], name: str, stage: str | None, event: Event) -> object:
         """The value of aggregate ``name`` seen by the condition of ``stage`` testing ``event``."""
@@ -111,6 +122,10 @@ class RunAggregates:
             return self.read(aggs, name, stage, event)
 
         return read
+
+
+#: ints below this size go into a float mean or spread without overflowing
+_EXACT = 2**53
 
 
 def _bad_input(pattern: str, spec: AggregateSpec, event: Event, value: object, err: Exception) -> EventError:

@@ -166,3 +166,16 @@ def test_every_stays_a_name_except_right_after_begin() -> None:
     assert [s.name for s in p.stages] == ["every", "b", "for"]
     assert p.stages[1].types == ("every",)  # type: ignore[union-attr]
     assert compile_pattern(format_pattern(p)) == p
+
+
+def test_a_silences_derived_events_are_declared_with_its_own_columns() -> None:
+    from workbench.language import compile_text
+
+    text = (
+        "event hb(host)\nevent x(host)\n"
+        "sequence quiet partition by host emit into outage begin not hb: hb for 10ms\n"
+        "sequence late partition by host begin o: outage where e.silence_end > e.silence_start\n"
+    )
+    definitions = compile_text(text)
+    assert [d.pattern.name for d in definitions] == ["quiet", "late"]
+    assert definitions[1].schema["outage"] == ("silence_start", "silence_end")

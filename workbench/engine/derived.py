@@ -41,6 +41,7 @@ __all__ = [
     "FIRST_DERIVED_SEQ",
     "RESERVED_FIELDS",
     "Emitter",
+    "derived_fields",
     "emits_of",
     "emitter_of",
     "find_cycle",
@@ -52,6 +53,13 @@ FIRST_DERIVED_SEQ = -2
 
 #: names a measure of an emitting pattern cannot have: they are the derived event's own attributes
 RESERVED_FIELDS = frozenset({"type", "time", "t", "key", "seq"})
+
+
+def derived_fields(pattern: object) -> tuple[str, ...]:
+    """The fields of the events a pattern's detections become: its measures by name (a silence's
+    ``silence_start`` and ``silence_end`` first: its ``own_measures``)."""
+    own: tuple[str, ...] = getattr(pattern, "own_measures", ())
+    return (*own, *(m.name for m in getattr(pattern, "measures", ())))
 
 
 def emits_of(matcher: object) -> str | None:

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from workbench.engine.derived import RESERVED_FIELDS, cycle_message, emits_of, find_cycle, matched_types
+from workbench.engine.derived import (
+    RESERVED_FIELDS,
+    cycle_message,
+    derived_fields,
+    emits_of,
+    find_cycle,
+    matched_types,
+)
 from workbench.engine.families import compile_matcher
 from workbench.errors import CepError, SourceSpan
 from workbench.language import ast
@@ -43,7 +50,7 @@ def declare_emitted(ctx: Context, node: ast.SequenceDef, pattern: Pattern) -> No
                 f"this pattern emits, where {decl.name.text!r} is the event's own; rename it"
             )
             raise ctx.fail(msg, decl.name.span)
-    fields = tuple(m.name for m in getattr(pattern, "measures", ()))
+    fields = derived_fields(pattern)
     declared = ctx.schema.get(node.emit_into.text)
     if declared is not None and set(declared) != set(fields):
         msg = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from workbench.engine.derived import matched_types
+from workbench.engine.derived import derived_fields, matched_types
 from workbench.engine.families import compile_matcher
 from workbench.errors import CepError
 from workbench.language.compile import Definition
@@ -78,5 +78,5 @@ def derived_shape(
         into = getattr(pattern, "emit_into", None)
         if isinstance(into, str):
             types |= {into}
-            fields |= {m.name for m in getattr(pattern, "measures", ())}
+            fields |= set(derived_fields(pattern))
     return types, fields

@@ -122,6 +122,11 @@ class AbsencePattern:
         """The continuation's measures (a detection has them after ``silence_start`` and ``silence_end``)."""
         return self.then.measures if self.then is not None else ()
 
+    @property
+    def own_measures(self) -> tuple[str, ...]:
+        """The measures every detection has before :attr:`measures`: the silence's two columns."""
+        return SILENCE_MEASURES
+
     def compile(self) -> AbsenceMatcher:
         """The pattern's matcher."""
         return AbsenceMatcher(self)
@@ -221,6 +226,8 @@ class AbsenceMatcher:
 
     def _feed(self, inner: _Continuation, state: AbsenceState, event: Event, ctx: Context) -> None:
         """The key's stream takes every event; only an open continuation matches it."""
+        if state.inner is None:  # Why: a snapshot of an older version kept no closed continuation
+            state.inner = inner.new_state(ctx.key)
         if not state.gate:  # Why: no proved silence admits the event to a partial match
             inner.observe(state.inner, event)
             return

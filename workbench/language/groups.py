@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from workbench.engine.expr import ir
 from workbench.engine.reactions import patterns as grp
 from workbench.engine.reactions.accumulators import Accumulator
-from workbench.errors import SourceSpan
+from workbench.errors import PatternError, SourceSpan
 from workbench.language import ast
 from workbench.language.accumulators import accumulator_of
 from workbench.language.arguments import (
@@ -85,11 +85,6 @@ class GroupCompiler:
 
     def _instance(self, decl: ast.InstanceDecl) -> grp.Instance:
         key = literal(self.ctx, decl.key, "an instance key")
-        try:
-            hash(key)
-        except TypeError:  # why: a list or dict literal cannot name a partition
-            msg = f"an instance key is a string, number, boolean, null or tuple, not a {type(key).__name__}"
-            raise self.ctx.fail(msg, decl.key.span) from None
         at = literal(self.ctx, decl.at, "an instance time") if decl.at else 0
         if not isinstance(at, int | float) or isinstance(at, bool):
             msg = "an instance time must be a number (milliseconds)"
@@ -97,7 +92,10 @@ class GroupCompiler:
         vars_ = tuple(
             (a.name.text, literal(self.ctx, a.value, f"variable {a.name.text!r}")) for a in decl.vars
         )
-        return grp.Instance(key, at, vars_)
+        try:
+            return grp.Instance(key, at, vars_)
+        except PatternError as err:  # why: the key cannot name a partition (a list literal)
+            raise self.ctx.fail(str(err), decl.key.span) from None
 
     def _head(
         self, head: ast.ChannelHead, bound: set[str], binds: list[tuple[str, str]]

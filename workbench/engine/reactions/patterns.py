@@ -383,7 +383,8 @@ class Instance:
         except TypeError:  # why: the key names a partition: it is a dict key everywhere
             from workbench.errors import PatternError
 
-            msg = f"instance key {self.key!r} is not hashable (a {type(self.key).__name__})"
+            kind = type(self.key).__name__
+            msg = f"an instance key is a string, number, boolean, null or tuple, not a {kind}"
             raise PatternError(msg) from None
         object.__setattr__(self, "vars", _pairs(self.vars))
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from workbench.errors import EventError
 
-__all__ = ["Event", "EventLike", "make_event"]
+__all__ = ["Event", "EventLike", "make_event", "time_problem"]
 
 _RESERVED = frozenset({"type", "time", "t", "key", "seq"})
 
@@ -94,21 +94,32 @@ EventLike = Event | Mapping[str, object]
 """What hosts accept as an event: an :class:`Event`, or a mapping that :func:`make_event` validates."""
 
 
-def _check_time(value: object, position: int | None, name: str = "time") -> int | float:
-    """The time as an ``int`` or ``float``: another integer or real number type (numpy's, from a
-    DataFrame row) becomes the built-in one, exactly; a bool, text or NaN is refused."""
+def time_problem(value: object) -> tuple[int | float, str | None]:
+    """A time in milliseconds as an ``int`` or ``float`` (another integer or real number type,
+    numpy's from a DataFrame row, becomes the built-in one, exactly), and what is wrong with it:
+    ``None``, or why a bool, text, NaN or infinity is no time (event times and clock readings alike).
+
+    >>> time_problem(5), time_problem(float("nan"))[1]
+    ((5, None), 'time must be finite, got nan')
+    """
     if not isinstance(value, int | float) and not isinstance(value, bool):
         if isinstance(value, numbers.Integral):  # why: np.int64(5) is the time 5
             value = int(value)
         elif isinstance(value, numbers.Real):  # why: np.float32 widens exactly
             value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        msg = f"time must be a number of milliseconds, got {type(value).__name__} {value!r}"
-        raise EventError(msg, position=position, field=name)
+        return 0, f"time must be a number of milliseconds, got {type(value).__name__} {value!r}"
     if isinstance(value, float) and not math.isfinite(value):
-        msg = f"time must be finite, got {value!r}"
-        raise EventError(msg, position=position, field=name)
-    return value
+        return value, f"time must be finite, got {value!r}"
+    return value, None
+
+
+def _check_time(value: object, position: int | None, name: str = "time") -> int | float:
+    """The time as an ``int`` or ``float`` (see :func:`time_problem`); an :class:`EventError` else."""
+    time, problem = time_problem(value)
+    if problem is not None:
+        raise EventError(problem, position=position, field=name)
+    return time
 
 
 def make_event(raw: object, position: int | None = None) -> Event:

@@ -13,11 +13,10 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Hashable
-from numbers import Integral, Real
 
 from workbench.engine.clock import Rank, Watermark, is_late, pop_ties, release_time, releases, stamp
 from workbench.engine.detection import Detection
-from workbench.engine.events import Event
+from workbench.engine.events import Event, time_problem
 from workbench.engine.host import KeyState, late_record
 from workbench.engine.imaging import Imaging, Time
 from workbench.engine.outputs import Fed
@@ -223,13 +222,13 @@ class Timekeeping(Imaging):
 
 
 def _reading(now: object) -> Time:
-    """A processing-time clock's reading as a built-in number; a :class:`CepError` for anything else.
+    """A processing-time clock's reading as a built-in number, checked as an event's time is.
 
     >>> _reading(5), _reading(2.5)
     (5, 2.5)
     """
-    # why now - now: a NaN or infinite reading is no time (as an event's time is not)
-    if isinstance(now, bool) or not isinstance(now, Real) or now - now != 0:
-        msg = f"the processing-time clock returned {now!r}: it must return finite milliseconds"
+    time, problem = time_problem(now)
+    if problem is not None:
+        msg = f"the processing-time clock returned {now!r}: it must return finite milliseconds ({problem})"
         raise CepError(msg)
-    return int(now) if isinstance(now, Integral) else float(now)  # why: numpy's become built-ins
+    return time

@@ -324,12 +324,6 @@ class _Continuation(StreamMatcher):
     def __init__(self, then: SequencePattern) -> None:
         super().__init__(NFAMatcher(then), stream_nodes(then))
 
-    def observe(self, state: StreamState, event: Event) -> None:
-        """Remember an event without matching it (:meth:`process` without the plan)."""
-        for spec in self.specs:
-            self._update(state.stream, spec, event)
-        state.stream.history.append(event)
-
     def drop_matches(self, state: StreamState, key: Hashable) -> None:
         """Forget the partial matches (a fresh plan), keep the stream."""
         state.inner = self.inner.new_state(key)

@@ -116,8 +116,7 @@ class StreamMatcher:
     def process(self, state: StreamState, event: Event, ctx: Context) -> None:
         """Update the windows, run the plan on the key's stream, then remember the event."""
         stream = state.stream
-        for spec in self.specs:
-            self._update(stream, spec, event)
+        self._take_windows(stream, event)
         relevant = self.relevant
         if relevant is None or event.type in relevant:  # Why: the host would route no other type
             previous, CURSOR.stream = CURSOR.stream, stream
@@ -126,6 +125,15 @@ class StreamMatcher:
             finally:
                 CURSOR.stream = previous
         stream.history.append(event)
+
+    def observe(self, state: StreamState, event: Event) -> None:
+        """Remember an event in the key's stream without matching it (:meth:`process` without the plan)."""
+        self._take_windows(state.stream, event)
+        state.stream.history.append(event)
+
+    def _take_windows(self, stream: KeyStream, event: Event) -> None:
+        for spec in self.specs:
+            self._update(stream, spec, event)
 
     def _update(self, stream: KeyStream, spec: _Spec, event: Event) -> None:
         by_type = stream.windows.get(spec.text)

@@ -65,7 +65,7 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         "incomplete_condition",
         "sequence s begin a where e.x >",
         "CepSyntaxError",
-        "line 2, column 31: unexpected end of text; expected one of '(', '-', '[', '{', a name, a number, a string\n    sequence s begin a where e.x >\n                                  ^",
+        "line 2, column 31: unexpected end of text; expected one of '(', '-', '[', '{', a duration (250ms, 10s, 5min, 1h, 3d), a name, a number, a string\n    sequence s begin a where e.x >\n                                  ^",
         2,
         31,
     ),
@@ -73,7 +73,7 @@ CASES: list[tuple[str, str, str, str, int, int]] = [
         "end_of_a_cell",  # a cell's last line ends with a newline; blank and comment lines follow
         "sequence s\n    begin a where e.x > 1 and\n\n    # to do\n",
         "CepSyntaxError",
-        "line 3, column 30: unexpected end of text; expected one of 'not', '(', '-', '[', '{', a name, a number, a string\n        begin a where e.x > 1 and\n                                 ^",
+        "line 3, column 30: unexpected end of text; expected one of 'not', '(', '-', '[', '{', a duration (250ms, 10s, 5min, 1h, 3d), a name, a number, a string\n        begin a where e.x > 1 and\n                                 ^",
         3,
         30,
     ),

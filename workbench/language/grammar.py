@@ -9,21 +9,17 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from importlib import resources
 
 from lark import Lark
 
+from workbench.engine.expr.durations import UNITS
+
 __all__ = ["DURATION_UNITS", "keywords", "lark_parser", "parse_duration"]
 
-#: milliseconds per duration unit.
-DURATION_UNITS: dict[str, int] = {
-    "ms": 1,
-    "s": 1000,
-    "sec": 1000,
-    "min": 60_000,
-    "h": 3_600_000,
-    "d": 86_400_000,
-}
+#: milliseconds per duration unit (the expressions' units: one table)
+DURATION_UNITS: Mapping[str, int] = UNITS
 
 _DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)\s?(ms|s|sec|min|h|d)$")
 

@@ -363,7 +363,7 @@ class _Builder:
         return tuple(out)
 
     def annot_arg(self, node: Tree[Token] | Token) -> ast.Expr | ast.Duration:
-        if isinstance(node, Tree) and node.data == "duration_arg":
+        if isinstance(node, Tree) and node.data == "duration_literal":
             tok = _kids(node)[0]
             assert isinstance(tok, Token)
             return self.duration(tok)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from workbench.engine.expr import ir
+from workbench.engine.expr.durations import DurationMarks, duration_marks
 from workbench.engine.expr.limits import MAX_DEPTH, MAX_LITERAL, MAX_TEXT
 from workbench.engine.expr.stream import (
     MAX_OFFSET,
@@ -80,6 +81,7 @@ def parse_expr(text: str, *, origin: SourceSpan | None = None) -> ir.Node:
     body = stripped if "\n" not in stripped else "(" + stripped + ")"
     shift = 0 if body is stripped else -1
     body, marks = window_marks(body)  # ``over last 5min`` is not Python: blanked, and remembered
+    body, durations = duration_marks(body)  # ``5min`` alone is no Python either
     try:
         tree = ast.parse(body, mode="eval")
     except SyntaxError as err:
@@ -95,6 +97,7 @@ def parse_expr(text: str, *, origin: SourceSpan | None = None) -> ir.Node:
         raise ExpressionError(msg, source=stripped[:200] if origin is None else None, span=span) from None
     reader = _Reader(body, stripped, lead, shift, text, origin)
     reader.marks = marks
+    reader.durations = durations
     out = reader.read(tree.body, 0, frozenset())
     if reader.marks:  # a window clause that is not the one argument of an aggregate call
         line, col = min(reader.marks)
@@ -140,6 +143,7 @@ class _Reader:
         self.text = text
         self.origin = origin
         self.marks: Marks = {}
+        self.durations: DurationMarks = {}
 
     # ------------------------------------------------------------------ positions and errors
     def _col(self, line: int, byte_offset: int) -> int:
@@ -190,6 +194,9 @@ class _Reader:
         raise self.fail(msg, node)
 
     def _Name(self, node: ast.Name, depth: int, bound: frozenset[str]) -> ir.Node:
+        place = (node.lineno, self._col(node.lineno, node.col_offset) - 1)
+        if node.id == "_" and place in self.durations:  # why: a duration literal, blanked
+            return ir.Literal(self.durations[place], span=self.span(node))
         if node.id.startswith("_"):
             msg = f"name {node.id!r} is not allowed (names cannot start with '_')"
             raise self.fail(msg, node)

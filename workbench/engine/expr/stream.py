@@ -23,14 +23,13 @@ the reader then builds the :class:`~workbench.engine.expr.ir.Window` from the re
 
 from __future__ import annotations
 
-import io
 import threading
 import tokenize
 from collections import deque
-from collections.abc import Mapping
 from typing import Literal, Protocol
 
 from workbench.engine.events import Event
+from workbench.engine.expr.durations import UNITS, duration_ms, python_tokens
 
 __all__ = [
     "CURSOR",
@@ -53,8 +52,6 @@ MAX_OFFSET = 10_000
 #: the longest count window.
 MAX_WINDOW_EVENTS = 1_000_000
 
-#: milliseconds per duration unit (the ``%%cep`` language's units).
-UNITS: Mapping[str, int] = {"ms": 1, "s": 1000, "sec": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 Unit = Literal["ms", "events", "session"]
 #: a window mark: the (line, column) of the comma that stands for ``over last SIZE``, and the size.
@@ -153,11 +150,8 @@ def window_marks(text: str) -> tuple[str, Marks]:
     Only the exact shape ``NAME over`` ``last`` (``session``) ``NUMBER UNIT`` before a ``)`` on one
     line is rewritten; text Python cannot tokenise is returned as it is (its parser reports it).
     """
-    if "over" not in text:
-        return text, {}
-    try:
-        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type != tokenize.NL]
-    except (tokenize.TokenError, SyntaxError, IndentationError):
+    tokens = python_tokens(text) if "over" in text else None
+    if tokens is None:
         return text, {}
     lines = text.split("\n")
     marks: Marks = {}
@@ -189,7 +183,5 @@ def _size(number: str, unit: str) -> tuple[int | float, Unit] | None:
         return None
     if unit == "events":
         return (int(value), "events") if value.is_integer() and "." not in number else None
-    if unit not in UNITS:
-        return None
-    ms = value * UNITS[unit]
-    return (int(ms) if ms.is_integer() else ms), "ms"
+    ms = duration_ms(number, unit)
+    return None if ms is None else (ms, "ms")

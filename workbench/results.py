@@ -29,7 +29,9 @@ of first appearance; a detection of a pattern without that measure, or a timed-o
 not compute it, has a missing value. Integers stay integers (``Int64`` when some are missing),
 numbers are ``float64``, truth values ``bool``/``boolean``, anything else Python objects. The frame's
 ``attrs["time_columns"]`` and ``attrs["duration_columns"]`` name the measures that are event times
-and differences of times (a session shows them as Timestamps and Timedeltas for datetime input).
+and differences of times (a session shows them as Timestamps and Timedeltas for datetime input);
+``attrs["measure_exprs"]`` holds each measure's expression, from which a session also tells the
+measures that read a field that held datetimes in the input.
 
 **One row per (detection, event)** (:func:`detection_events_to_frame`): ``detection`` (the row
 number of the detection in :func:`detections_to_frame`), ``pattern``, ``key``, ``instance``,
@@ -238,17 +240,22 @@ def _event_columns(
 def _add_measures(frame: pd.DataFrame, detections: Sequence[Detection]) -> pd.DataFrame:
     """The measure columns (see the module docstring), and the names of the time-valued ones."""
     kinds: dict[str, str] = {}
+    exprs: dict[str, object] = {}
     for d in detections:  # why a pass: the columns are the union, in order of first appearance
         if d.measures:
             declared = getattr(d.measures, "kinds", {})
+            written = getattr(d.measures, "exprs", {})
             for name in d.measures:
                 kinds.setdefault(name, declared.get(name, "value"))
+                if name in written:
+                    exprs.setdefault(name, written[name])
     if not kinds:
         return frame
     columns = {name: measure_series([d.measures.get(name) for d in detections]) for name in kinds}
     out = pd.concat([frame, pd.DataFrame(columns, index=frame.index)], axis=1)
     out.attrs["time_columns"] = tuple(n for n, k in kinds.items() if k == "time")
     out.attrs["duration_columns"] = tuple(n for n, k in kinds.items() if k == "duration")
+    out.attrs["measure_exprs"] = exprs
     return out
 
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from workbench.engine.events import Event
+
+if TYPE_CHECKING:
+    from workbench.engine.expr.ir import Node
 
 __all__ = [
     "DETECTION_COLUMNS",
@@ -53,18 +56,23 @@ class MeasureValues(Mapping[str, object]):
     """A detection's measures: name -> value, in declared order.
 
     ``kinds`` (shared by every detection of one pattern) says which are event times (``"time"``)
-    and differences of times (``"duration"``), so results can show them as dates.
+    and differences of times (``"duration"``), so results can show them as dates; ``exprs`` (shared
+    too, possibly empty) are the measures' expressions, so results can tell which read a field
+    that held datetimes in the input.
 
     >>> m = MeasureValues({"entry": 10.5, "at": 7}, {"entry": "value", "at": "time"})
     >>> dict(m), m.kinds["at"]
     ({'entry': 10.5, 'at': 7}, 'time')
     """
 
-    __slots__ = ("data", "kinds")
+    __slots__ = ("data", "exprs", "kinds")
 
-    def __init__(self, values: Mapping[str, object], kinds: Mapping[str, str]) -> None:
+    def __init__(
+        self, values: Mapping[str, object], kinds: Mapping[str, str], exprs: Mapping[str, Node] | None = None
+    ) -> None:
         self.data = dict(values)
         self.kinds = kinds
+        self.exprs: Mapping[str, Node] = exprs if exprs is not None else {}
 
     def __getitem__(self, name: str) -> object:
         return self.data[name]
@@ -87,7 +95,7 @@ class MeasureValues(Mapping[str, object]):
         return f"MeasureValues({self.data!r})"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (MeasureValues, (self.data, dict(self.kinds)))
+        return (MeasureValues, (self.data, dict(self.kinds), dict(self.exprs)))
 
 
 #: the measures of a detection whose pattern has none (shared: nothing is allocated per detection)

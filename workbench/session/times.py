@@ -39,11 +39,15 @@ TIME_COLUMNS = ("emit_time", "time", "first_time", "last_time")
 class TimeFormat:
     """How to show engine times: as numbers, or (``dates``) as dates in time zone ``tz``.
 
-    ``tz`` is ``None`` for naive datetimes (shown as they were written: UTC wall time).
+    ``tz`` is ``None`` for naive datetimes (shown as they were written: UTC wall time). ``fields``
+    are the input's other datetime columns (epoch milliseconds in the engine, like the time), each
+    with its zone: a measure that picks one (``first(a).opened``) is shown as a date too, and a
+    difference of two such as a duration.
     """
 
     dates: bool = False
     tz: datetime.tzinfo | str | None = None
+    fields: tuple[tuple[str, datetime.tzinfo | str | None], ...] = ()
 
     @classmethod
     def of_column(cls, column: pd.Series) -> TimeFormat:
@@ -65,7 +69,11 @@ class TimeFormat:
         if not isinstance(data, pd.DataFrame):
             return NUMBERS
         name = time or ("time" if "time" in data.columns else "t")
-        return cls.of_column(data[name]) if name in data.columns else NUMBERS
+        base = cls.of_column(data[name]) if name in data.columns else NUMBERS
+        fields = tuple(
+            (str(c), form.tz) for c in data.columns if c != name and (form := cls.of_column(data[c])).dates
+        )
+        return cls(base.dates, base.tz, fields) if fields else base
 
     def timestamp(self, t: float) -> pd.Timestamp:
         """Engine time ``t`` (epoch ms) as a Timestamp in this format's zone (``NaT`` for NaN)."""
@@ -103,17 +111,45 @@ class TimeFormat:
         return stamps.dt.tz_localize(None) if self.tz is None else stamps.dt.tz_convert(self.tz)
 
     def frame(self, frame: pd.DataFrame, columns: Iterable[str] = TIME_COLUMNS) -> pd.DataFrame:
-        """``frame`` with its time ``columns`` as Timestamps (a copy), or ``frame`` itself for numbers."""
+        """``frame`` with its time ``columns`` and time-valued measures as Timestamps, and measures
+        that are differences of times as Timedeltas (a copy); ``frame`` itself for numbers."""
         import pandas as pd
 
-        if not self.dates:
+        if not self.dates and not self.fields:
             return frame
         out = frame.copy()
-        for c in (*columns, *frame.attrs.get("time_columns", ())):
+        for c in columns if self.dates else ():
             if c in out.columns:
                 out[c] = self.series(out[c])
-        for c in frame.attrs.get("duration_columns", ()):  # measures that are differences of times
-            out[c] = pd.to_timedelta(out[c], unit="ms")
+        for c, (kind, zone) in self._measures(frame).items():
+            if c not in out.columns:
+                continue
+            if kind == "time":
+                out[c] = zone.series(out[c])
+            elif kind == "duration":
+                out[c] = pd.to_timedelta(out[c], unit="ms")
+        return out
+
+    def _measures(self, frame: pd.DataFrame) -> dict[str, tuple[str, TimeFormat]]:
+        """Each measure column's kind (``time``, ``duration``, ``value``) and the zone of its dates.
+
+        A measure with its expression at hand is judged against the attributes that hold times in
+        this input (the time itself only when it held datetimes, and the datetime fields); one
+        without (an older frame) keeps the engine's judgement.
+        """
+        from workbench.engine.expr.ir import Attr, walk
+        from workbench.engine.nfa.measures import TIME_ATTRS, measure_kind
+
+        zones = {name: TimeFormat(True, tz) for name, tz in self.fields}
+        if self.dates:
+            zones.update(dict.fromkeys(TIME_ATTRS, self))
+        out: dict[str, tuple[str, TimeFormat]] = {}
+        if self.dates:
+            out.update((c, ("time", self)) for c in frame.attrs.get("time_columns", ()))
+            out.update((c, ("duration", self)) for c in frame.attrs.get("duration_columns", ()))
+        for name, expr in frame.attrs.get("measure_exprs", {}).items():
+            read = [n.name for n in walk(expr) if isinstance(n, Attr) and n.name in zones]
+            out[name] = (measure_kind(expr, zones.keys()), zones[read[0]] if read else self)
         return out
 
 

@@ -188,6 +188,7 @@ def _detections(
     stage_names = [s.name for s in positive_stages(pattern)]
     names = [m.name for m in pattern.measures]
     kinds = {m.name: m.kind for m in pattern.measures}
+    exprs = {m.name: m.expr for m in pattern.measures}
     detections: list[Detection] = []
     counters: dict[Hashable, int] = {}
     for stages, values in found:
@@ -195,7 +196,9 @@ def _detections(
         key = matched[0].key
         counters[key] = counters.get(key, 0) + 1
         channels = tuple(name for name, seqs in zip(stage_names, stages, strict=True) for _ in seqs)
-        measures = MeasureValues(dict(zip(names, values, strict=True)), kinds) if names else NO_MEASURES
+        measures = (
+            MeasureValues(dict(zip(names, values, strict=True)), kinds, exprs) if names else NO_MEASURES
+        )
         detections.append(
             Detection(
                 pattern.name,

@@ -301,6 +301,7 @@ class AbsenceMatcher:
 
     def _emit(self, ctx: Context, proved: tuple[Time, Time], d: Detection | None) -> None:
         values: dict[str, object] = {"silence_start": proved[0], "silence_end": proved[1]}
+        exprs = getattr(d.measures, "exprs", None) if d is not None else None
         if d is None:
             d = Detection(self.name, ctx.key, ctx.new_instance(), "match", proved[1], (), ())
             kinds: dict[str, str] = dict(_KINDS)
@@ -310,7 +311,7 @@ class AbsenceMatcher:
             values.update(d.measures)
             kinds = {**_KINDS, **getattr(d.measures, "kinds", {})}
         negated = (self.silence.name, *d.negated)
-        ctx.emit(replace(d, negated=negated, measures=MeasureValues(values, kinds)))
+        ctx.emit(replace(d, negated=negated, measures=MeasureValues(values, kinds, exprs)))
 
 
 class _Continuation(StreamMatcher):

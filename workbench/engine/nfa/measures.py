@@ -31,6 +31,7 @@ from workbench.errors import PatternError
 
 __all__ = [
     "RESERVED_MEASURE_NAMES",
+    "TIME_ATTRS",
     "UNIVERSAL",
     "Measure",
     "MeasureEvaluator",
@@ -51,23 +52,31 @@ MeasureKind = Literal["time", "duration", "value"]
 _PICKS = frozenset({"first", "last", "min", "max", "prev", "avg"})
 
 
-def measure_kind(node: ir.Node) -> MeasureKind:
+#: the attributes that are event times whatever the input (a datetime field is one only in its input)
+TIME_ATTRS = frozenset({"time", "t"})
+
+
+def measure_kind(node: ir.Node, dated: Collection[str] = TIME_ATTRS) -> MeasureKind:
     """Whether ``node`` is an event time (``x.time``, ``first(a).t``, ``max(a.time)``), a difference of
     two times (a duration), or any other value: results show times as dates when the input's are.
+
+    ``dated``: the attributes that hold times (a DataFrame's datetime fields are times too).
 
     >>> from workbench.engine.expr import parse_expr
     >>> [measure_kind(parse_expr(t)) for t in ("max(matched('a').time)", "e.x", "last(matched('a')).t + 5")]
     ['time', 'value', 'time']
+    >>> measure_kind(parse_expr("last(matched('b')).shipped - e.opened"), {"shipped", "opened"})
+    'duration'
     """
     if isinstance(node, ir.Attr):
-        return "time" if node.name in ("time", "t") else "value"
+        return "time" if node.name in dated else "value"
     if isinstance(node, ir.Call) and node.func in _PICKS and len(node.args) == 1:
-        return measure_kind(node.args[0])
+        return measure_kind(node.args[0], dated)
     if isinstance(node, ir.IfElse):
-        kinds = {measure_kind(node.then), measure_kind(node.orelse)}
+        kinds = {measure_kind(node.then, dated), measure_kind(node.orelse, dated)}
         return kinds.pop() if len(kinds) == 1 else "value"
     if isinstance(node, ir.Binary) and node.op in ("+", "-"):
-        left, right = measure_kind(node.left), measure_kind(node.right)
+        left, right = measure_kind(node.left, dated), measure_kind(node.right, dated)
         if node.op == "-" and left == right == "time":
             return "duration"
         if "time" in (left, right) and "duration" not in (left, right):
@@ -218,7 +227,7 @@ def _row(event: Event) -> tuple[float, int]:
 class MeasureEvaluator:
     """Adds a pattern's measures to its detections (built once per compiled pattern)."""
 
-    __slots__ = ("kinds", "measures", "names", "runs", "sink", "stages", "subsets")
+    __slots__ = ("exprs", "kinds", "measures", "names", "runs", "sink", "stages", "subsets")
 
     def __init__(
         self,
@@ -230,6 +239,7 @@ class MeasureEvaluator:
         self.measures = tuple(measures)
         self.names = tuple(m.name for m in measures)
         self.kinds: Mapping[str, MeasureKind] = {m.name: m.kind for m in measures}
+        self.exprs: Mapping[str, ir.Node] = {m.name: m.expr for m in measures}
         self.runs: tuple[Run, ...] = tuple(compile_tree(m.expr, functions).run for m in measures)
         self.subsets: Mapping[str, tuple[str, ...]] = subsets or {}
         # a subset, like the universal variable, reads whatever events the match has
@@ -260,7 +270,7 @@ class MeasureEvaluator:
                 last = detection.events[-1] if detection.events else None
                 self.sink.report(f"measure {name!r}", err, last)
                 values[name] = None
-        return replace(detection, measures=MeasureValues(values, self.kinds))
+        return replace(detection, measures=MeasureValues(values, self.kinds, self.exprs))
 
 
 class MeasuringContext:

@@ -297,7 +297,7 @@ def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int, times:
     if args.late:
         from workbench.results import events_to_frame
 
-        _write(times.frame(events_to_frame(outcome.late), ("time",)), args.late)
+        _write(times.events(events_to_frame(outcome.late)), args.late)
     if outcome.late and not args.late:  # never silent, even with --quiet
         note = late_note(
             outcome.late, args.out_of_orderness, "write them to a file with --late FILE", times.text

@@ -79,3 +79,19 @@ def test_of_input_lists_the_datetime_fields_with_their_zones() -> None:
         False, None, (("opened", data["opened"].dt.tz), ("shipped", data["shipped"].dt.tz))
     )
     assert TimeFormat.of_input(data[["time", "order", "type"]]) == TimeFormat()
+
+
+def test_late_events_keep_their_datetime_fields_as_dates() -> None:
+    from workbench.results import events_to_frame
+
+    data = _frame(
+        pd.to_datetime(["2026-01-01 10:00", "2026-01-01 12:00", "2026-01-01 09:30", "2026-01-01 13:00"])
+    )
+    session = CepSession()
+    session.define(PATTERN)
+    late = session.replay(["slow"], data).outcome.late
+    assert [e.seq for e in late] == [2]
+    out = TimeFormat.of_input(data).events(events_to_frame(late))
+    assert out["time"].tolist() == [pd.Timestamp("2026-01-01 09:30")]
+    assert out["opened"].tolist() == [pd.Timestamp("2026-01-01 11:00", tz="Europe/Paris")]
+    assert out["price"].tolist() == [3.0]

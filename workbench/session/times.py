@@ -130,6 +130,16 @@ class TimeFormat:
                 out[c] = pd.to_timedelta(out[c], unit="ms")
         return out
 
+    def events(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """An events frame (``time`` and one column per field) with its datetimes back as dates."""
+        if not self.dates and not self.fields:
+            return frame
+        out = self.frame(frame, ("time",)) if self.dates else frame.copy()
+        for name, tz in self.fields:
+            if name in out.columns:
+                out[name] = TimeFormat(True, tz).series(out[name])
+        return out
+
     def _measures(self, frame: pd.DataFrame) -> dict[str, tuple[str, TimeFormat]]:
         """Each measure column's kind (``time``, ``duration``, ``value``) and the zone of its dates.
 

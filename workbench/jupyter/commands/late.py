@@ -25,7 +25,7 @@ def late(magics: CepMagics, argv: Sequence[str]) -> object:
     p = ArgParser(prog="%cep late", description="Late events of the last replay (not matched).")
     p.add_argument("-o", "--out", help="store the DataFrame in this variable")
     args = p.parse_args(list(argv))
-    frame = magics.session.times.frame(events_to_frame(magics.session.late), ("time",))  # dates in, dates out
+    frame = magics.session.times.events(events_to_frame(magics.session.late))  # dates in, dates out
     if args.out:
         magics.store(args.out, frame)
         return None

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from workbench.engine.events import Event, make_event
+from workbench.engine.expr.values import is_null
 from workbench.errors import CepError, EventError
 from workbench.language.conditions import nearest
 
@@ -300,15 +301,15 @@ def _key_of(raw: Mapping[str, object], key: KeyFields | None) -> object:
         return None
     if isinstance(key, str):
         value = raw.get(key)
-        return None if _is_blank(value) else value
+        return None if is_null(value) else value
     values = tuple(raw.get(k) for k in key)
-    return None if any(_is_blank(v) for v in values) else values
+    return None if any(is_null(v) for v in values) else values
 
 
 def _blank_part(raw: Mapping[str, object], key: KeyFields) -> str:
     """The first key field an event mapping has no value for."""
     parts = (key,) if isinstance(key, str) else key
-    return next((k for k in parts if _is_blank(raw.get(k))), parts[0])
+    return next((k for k in parts if is_null(raw.get(k))), parts[0])
 
 
 def missing_keys(data: object, key: KeyFields) -> int:
@@ -323,13 +324,6 @@ def missing_keys(data: object, key: KeyFields) -> int:
     if isinstance(data, list):
         return sum(1 for e in data if isinstance(e, Mapping) and _key_of(e, key) is None)
     return 0
-
-
-def _is_blank(value: object) -> bool:
-    """No value: missing, ``None``, NaN, ``pd.NA`` or ``NaT`` (what pandas writes for an empty cell)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return True
-    return type(value).__name__ in ("NAType", "NaTType")  # why by name: pandas is imported lazily
 
 
 def type_name(value: object) -> str:

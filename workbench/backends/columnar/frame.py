@@ -10,7 +10,6 @@ what strict contiguity (``next``) needs once rows that no stage reads are skippe
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ import pandas as pd
 
 from workbench.engine.clock import stamp
 from workbench.engine.events import Event, make_event
+from workbench.engine.expr.values import is_null
 from workbench.errors import EventError
 
 __all__ = ["EventColumns", "RowEvents", "convert_column", "required_columns"]
@@ -108,12 +108,6 @@ def _new_events(columns: Sequence[Sequence[object]], n: int) -> list[Event]:
     for setter, values in zip(_EVENT_SETTERS, columns, strict=True):
         deque(map(setter, out, values), maxlen=0)
     return out
-
-
-def _is_missing(v: object) -> bool:
-    if v is None or v is pd.NA or v is pd.NaT:
-        return True
-    return isinstance(v, float) and math.isnan(v)
 
 
 def required_columns(frame: pd.DataFrame, type_column: str = "type", time_column: str | None = None) -> str:
@@ -237,7 +231,7 @@ class EventColumns:
             else:
                 column = self.attrs["key"]
                 if column.hasnans:  # why: every kind of missing value is the one key None
-                    column = pd.Series([None if _is_missing(k) else k for k in column.tolist()], dtype=object)
+                    column = pd.Series([None if is_null(k) else k for k in column.tolist()], dtype=object)
                 codes, _ = pd.factorize(column, use_na_sentinel=False)
                 self._codes = np.asarray(codes, dtype=np.int64)
         return self._codes
@@ -260,19 +254,19 @@ class EventColumns:
         """
         where = f"row {i} (index {self.frame.index[i : i + 1].tolist()[0]!r})"
         typ = self.attr_values("type")[i]
-        if _is_missing(typ):
+        if is_null(typ):
             msg = f"{where}: missing event type in column {self.names['type']!r}"
             raise EventError(msg, position=i, field=self.names["type"])
         t = self.attr_values("time")[i]
-        if _is_missing(t):
+        if is_null(t):
             msg = f"{where}: missing event time in column {self.names['time']!r}"
             raise EventError(msg, position=i, field=self.names["time"])
         if isinstance(t, float) and t.is_integer():
             t = int(t)  # a time column with a gap is float64 in pandas: whole values are int ms
         key: object = self.attr_values("key")[i] if "key" in self.names else None
-        if _is_missing(key):
+        if is_null(key):
             key = None
-        row_fields = {c: v for c in self.fields if not _is_missing(v := self.values(c)[i])}
+        row_fields = {c: v for c in self.fields if not is_null(v := self.values(c)[i])}
         try:
             return make_event({"type": typ, "time": t, "key": key, "fields": row_fields})
         except EventError as err:
@@ -338,7 +332,7 @@ class EventColumns:
         n = len(lists[0])
         if len(names) > 62:
             return [
-                {c: v for c, v in zip(names, vals, strict=True) if not _is_missing(v)}
+                {c: v for c, v in zip(names, vals, strict=True) if not is_null(v)}
                 for vals in zip(*lists, strict=True)
             ]
         shape = np.zeros(n, dtype=np.int64)
@@ -347,7 +341,7 @@ class EventColumns:
             if not s.hasnans:
                 continue
             if pd.api.types.is_object_dtype(s.dtype):  # why: exactly the per-value test, not pandas' own
-                null = np.fromiter((_is_missing(v) for v in lists[bit]), dtype=bool, count=n)
+                null = np.fromiter((is_null(v) for v in lists[bit]), dtype=bool, count=n)
             else:
                 null = np.asarray(s.isna().to_numpy(), dtype=bool)
                 null = null if rows is None else null[rows]
@@ -399,7 +393,7 @@ class EventColumns:
         if "key" not in self.names:
             return [None] * (self.rows if rows is None else len(rows))
         values = self._pick("key", rows, attr=True)
-        return [None if _is_missing(k) else k for k in values] if self.attrs["key"].hasnans else values
+        return [None if is_null(k) else k for k in values] if self.attrs["key"].hasnans else values
 
     def keyed(self) -> bool:
         """Whether some row has a key (else every event is in one partition)."""

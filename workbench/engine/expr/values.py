@@ -38,6 +38,7 @@ __all__ = [
     "contains",
     "field_of",
     "index_of",
+    "is_null",
     "items_of",
     "truth",
 ]
@@ -119,6 +120,15 @@ def clean(value: object) -> object:
     except Exception:
         pass
     return value
+
+
+def is_null(value: object) -> bool:
+    """Whether ``value`` is NULL: ``None``, a NaN, or pandas' NA/NaT (what an empty cell holds).
+
+    >>> is_null(float("nan")), is_null(None), is_null(0), is_null("")
+    (True, True, False, False)
+    """
+    return clean(value) is None
 
 
 def field_of(obj: object, name: str) -> object:

@@ -331,3 +331,32 @@ def test_doctests() -> None:
     result = doctest.testmod(workbench.widgets.timeline)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def legend_entries(fig: Any) -> set[str]:
+    from bokeh.models import Legend
+
+    return {
+        str(item.label.value)
+        for lg in fig.below
+        if isinstance(lg, Legend)
+        for item in lg.items
+        if item.visible
+    }
+
+
+def test_the_legend_shows_only_what_the_view_draws_and_grows_with_it() -> None:
+    tl = Timeline(TRACE, [DET])
+    tl.seek(1)  # only the start and the first acceptance so far
+    early = legend_entries(tl.figure)
+    assert "active" in early
+    assert "· started" in early
+    assert "timed out" not in early
+    assert "match detection" not in early
+    tl.seek(12)  # everything: the pause, the negation, the detection, the timeout
+    late = legend_entries(tl.figure)
+    assert {"paused", "negated", "timed out", "match detection", "· counted", "· resumed"} <= late
+    assert "stopped" not in late  # nothing was stopped
+    assert "· late" not in late
+    saved = legend_entries(tl.standalone_figure())
+    assert saved == late

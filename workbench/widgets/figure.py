@@ -26,7 +26,7 @@ from bokeh.plotting import figure
 if TYPE_CHECKING:
     from bokeh.models.sources import DataDict
 
-from workbench.widgets.rows import Band, DetectionMark, Marker
+from workbench.widgets.rows import Band, DetectionMark, Marker, View
 from workbench.widgets.styles import (
     DETECTION_COLORS,
     KIND_GLYPHS,
@@ -48,6 +48,7 @@ __all__ = [
     "label_dy",
     "marker_columns",
     "marker_ids",
+    "show_used_entries",
     "time_axis",
     "x_extent",
 ]
@@ -289,19 +290,27 @@ _LEGEND_KINDS = ("started", "accepted", "counted", "paused", "resumed", "stopped
 """Trace kinds in the legend (``extended`` and ``detected`` share glyphs with ``started``/the star)."""
 
 
+#: a trace kind drawn without an entry of its own -> the entry that stands for it
+_LEGEND_ALIAS = {"extended": "started", "detected": "started"}
+
+
 def _legend(fig: figure) -> Legend:
     """Every glyph the figure can draw: a square per state (hatched where the band is), a marker per
-    trace kind, and the match and timeout stars; each drawn once off-screen (NaN) for its entry."""
+    trace kind, and the match and timeout stars; each drawn once off-screen (NaN) for its entry.
+
+    Each entry is tagged with what it stands for (``state:…``, ``detection:…``, ``kind:…``), so
+    :func:`show_used_entries` can show only those the view draws."""
     items = []
 
-    def entry(label: str, **style: Any) -> None:
+    def entry(tag: str, label: str, **style: Any) -> None:
         r = fig.scatter(x=[math.nan], y=[math.nan], size=11, **style)
         # bokeh's stubs make GlyphRenderer invariant in its glyph; a legend takes any glyph's renderer
-        items.append(LegendItem(label=label, renderers=[cast("GlyphRenderer[Glyph]", r)]))
+        items.append(LegendItem(label=label, renderers=[cast("GlyphRenderer[Glyph]", r)], tags=[tag]))
 
     for state, color in STATE_COLORS.items():
         hatch = STATE_HATCH.get(state, " ")
         entry(
+            f"state:{state}",
             str(state).replace("_", " "),
             marker="square",
             color=color,
@@ -309,9 +318,9 @@ def _legend(fig: figure) -> Legend:
             hatch_color="white",
         )
     for kind, color in DETECTION_COLORS.items():
-        entry(f"{kind} detection", marker="star", fill_color=color, line_color="#333333")
+        entry(f"detection:{kind}", f"{kind} detection", marker="star", fill_color=color, line_color="#333333")
     for kind in _LEGEND_KINDS:
-        entry(f"· {kind.replace('_', ' ')}", marker=KIND_GLYPHS[kind], color=kind_color(kind))
+        entry(f"kind:{kind}", f"· {kind.replace('_', ' ')}", marker=KIND_GLYPHS[kind], color=kind_color(kind))
     return Legend(
         items=items,
         orientation="horizontal",
@@ -323,3 +332,18 @@ def _legend(fig: figure) -> Legend:
         margin=4,
         border_line_alpha=0.0,
     )
+
+
+def show_used_entries(fig: figure, view: View) -> None:
+    """Show only the legend entries of what ``view`` draws (a property is sent only when it flips)."""
+    used = {f"state:{b.state}" for b in view.bands}
+    used.update(f"detection:{d.kind}" for d in view.detections)
+    used.update(f"kind:{_LEGEND_ALIAS.get(m.kind, m.kind)}" for m in view.markers)
+    for legend in fig.below:
+        if isinstance(legend, Legend):
+            for item in legend.items:
+                if not isinstance(item, LegendItem):  # why: bokeh also takes (label, renderers) pairs
+                    continue
+                shown = bool(item.tags) and item.tags[0] in used
+                if item.visible != shown:
+                    item.visible = shown

@@ -48,6 +48,7 @@ from workbench.widgets.figure import (
     detection_columns,
     empty_columns,
     marker_columns,
+    show_used_entries,
     time_axis,
     x_extent,
 )
@@ -332,6 +333,7 @@ class Timeline(LiveMode):
         self._sync_controls()
         view = self.view()
         self._sent.update(view)
+        show_used_entries(self.figure, view)
         # The x axis spans the rows' whole lives (the page's instances, or the whole run), not the
         # data drawn so far: scrubbing moves the cursor, not the axis. Set only when that span
         # changed (another page or filter, a longer run), so the user's zoom survives playback.
@@ -530,6 +532,7 @@ class Timeline(LiveMode):
             extent=x_extent(lo, hi),
             dates=self._dates(),
         )
+        show_used_entries(fig, view)
         return fig
 
     def save(self, path: str | Path, *, title: str | None = None) -> Path:

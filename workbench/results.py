@@ -30,8 +30,9 @@ not compute it, has a missing value. Integers stay integers (``Int64`` when some
 numbers are ``float64``, truth values ``bool``/``boolean``, anything else Python objects. The frame's
 ``attrs["time_columns"]`` and ``attrs["duration_columns"]`` name the measures that are event times
 and differences of times (a session shows them as Timestamps and Timedeltas for datetime input);
-``attrs["measure_exprs"]`` holds each measure's expression, from which a session also tells the
-measures that read a field that held datetimes in the input.
+``attrs["measure_exprs"]`` holds each measure's expression as text, from which a session also tells
+the measures that read a field that held datetimes in the input (attrs hold only plain values, so
+``to_parquet`` can write them).
 
 **One row per (detection, event)** (:func:`detection_events_to_frame`): ``detection`` (the row
 number of the detection in :func:`detections_to_frame`), ``pattern``, ``key``, ``instance``,
@@ -57,6 +58,8 @@ import pandas as pd
 
 from workbench.engine.detection import DETECTION_COLUMNS, Detection, Reaction, TraceRecord
 from workbench.engine.events import Event
+from workbench.engine.expr import print_expr
+from workbench.engine.expr.ir import Node
 from workbench.engine.faults import ConditionFault
 from workbench.engine.gcpause import gc_paused
 from workbench.engine.matchtable import LazyDetections, MatchTable
@@ -255,7 +258,11 @@ def _add_measures(frame: pd.DataFrame, detections: Sequence[Detection]) -> pd.Da
     out = pd.concat([frame, pd.DataFrame(columns, index=frame.index)], axis=1)
     out.attrs["time_columns"] = tuple(n for n, k in kinds.items() if k == "time")
     out.attrs["duration_columns"] = tuple(n for n, k in kinds.items() if k == "duration")
-    out.attrs["measure_exprs"] = exprs
+    # why text: attrs travel with the frame (to_parquet writes them as JSON), so they hold only
+    # plain values; a session parses the text again to judge a measure against its input
+    out.attrs["measure_exprs"] = {
+        name: print_expr(expr) for name, expr in exprs.items() if isinstance(expr, Node)
+    }
     return out
 
 

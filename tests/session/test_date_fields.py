@@ -95,3 +95,20 @@ def test_late_events_keep_their_datetime_fields_as_dates() -> None:
     assert out["time"].tolist() == [pd.Timestamp("2026-01-01 09:30")]
     assert out["opened"].tolist() == [pd.Timestamp("2026-01-01 11:00", tz="Europe/Paris")]
     assert out["price"].tolist() == [3.0]
+
+
+def test_the_frames_attrs_are_plain_values_so_parquet_can_write_them() -> None:
+    import json
+
+    from workbench.results import detections_to_frame
+
+    data = _frame([1, 2, 3, 4])
+    session = CepSession()
+    session.define(PATTERN)
+    raw = detections_to_frame(session.replay(["slow"], data).outcome.detections)
+    assert (
+        json.loads(json.dumps(raw.attrs))["measure_exprs"] == raw.attrs["measure_exprs"]
+    )  # to_parquet writes JSON
+    # the attrs travel with the frame through pandas operations, and still tell the dates
+    shown = TimeFormat.of_input(data).frame(raw.drop(columns=["price"]))
+    assert shown["opened"].tolist() == [pd.Timestamp("2026-01-01 09:00", tz="Europe/Paris")]

@@ -147,6 +147,7 @@ class TimeFormat:
         this input (the time itself only when it held datetimes, and the datetime fields); one
         without (an older frame) keeps the engine's judgement.
         """
+        from workbench.engine.expr import parse_expr
         from workbench.engine.expr.ir import Attr, walk
         from workbench.engine.nfa.measures import TIME_ATTRS, measure_kind
 
@@ -157,7 +158,11 @@ class TimeFormat:
         if self.dates:
             out.update((c, ("time", self)) for c in frame.attrs.get("time_columns", ()))
             out.update((c, ("duration", self)) for c in frame.attrs.get("duration_columns", ()))
-        for name, expr in frame.attrs.get("measure_exprs", {}).items():
+        for name, text in frame.attrs.get("measure_exprs", {}).items():
+            try:
+                expr = parse_expr(text)
+            except CepError:  # why: text that does not read back (edited attrs) keeps the engine's kind
+                continue
             read = [n.name for n in walk(expr) if isinstance(n, Attr) and n.name in zones]
             out[name] = (measure_kind(expr, zones.keys()), zones[read[0]] if read else self)
         return out

@@ -261,7 +261,7 @@ def _run(args: argparse.Namespace) -> int:
         order_by=args.order_by,
     )
     outcome = done.outcome
-    frame = to_frame(outcome.detections, session.times)
+    frame = to_frame(outcome.detections, session.times, session.partitions())
     if args.out:
         _write(frame, args.out)
     elif not frame.empty:

@@ -139,11 +139,14 @@ _TUPLES = "\x00key"
 
 def _keyed(frame: pd.DataFrame, key: tuple[str, ...]) -> pd.DataFrame:
     """``frame`` with the tuples of a composite key's values; a row missing any of them (``None``,
-    NaN, ``pd.NA``, ``NaT``) has the key ``None``."""
+    NaN, ``pd.NA``, ``NaT``) has the key ``None``. Each value is as events carry it (a datetime as
+    epoch milliseconds), so a part of a composite key is the value a one-field key would be."""
     import pandas as pd
 
+    from workbench.backends.columnar.frame import convert_column
+
     missing = frame[list(key)].isna().any(axis=1).to_numpy()
-    rows = zip(*(frame[k].tolist() for k in key), strict=True)
+    rows = zip(*(convert_column(frame[k]).tolist() for k in key), strict=True)
     tuples = [None if blank else t for t, blank in zip(rows, missing.tolist(), strict=True)]
     return frame.assign(**{_TUPLES: pd.Series(tuples, index=frame.index, dtype=object)})
 

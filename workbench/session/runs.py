@@ -19,6 +19,9 @@ from workbench.engine.result import RunResult
 from workbench.session.times import NUMBERS, TimeFormat
 
 if TYPE_CHECKING:
+    from workbench.session.shown import Partition
+
+if TYPE_CHECKING:
     import pandas as pd
 
     from workbench.backends.columnar.frame import EventColumns
@@ -71,12 +74,19 @@ class Seen:
         return cls(cols.types_present(), cols.fields_present(), cols.rows, cols.keyed())
 
 
-def to_frame(detections: Sequence[Detection], times: TimeFormat = NUMBERS) -> pd.DataFrame:
+def to_frame(
+    detections: Sequence[Detection],
+    times: TimeFormat = NUMBERS,
+    partitions: Mapping[str, Partition] | None = None,
+) -> pd.DataFrame:
     """Detections as a DataFrame (the single place that picks the conversion); with ``times`` of a
-    datetime input, ``time``/``first_time``/``last_time`` are Timestamps in the input's zone."""
+    datetime input, ``time``/``first_time``/``last_time`` are Timestamps in the input's zone, and so
+    are the keys of patterns that ``partitions`` (pattern name: its partition fields) says are
+    partitioned by a datetime field."""
     from workbench.results import detections_to_frame
+    from workbench.session.shown import keys_as_dates
 
-    return times.frame(detections_to_frame(detections))
+    return keys_as_dates(times.frame(detections_to_frame(detections)), times, partitions or {})
 
 
 @dataclass

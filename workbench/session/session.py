@@ -42,6 +42,7 @@ from workbench.session.runs import (
     stamped,
     to_frame,
 )
+from workbench.session.shown import Partition, Shown
 from workbench.session.times import NUMBERS, TimeFormat, wall_clock
 
 if TYPE_CHECKING:
@@ -204,6 +205,7 @@ class CepSession:
             data = read_frame(data)  # read once for every group
         elif isinstance(data, Iterator):
             data = list(data)  # read once: each partition group loads the events again
+        self.times = TimeFormat.of_input(data, time)  # why: the run shows its input's dates as dates
         outcomes: list[RunOutcome] = []
         types: frozenset[str] = frozenset()
         fields: frozenset[str] = frozenset()
@@ -423,7 +425,7 @@ class CepSession:
 
     def matches(self, name: str) -> pd.DataFrame:
         """The detections of the last run of ``name`` as a DataFrame."""
-        return to_frame(self.detections(name), self.runs[name].times)
+        return to_frame(self.detections(name), self.runs[name].times, self.partitions())
 
     def listing(self) -> pd.DataFrame:
         """One row per defined pattern: name, kind, elements, partition, detections of the last run."""
@@ -481,16 +483,26 @@ class CepSession:
 
         self.detections(name)
         run = self.runs[name]
+        shown = self.shown(name)
         return explain(
             self.get(name).pattern,
             run.trace,
             run.detections,
             run.events,
-            key=key,
+            key=None if key is None else shown.wanted(key),
             instance=instance,
             details=details,
-            show_time=run.times.text,
+            show=shown,
         )
+
+    def shown(self, name: str) -> Shown:
+        """How the last run of ``name`` reads: its input's dates, its partition keys as dates too."""
+        run = self.runs.get(name)
+        return Shown(NUMBERS if run is None else run.times, self.get(name).partition)
+
+    def partitions(self) -> dict[str, Partition]:
+        """Each defined pattern's ``partition by`` field(s) (``None``: the events' own keys)."""
+        return {name: d.partition for name, d in self.definitions.items()}
 
 
 def _load(

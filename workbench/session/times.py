@@ -69,9 +69,13 @@ class TimeFormat:
         if not isinstance(data, pd.DataFrame):
             return NUMBERS
         name = time or ("time" if "time" in data.columns else "t")
-        base = cls.of_column(data[name]) if name in data.columns else NUMBERS
+        # why by position: a repeated column name (which the replay refuses, naming it) is no Series
+        columns = {str(c): data.iloc[:, i] for i, c in enumerate(data.columns)}
+        base = cls.of_column(columns[name]) if name in columns else NUMBERS
         fields = tuple(
-            (str(c), form.tz) for c in data.columns if c != name and (form := cls.of_column(data[c])).dates
+            (c, form.tz)
+            for c, column in columns.items()
+            if c != name and (form := cls.of_column(column)).dates
         )
         return cls(base.dates, base.tz, fields) if fields else base
 

@@ -36,6 +36,7 @@ from bokeh.resources import INLINE
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.runtime import Engine, RunResult
+from workbench.session.shown import Shown
 from workbench.session.times import NUMBERS, TimeFormat, of_engine
 from workbench.widgets.bokehjs import bokehjs_loader, figure_area
 from workbench.widgets.bokehjs import control_row as _row
@@ -322,7 +323,7 @@ class Timeline(LiveMode):
             rows = set(self._sent.rows)
             shown = [(r, t) for r, t, _ in pts if r in rows]
             self.sources["highlight"].data = {"row": [r for r, _ in shown], "time": [t for _, t in shown]}
-            self.detail.value = detail_table(index, d, self.times.text)
+            self.detail.value = detail_table(index, d, Shown(self.times))
         want = -1 if index is None else index
         if self.detection_select.value != want:
             self.detection_select.value = want

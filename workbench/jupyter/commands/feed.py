@@ -87,7 +87,7 @@ def feed(magics: CepMagics, argv: Sequence[str]) -> object:
         detections = session.feed(items)
     if engine is not None and engine.stats["dropped"] > before:  # why: caps dropped state on this call
         print("note: " + dropped_note(engine.stats["dropped"] - before))
-    frame = to_frame(detections, magics.session.live_times)
+    frame = to_frame(detections, magics.session.live_times, magics.session.partitions())
     if args.out:
         magics.store(args.out, frame)
         return None

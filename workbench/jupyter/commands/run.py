@@ -113,7 +113,7 @@ def replay(
         print("note: " + dropped_note(outcome.dropped))
     if outcome.errors:
         print("note: " + errors_note(outcome.errors, "see them with %cep errors"))
-    return to_frame(outcome.detections, session.times)
+    return to_frame(outcome.detections, session.times, session.partitions())
 
 
 def run(magics: CepMagics, argv: Sequence[str]) -> object:

@@ -108,7 +108,9 @@ def _debug_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     explain.add_argument("patterns", help="a .cep file")
     explain.add_argument("name", help="the pattern to explain")
     explain.add_argument("--on", required=True, help="events: .csv, .jsonl, .json or .parquet")
-    explain.add_argument("--key", help="only this partition key (text)")
+    explain.add_argument(
+        "--key", help="only this partition key (its text, a Python literal such as ('ann', 5), or a date)"
+    )
     explain.add_argument("--instance", type=int, help="the full story of this instance")
     explain.add_argument("--all", action="store_true", help="after the summary, one line per instance")
     explain.add_argument("--event", type=int, metavar="SEQ", help="what event #SEQ did in every instance")

@@ -121,10 +121,12 @@ def test_explain_for_a_key_without_instances_lists_the_keys_that_have_some(
     )
     ip.run_line_magic("cep", "run s --on numbered")
     capsys.readouterr()
-    ip.run_line_magic("cep", "explain s --key 1")  # the int 1; the data's key is the text '1'
+    ip.run_line_magic("cep", "explain s --key 2")
     out = capsys.readouterr().out
-    assert "no instance was started for key 1" in out
+    assert "no instance was started for key 2" in out
     assert "keys with instances: '1'" in out
+    ip.run_line_magic("cep", "explain s --key 1")  # the text '1' is the data's key: that one
+    assert capsys.readouterr().out.startswith("s key='1': 1 instance")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pyflink") is not None, reason="PyFlink is installed here")

@@ -19,6 +19,7 @@ values as the dates they were, and ``--key 2024-01-01`` names the key they becam
 
 from __future__ import annotations
 
+import ast
 import datetime
 import math
 import zoneinfo
@@ -31,7 +32,7 @@ from workbench.session.times import NUMBERS, TimeFormat
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PLAIN", "Partition", "Shown", "keys_as_dates"]
+__all__ = ["PLAIN", "Partition", "Shown", "given_key", "keys_as_dates"]
 
 _T = TypeVar("_T")
 
@@ -99,6 +100,19 @@ class Shown:
         names = (self.partition,) if isinstance(self.partition, str) else self.partition
         zones = self._zones()
         return [zones.get(n) for n in names]
+
+
+def given_key(text: str) -> object:
+    """The key that ``--key TEXT`` names: a Python literal (``5``, ``('ann', 2)``), else the text itself
+    (a date for a datetime partition is then read by :meth:`Shown.wanted`).
+
+    >>> given_key("5"), given_key("('ann', 2)"), given_key("ann"), given_key("2024-01-02")
+    (5, ('ann', 2), 'ann', '2024-01-02')
+    """
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # why: hostile text too
+        return text
 
 
 PLAIN = Shown()

@@ -3,7 +3,6 @@ fire; ``--event`` tells what one event did in every instance it met (taken, or r
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,24 +15,18 @@ if TYPE_CHECKING:
 __all__ = ["explain"]
 
 
-def _key(text: str) -> object:
-    """The key ``--key`` names: a Python literal (``1``, ``('ann', 2)``), else the text itself."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # why: hostile text too
-        return text
-
-
 def explain(magics: CepMagics, argv: Sequence[str]) -> None:
     """Print the explanation from the trace of the last run."""
     p = ArgParser(prog="%cep explain", description="Explain instances from the engine trace.")
     p.add_argument("name")
-    p.add_argument("--key", help="only this partition key (a Python literal or plain text)")
+    p.add_argument(
+        "--key", help="only this partition key (its text, a Python literal such as ('ann', 5), or a date)"
+    )
     p.add_argument("--instance", type=int, help="the full timeline of this instance")
     p.add_argument("--all", action="store_true", help="after the summary, one line per instance")
     p.add_argument("--event", type=int, metavar="SEQ", help="what event #SEQ did in every instance it met")
     args = p.parse_args(list(argv))
-    key = _key(args.key) if args.key is not None else None
+    key = args.key
     if args.event is not None:
         print(explain_event(magics.session, args.name, args.event))
         return

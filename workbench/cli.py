@@ -244,10 +244,9 @@ def _run(args: argparse.Namespace) -> int:
         msg = f"{args.patterns} defines no pattern"
         raise CepError(msg)
     from workbench.session.inputs import read_frame
-    from workbench.session.times import TimeFormat, with_time_unit
+    from workbench.session.times import with_time_unit
 
-    data = with_time_unit(read_frame(source), args.time, args.time_unit)
-    session.times = TimeFormat.of_input(data, args.time)  # dates out when the time column held datetimes
+    data = with_time_unit(read_frame(source), args.time, args.time_unit)  # the replay keeps its dates
     done = session.replay(
         names,
         data,
@@ -330,13 +329,12 @@ def _debug(args: argparse.Namespace) -> int:
     """``workbench explain`` / ``workbench diff``: print the explanation or the differences."""
     from workbench.session.inputs import read_frame
     from workbench.session.session import CepSession
-    from workbench.session.times import TimeFormat, with_time_unit
+    from workbench.session.times import with_time_unit
 
     session = CepSession()
     session.define(_read(args.patterns))
     _check_output("-o/--out", getattr(args, "out", None))  # why now: before the replays, not after
     data = with_time_unit(read_frame(args.on), None, None)  # why: ISO text times, as `run` reads them
-    session.times = TimeFormat.of_input(data, None)
     if args.command == "diff":
         from workbench.session.diff import diff_patterns
 

@@ -42,7 +42,7 @@ from workbench.session.runs import (
     stamped,
     to_frame,
 )
-from workbench.session.shown import Partition, Shown, given_key
+from workbench.session.shown import Partition, Shown
 from workbench.session.times import NUMBERS, TimeFormat, wall_clock
 
 if TYPE_CHECKING:
@@ -70,8 +70,8 @@ class CepSession:
         self.live_times: TimeFormat = NUMBERS  # wall-clock dates unless a test clock stamps the feed
         self.late: list[Event] = []  # the late events of the last replay (%cep late)
         self.errors: list[ConditionFault] = []  # the condition errors of the last replay (%cep errors)
-        # How the next replay's input gives its times (set by the caller that loads it: %cep run,
-        # workbench run); runs keep it, so their outputs show dates for a datetime time column.
+        # How the last replay's input gave its times (set by the replay); runs keep it, so their
+        # outputs show dates for a datetime time column, datetime fields and keys.
         self.times: TimeFormat = NUMBERS
 
     # ---- definitions
@@ -489,7 +489,7 @@ class CepSession:
             run.trace,
             run.detections,
             run.events,
-            key=None if key is None else _key_named(key, shown, {r.key for r in run.trace}),
+            key=None if key is None else shown.named(key, {r.key for r in run.trace}),
             instance=instance,
             details=details,
             show=shown,
@@ -503,19 +503,6 @@ class CepSession:
     def partitions(self) -> dict[str, Partition]:
         """Each defined pattern's ``partition by`` field(s) (``None``: the events' own keys)."""
         return {name: d.partition for name, d in self.definitions.items()}
-
-
-def _key_named(key: Hashable, shown: Shown, keys: set[Hashable]) -> Hashable:
-    """The run's key that ``key`` names. Text (``--key``) is the key itself when some instance has
-    it, else what it reads as (a literal such as ``5`` or ``('ann', 5)``, a date for a datetime
-    partition); any other value is the key itself (a Timestamp: its milliseconds)."""
-    if not isinstance(key, str):
-        return shown.wanted(key)
-    for named in (key, shown.wanted(given_key(key)), shown.wanted(key)):
-        with contextlib.suppress(TypeError):  # why: a literal may be unhashable ([1]): no key
-            if named in keys:
-                return named
-    return shown.wanted(given_key(key))  # why: explain then says no instance has it
 
 
 def _load(

@@ -20,10 +20,11 @@ values as the dates they were, and ``--key 2024-01-01`` names the key they becam
 from __future__ import annotations
 
 import ast
+import contextlib
 import datetime
 import math
 import zoneinfo
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -75,6 +76,18 @@ class Shown:
         field becomes its milliseconds; anything else stays as it is."""
         out = self._each_part(key, _ms)
         return key if out is None else out
+
+    def named(self, key: Hashable, keys: Collection[Hashable]) -> Hashable:
+        """The key of ``keys`` (a run's) that ``key`` names. Text (``--key``) is the key itself when
+        ``keys`` has it, else what it reads as (a literal such as ``5`` or ``('ann', 5)``, a date for a
+        datetime partition); any other value is the key itself (a Timestamp: its milliseconds)."""
+        if not isinstance(key, str):
+            return self.wanted(key)
+        for named in (key, self.wanted(given_key(key)), self.wanted(key)):
+            with contextlib.suppress(TypeError):  # why: a literal may be unhashable ([1]): no key
+                if named in keys:
+                    return named
+        return self.wanted(given_key(key))  # why: explain then says no instance has it
 
     def _each_part(
         self, key: object, convert: Callable[[TimeFormat | None, object], _T]

@@ -14,7 +14,7 @@ from workbench.session.notes import errors_note, late_note, missing_key_note, pa
 from workbench.session.ordering import ORDER_BY_HELP
 from workbench.session.runs import dropped_note
 from workbench.session.session import to_frame
-from workbench.session.times import TimeFormat, with_time_unit
+from workbench.session.times import with_time_unit
 from workbench.session.typecheck import field_mismatches, type_mismatches
 
 if TYPE_CHECKING:
@@ -81,7 +81,6 @@ def replay(
     elif isinstance(data, Iterator):
         data = list(data)  # read once; each partition group loads the events again
     data = with_time_unit(data, time, time_unit)
-    session.times = TimeFormat.of_input(data, time)
     done = session.replay(
         names,
         data,

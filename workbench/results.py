@@ -50,6 +50,7 @@ The reverse direction, :func:`frame_to_events`, reads a DataFrame with columns `
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Final
@@ -266,12 +267,13 @@ def _add_measures(frame: pd.DataFrame, detections: Sequence[Detection]) -> pd.Da
     return out
 
 
-def _field_columns(fixed: Sequence[str], events: Iterable[Event]) -> dict[str, str]:
-    """Field name -> column name, in order of first appearance; clashes get a ``field_`` prefix."""
+def _field_columns(fixed: Sequence[str], events: Iterable[Event], more: Iterable[str] = ()) -> dict[str, str]:
+    """Field name -> column name, in order of first appearance (then the names of ``more`` no event
+    has); clashes get a ``field_`` prefix."""
     taken = set(fixed)
     out: dict[str, str] = {}
-    for e in events:
-        for name in e.fields:
+    for fields in itertools.chain((e.fields for e in events), (more,)):
+        for name in fields:
             if name not in out:
                 col = name if name not in taken else f"field_{name}"
                 while col in taken:
@@ -281,8 +283,10 @@ def _field_columns(fixed: Sequence[str], events: Iterable[Event]) -> dict[str, s
     return out
 
 
-def _add_fields(frame: pd.DataFrame, events: Sequence[Event], fixed: Sequence[str]) -> pd.DataFrame:
-    columns = _field_columns(fixed, events)
+def _add_fields(
+    frame: pd.DataFrame, events: Sequence[Event], fixed: Sequence[str], more: Iterable[str] = ()
+) -> pd.DataFrame:
+    columns = _field_columns(fixed, events, more)
     if not columns:
         return frame
     extra: dict[str, list[object]] = {col: [] for col in columns.values()}
@@ -406,8 +410,15 @@ def trace_to_frame(records: Iterable[TraceRecord]) -> pd.DataFrame:
     return pd.DataFrame(data, columns=list(TRACE_COLUMNS))
 
 
-def events_to_frame(events: Iterable[Event]) -> pd.DataFrame:
-    """One row per event: :data:`EVENT_COLUMNS`, then the fields (the inverse of :func:`frame_to_events`)."""
+def events_to_frame(events: Iterable[Event], fields: Iterable[str] = ()) -> pd.DataFrame:
+    """One row per event: :data:`EVENT_COLUMNS`, then the fields (the inverse of :func:`frame_to_events`).
+
+    ``fields`` are columns to have even when no event has a value for them (the input's fields, so
+    late events written out keep its schema).
+
+    >>> events_to_frame([Event("a", 1, None, {"x": 1})], fields=["x", "y"]).columns.tolist()
+    ['seq', 'type', 'time', 'key', 'x', 'y']
+    """
     es = list(events)
     data: dict[str, pd.Series] = {
         "seq": pd.Series([e.seq for e in es], dtype="int64"),
@@ -416,7 +427,7 @@ def events_to_frame(events: Iterable[Event]) -> pd.DataFrame:
         "key": objects([e.key for e in es]),
     }
     frame = pd.DataFrame(data, columns=list(EVENT_COLUMNS))
-    return _add_fields(frame, es, EVENT_COLUMNS)
+    return _add_fields(frame, es, EVENT_COLUMNS, fields)
 
 
 # ---------------------------------------------------------------------- DataFrame -> events

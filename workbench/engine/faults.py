@@ -20,7 +20,7 @@ its matchers at its :class:`FaultLog`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from workbench.errors import CepRuntimeError
@@ -42,12 +42,13 @@ class ConditionFault:
     count: int = 1
     last_seq: int = -1
 
-    def describe(self) -> str:
-        """One line: where, what, first event and count."""
+    def describe(self, time_text: Callable[[float], str] = str) -> str:
+        """One line: where, what, first event (its time as ``time_text`` writes it) and count."""
         times = "once" if self.count == 1 else f"{self.count} times"
+        at = "?" if self.first_time is None else time_text(self.first_time)
         return (
             f"pattern {self.pattern!r}, {self.where}: {self.kind}: {self.message} "
-            f"(first on event #{self.first_seq} at t={self.first_time}, {times})"
+            f"(first on event #{self.first_seq} at t={at}, {times})"
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from workbench.engine.events import Event
@@ -48,13 +49,16 @@ def late_note(
     )
 
 
-def errors_note(errors: Sequence[ConditionFault], how_to_see: str) -> str:
-    """One sentence about condition errors: how many, the first one, where to find them."""
+def errors_note(
+    errors: Sequence[ConditionFault], how_to_see: str, time_text: Callable[[float], str] = str
+) -> str:
+    """One sentence about condition errors: how many, the first one (its time as ``time_text``
+    writes it), where to find them."""
     first = errors[0]
     events = sum(f.count for f in errors)
     return (
         f"{len(errors)} kind(s) of condition error on {events} event(s); those events did not match "
-        f"(first: {first.describe()}); {how_to_see}, or stop at the first with --strict"
+        f"(first: {first.describe(time_text)}); {how_to_see}, or stop at the first with --strict"
     )
 
 
@@ -72,3 +76,50 @@ def missing_key_note(count: int) -> str:
         f"{count} event(s) had no value in the partition key column: they share the NULL key "
         "(allowed by --allow-missing-key), so they may match each other"
     )
+
+
+#: epoch units a number column of times may be in, by the smallest magnitude that gives it away: as
+#: seconds from 1e9 (2001) to 1e11, as microseconds from 1e14 (the year 5138 as milliseconds), as
+#: nanoseconds from 1e17
+_UNIT_BANDS = ((1e17, math.inf, "ns", 1e-6), (1e14, 1e17, "us", 1e-3), (1e9, 1e11, "s", 1e3))
+
+
+def time_unit_note(data: object, time: str | None) -> str | None:
+    """A note when a DataFrame's time column holds numbers that look like epoch seconds, micro- or
+    nanoseconds (the engine reads numbers as milliseconds, so ``within 10min`` would not mean ten
+    minutes); ``None`` otherwise.
+
+    >>> import pandas as pd
+    >>> time_unit_note(pd.DataFrame({"time": [1714557600, 1714557660]}), None)[:52]
+    'the times look like epoch seconds (1714557600 is 202'
+    >>> time_unit_note(pd.DataFrame({"time": [0, 5000]}), None) is None
+    True
+    """
+    import pandas as pd
+
+    if not isinstance(data, pd.DataFrame):
+        return None
+    name = time or ("time" if "time" in data.columns else "t")
+    if name not in data.columns or data.columns.duplicated().any():
+        return None
+    column = data[name]
+    if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
+        return None
+    values = pd.to_numeric(column, errors="coerce").dropna()
+    if values.empty:
+        return None
+    low, high = float(values.min()), float(values.max())
+    for start, end, unit, to_ms in _UNIT_BANDS:
+        if start <= low and high < end:
+            first = values.iloc[0]
+            as_unit = pd.Timestamp(round(float(first) * to_ms), unit="ms").isoformat(sep=" ")
+            words = _UNIT_WORDS[unit]
+            return (
+                f"the times look like epoch {words} ({first} is {as_unit} in {words}), but numbers "
+                f"are read as milliseconds, so windows such as 'within 10min' would not mean what they "
+                f"say; if they are {words}, give --time-unit {unit}"
+            )
+    return None
+
+
+_UNIT_WORDS = {"s": "seconds", "us": "microseconds", "ns": "nanoseconds"}

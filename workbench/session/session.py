@@ -69,6 +69,7 @@ class CepSession:
         self.live_events: dict[int, Event] = {}  # the live feed's matched events, by seq
         self.live_times: TimeFormat = NUMBERS  # wall-clock dates unless a test clock stamps the feed
         self.late: list[Event] = []  # the late events of the last replay (%cep late)
+        self.late_fields: tuple[str, ...] = ()  # the fields of that replay's input (its schema)
         self.errors: list[ConditionFault] = []  # the condition errors of the last replay (%cep errors)
         # How the last replay's input gave its times (set by the replay); runs keep it, so their
         # outputs show dates for a datetime time column, datetime fields and keys.
@@ -229,6 +230,7 @@ class CepSession:
                 outcomes.append(self._replay_columns(group, loaded, report, **settings))
                 seen = Seen.of_columns(loaded)
             types, fields, rows, keyed = seen.types, seen.fields, seen.rows, keyed or seen.keyed
+        self.late_fields = tuple(sorted(fields))
         types, fields = derived_shape(self.definitions, names, types, fields)  # why: no note on them
         return Replay(self.merge(outcomes), types, fields, rows, keyed or rows == 0, missing)
 
@@ -399,6 +401,26 @@ class CepSession:
         self._collect_live()
         self.live = None
         return out
+
+    def late_frame(self) -> pd.DataFrame:
+        """The late events of the last replay, with a column for each field of its input (a late
+        row without a value has a blank), and its datetimes as dates."""
+        from workbench.results import events_to_frame
+
+        return self.times.events(events_to_frame(self.late, self.late_fields))
+
+    def errors_frame(self) -> pd.DataFrame:
+        """:meth:`condition_errors` as a DataFrame, the first erring event's time a date for date input
+        (and a wall-clock date for the live feed's)."""
+        import pandas as pd
+
+        from workbench.results import errors_to_frame
+
+        replayed = self.times.frame(errors_to_frame(self.errors), ("first_time",))
+        if self.live is None or not self.live.errors:
+            return replayed
+        live = self.live_times.frame(errors_to_frame(self.live.errors), ("first_time",))
+        return pd.concat([replayed, live], ignore_index=True) if len(replayed) else live
 
     def condition_errors(self) -> list[ConditionFault]:
         """The condition errors of the last replay, then those of the live feed (if one runs)."""

@@ -22,12 +22,10 @@ def errors(magics: CepMagics, argv: Sequence[str]) -> object:
     error is one row, with how many events it happened on and the first of them (``first_seq`` is
     its position in the input). ``%cep run --strict`` stops at the first error instead.
     """
-    from workbench.results import errors_to_frame
-
     p = ArgParser(prog="%cep errors", description="Condition errors of the last replay (runs go on).")
     p.add_argument("-o", "--out", help="store the DataFrame in this variable")
     args = p.parse_args(list(argv))
-    frame = errors_to_frame(magics.session.condition_errors())
+    frame = magics.session.errors_frame()
     if frame.empty:  # why: an empty table with headers reads as a failure to show them
         print("no condition errors in the last run" + (" or the live feed" if magics.session.live else ""))
     if args.out:

@@ -20,12 +20,10 @@ def late(magics: CepMagics, argv: Sequence[str]) -> object:
     than ``--out-of-orderness`` behind the newest event seen): the engine cannot put it back in
     order, so no pattern sees it. ``seq`` is its position in the input.
     """
-    from workbench.results import events_to_frame
-
     p = ArgParser(prog="%cep late", description="Late events of the last replay (not matched).")
     p.add_argument("-o", "--out", help="store the DataFrame in this variable")
     args = p.parse_args(list(argv))
-    frame = magics.session.times.events(events_to_frame(magics.session.late))  # dates in, dates out
+    frame = magics.session.late_frame()  # dates in, dates out; the input's fields as columns
     if args.out:
         magics.store(args.out, frame)
         return None

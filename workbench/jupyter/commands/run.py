@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
-from workbench.session.notes import errors_note, late_note, missing_key_note, partition_note
+from workbench.session.notes import errors_note, late_note, missing_key_note, partition_note, time_unit_note
 from workbench.session.ordering import ORDER_BY_HELP
 from workbench.session.runs import dropped_note
 from workbench.session.session import to_frame
@@ -80,6 +80,7 @@ def replay(
         data = read_frame(data)
     elif isinstance(data, Iterator):
         data = list(data)  # read once; each partition group loads the events again
+    unit_note = time_unit_note(data, time) if time_unit is None else None
     data = with_time_unit(data, time, time_unit)
     done = session.replay(
         names,
@@ -97,6 +98,8 @@ def replay(
     )
     outcome = done.outcome
     patterns = [session.get(n).pattern for n in names]
+    if unit_note is not None:
+        print(f"note: {unit_note}")
     for note in [*type_mismatches(patterns, done.types), *field_mismatches(patterns, done.fields)]:
         print(f"note: {note}")
     if not done.keyed:
@@ -111,7 +114,7 @@ def replay(
     if outcome.dropped:
         print("note: " + dropped_note(outcome.dropped))
     if outcome.errors:
-        print("note: " + errors_note(outcome.errors, "see them with %cep errors"))
+        print("note: " + errors_note(outcome.errors, "see them with %cep errors", session.times.text))
     return to_frame(outcome.detections, session.times, session.partitions())
 
 

@@ -33,8 +33,16 @@ def test_an_event_at_the_timeout_instant_is_processed_first() -> None:
 
 def test_positive_member_timeout_fails_an_and_at_once() -> None:
     g = group("and", channels=(Channel("a", "a", timeout_ms=50), Channel("b", "b")), timeout_channel=True)
+    res = run(g, [ev(0, "start"), ev(60, "a"), ev(70, "b")])
+    assert [(d.kind, d.time, [e.seq for e in d.events]) for d in res.detections] == [("timeout", 50, [])]
+
+
+def test_positive_member_timeout_completes_an_and_whose_other_channels_are_satisfied() -> None:
+    # prova.md 3.1 step 5: the expired channel is removed, and the AND succeeds when nothing else is
+    # pending (it failed before, whatever the other channels had)
+    g = group("and", channels=(Channel("a", "a", timeout_ms=50), Channel("b", "b")), timeout_channel=True)
     res = run(g, [ev(0, "start"), ev(10, "b"), ev(60, "a")])
-    assert [(d.kind, d.time, [e.seq for e in d.events]) for d in res.detections] == [("timeout", 50, [1])]
+    assert [(d.kind, d.time, [e.seq for e in d.events]) for d in res.detections] == [("match", 50, [1])]
 
 
 def test_positive_member_timeout_in_or_removes_only_that_channel() -> None:

@@ -44,6 +44,8 @@ class AndPolicy:
         elif spec.stop:  # bare @stop: end the instance, a success if nothing is missing
             d.record(cc)
             d.collect(cc, env)
+            if spec.count is not None and self._counting(d, ch, cc):
+                return
             d.react(cc, "stop")
             d.remove(ch)
             if d.ctx.tracing:
@@ -56,6 +58,28 @@ class AndPolicy:
             d.record(cc)
             d.collect(cc, env)
             self._positive(d, ch, cc, bound)
+
+    def _counting(self, d: Delivery, ch: ChannelState, cc: CChannel) -> bool:
+        """A ``@count @stop`` channel's event: whether it is only counted (as Prova's AND counts
+        before it stops, prova.md 3.1 steps 3 and 5): the channel stops on the event that closes
+        its count (``@count(N)``: the N-th; a recording or strict count never closes it), and a
+        strict count's event too many fails the instance."""
+        count = cc.spec.count
+        assert count is not None
+        tracing = d.ctx.tracing
+        if count.mode == "strict" and ch.seen >= count.max:
+            d.react(cc, "violated")
+            if tracing:
+                d.trace(TraceKind.VIOLATED, cc.id, event_seq(d), {"count": ch.seen + 1, "max": count.max})
+            d.fail(cc.id)
+            return True
+        ch.seen += 1
+        if tracing:
+            d.trace(TraceKind.COUNTED, cc.id, event_seq(d), {"count": ch.seen, "of": count.min})
+        if count.mode == "ignore" and ch.seen >= count.max and ch.seen >= count.min:
+            return False
+        d.react(cc, "accepted")
+        return True
 
     def _negated(self, d: Delivery, ch: ChannelState, cc: CChannel, bound: Vars, env: Vars) -> None:
         ch.seen += 1
@@ -121,13 +145,14 @@ class AndPolicy:
         self.check(d)
 
     def expired(self, d: Delivery, cc: CChannel, was_satisfied: bool) -> None:
-        # *Choice* 9.4: an expired positive channel that was never satisfied fails the AND at
-        # once (it "does not contribute a positive detection", User Guide p. 71); a satisfied
-        # one (optional, count minimum reached) just goes away.
-        if not was_satisfied:
+        # *Choice* 9.4, as Prova's AND does (prova.md 3.1 step 5): the expired channel is gone;
+        # the AND succeeds if everything left is satisfied, else an unsatisfied channel's expiry
+        # fails it at once (it "does not contribute a positive detection", User Guide p. 71) and
+        # a satisfied one's (optional, count minimum reached) leaves it waiting.
+        if not d.inst.ended and and_complete(d.group, d.inst):
+            d.succeed()
+        elif not was_satisfied:
             d.fail(cc.id, timed_out=True)
-        else:
-            self.check(d)
 
     def timeout_succeeds(self, d: Delivery, live_nots: list[str]) -> bool:
         return not d.group.vars_mode and and_complete(d.group, d.inst, at_timeout=True)

@@ -79,6 +79,11 @@ class TimeFormat:
         )
         return cls(base.dates, base.tz, fields) if fields else base
 
+    def dated(self) -> tuple[str, ...]:
+        """The attributes that hold datetimes of this input: its datetime fields, and ``time`` and
+        ``t`` when the time column held datetimes."""
+        return (*(name for name, _ in self.fields), *(("time", "t") if self.dates else ()))
+
     def timestamp(self, t: float) -> pd.Timestamp:
         """Engine time ``t`` (epoch ms) as a Timestamp in this format's zone (``NaT`` for NaN)."""
         import pandas as pd

@@ -19,10 +19,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 
+from workbench.engine.expr import ir
 from workbench.engine.matcher import Pattern
-from workbench.engine.shape import event_types, fields_read
+from workbench.engine.shape import elements, event_types, fields_read
 
-__all__ = ["field_mismatches", "pattern_fields", "pattern_types", "type_mismatches"]
+__all__ = ["date_text_comparisons", "field_mismatches", "pattern_fields", "pattern_types", "type_mismatches"]
 
 
 def pattern_types(pattern: object) -> set[str] | None:
@@ -77,3 +78,49 @@ def field_mismatches(patterns: Sequence[Pattern], columns: Iterable[str]) -> lis
                     f"{element!r} of pattern {p.name!r} reads field {f!r}, which no input event has{hint}"
                 )
     return out
+
+
+_ORDERING = frozenset({"==", "!=", "<", "<=", ">", ">="})
+
+
+def date_text_comparisons(patterns: Sequence[object], dated: Iterable[str]) -> list[str]:
+    """One sentence per comparison of a datetime field (one of ``dated``: epoch milliseconds in
+    conditions) with text, such as ``e.created_at > '2024-05-01'``: a runtime error on every event
+    it meets (``==`` is never true); ``timestamp('2024-05-01')`` is the text as such a time.
+
+    >>> from workbench.engine.nfa import SequencePattern, Stage
+    >>> p = SequencePattern("s", (Stage("a", where="e.created_at > '2024-05-01'"),))
+    >>> date_text_comparisons([p], ["created_at"])[0][:60]
+    "'a' of pattern 's' compares the datetime field 'created_at' "
+    """
+    fields = set(dated)
+    out: list[str] = []
+    for p in patterns:
+        for element in elements(p):
+            for tree in element.conditions:
+                for node in ir.walk(tree):
+                    text = _date_against_text(node, fields)
+                    if text is not None:
+                        field, literal = text
+                        out.append(
+                            f"{element.name!r} of pattern {getattr(p, 'name', '?')!r} compares the datetime "
+                            f"field {field!r} with the text {literal!r}; datetime fields are epoch "
+                            f"milliseconds in conditions, so write timestamp({literal!r}) (UTC unless "
+                            "the text gives an offset)"
+                        )
+    return out
+
+
+def _date_against_text(node: ir.Node, fields: set[str]) -> tuple[str, str] | None:
+    """``(field, text)`` when ``node`` compares a datetime field with a text literal."""
+    if not isinstance(node, ir.Compare) or node.op not in _ORDERING:
+        return None
+    for one, other in ((node.left, node.right), (node.right, node.left)):
+        if (
+            isinstance(one, ir.Attr)
+            and one.name in fields
+            and isinstance(other, ir.Literal)
+            and isinstance(other.value, str)
+        ):
+            return one.name, other.value
+    return None

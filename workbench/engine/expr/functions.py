@@ -12,6 +12,7 @@ door to user Python: the function runs as given, by name, and nothing else can b
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import keyword
 import math
@@ -195,6 +196,31 @@ def _str(x: object) -> object:
     raise TypeError(msg)
 
 
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def _timestamp(text: object) -> object:
+    """ISO 8601 text as epoch milliseconds, the engine's time: ``timestamp('2024-05-01 10:00')``
+    (a time without an offset is UTC; ``+02:00`` or ``Z`` say otherwise).
+
+    >>> _timestamp("1970-01-01T00:00:01.5Z"), _timestamp("2024-05-01 12:00+02:00"), _timestamp(None)
+    (1500, 1714557600000, None)
+    """
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        msg = f"timestamp() takes ISO 8601 text such as '2024-05-01 10:00', got {type(text).__name__}"
+        raise TypeError(msg)
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        msg = f"timestamp() cannot read {text[:40]!r} as an ISO 8601 date and time such as '2024-05-01 10:00'"
+        raise ValueError(msg) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return (moment - _EPOCH) // datetime.timedelta(milliseconds=1)
+
+
 BUILTINS: dict[str, Callable[..., object]] = {
     # aggregates over a list (a stage's events or values): NULLs skipped
     "count": _count,
@@ -227,6 +253,7 @@ BUILTINS: dict[str, Callable[..., object]] = {
     "bool": _scalar(bool),
     "isnan": _isnan,
     "coalesce": _coalesce,
+    "timestamp": _timestamp,
 }
 
 #: extra functions for data expressions (generated test events), never for conditions.

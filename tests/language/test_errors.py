@@ -567,6 +567,8 @@ def test_a_misspelt_keyword_after_a_stage_name_still_gets_its_suggestion() -> No
         ("sequence s begin a: login where e.x > 1 && e.y > 1", "(write 'and' for '&&')"),
         ("sequence s begin a: login where e.x > 1 || e.y > 1", "(write 'or' for '||')"),
         ("sequence s begin a: login where !(e.x > 1)", "(write 'not' for '!')"),
+        ("sequence s begin a: login where e.amount = 10", "(write '==' for '=')"),
+        ("sequence s begin a: login where e.amount <> 10", "(write '!=' for '<>')"),
     ],
 )
 def test_another_language_s_spelling_is_named_with_this_one_s(text: str, hint: str) -> None:

@@ -84,6 +84,8 @@ _FOREIGN = {
     "&": "and",
     "||": "or",
     "!": "not",
+    "=": "==",
+    "<>": "!=",
 }
 
 
@@ -94,12 +96,14 @@ def _foreign_hint(text: str, line: int, col: int) -> str:
         return ""
     rest = lines[line - 1][col - 1 :]
     before = lines[line - 1][: col - 1]
-    word = re.match(r"[A-Za-z_]\w*|&&|&|\|\||!(?!=)", rest)
+    word = re.match(r"[A-Za-z_]\w*|&&|&|\|\||!(?!=)|<>|=(?!=)", rest)
     got = word.group(0) if word else ""
     if rest.startswith("|") and before.endswith("|"):
         got = "||"  # why: the first '|' parsed (a stage alternation); the second is the error
-    if got not in _FOREIGN:
-        return ""
+    elif rest.startswith(">") and before.endswith("<"):
+        got = "<>"  # why: '<' parsed as a comparison; the '>' after it is the error
+    if got not in _FOREIGN or (got == "=" and before.endswith(("<", ">", "!", "="))):
+        return ""  # why: '<=' and the like are the language's own; only a lone '=' is SQL's
     return f" (write '{_FOREIGN[got]}' for '{got}')"
 
 

@@ -86,13 +86,46 @@ def test_an_output_that_cannot_be_written_names_the_file(
     assert f"cannot write {out}: No space left on device" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
-def test_out_of_orderness_must_be_a_finite_non_negative_number(
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "-2s", "2x", "2m", "2  s", "s", "1e999s", ""])
+def test_out_of_orderness_must_be_a_finite_non_negative_number_or_duration(
     files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
     cep, events = files
     assert main(["run", str(cep), str(events), f"--out-of-orderness={value}"]) == 1
-    assert "out-of-orderness must be a number of milliseconds >= 0" in capsys.readouterr().err
+    assert (
+        f"--out-of-orderness {value!r}: give a number of milliseconds >= 0 (such as 500) or a duration "
+        "such as 2s, 500ms or 1.5min (units: ms, s, sec, min, h, d)"
+    ) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("value", "late"),
+    [("0", 1), ("999", 1), ("1000", 0), ("1s", 0), ("1000ms", 0), ("0.5s", 1), ("1 sec", 0)],
+)
+def test_out_of_orderness_is_milliseconds_or_a_duration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, late: int
+) -> None:
+    """``2s`` is read as the language reads a duration (it was refused as no float)."""
+    cep = tmp_path / "p.cep"
+    cep.write_text(PATTERN.replace("10ms", "10s"), encoding="utf-8")
+    events = tmp_path / "e.csv"
+    # the 'a' at 1000 arrives after the 'b' at 2000: late unless 1 s out of order is allowed
+    pd.DataFrame({"type": ["b", "a", "b"], "time": [2000, 1000, 3000], "k": "x"}).to_csv(events, index=False)
+    assert main(["run", str(cep), str(events), "--out-of-orderness", value]) == 0
+    err = capsys.readouterr().err
+    assert (f"{late} late event(s) were not matched" in err) == bool(late), err
+    assert f"3 events, {1 - late} detection(s)" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [("2s", 2000), ("500ms", 500), ("1.5min", 90_000), ("1h", 3_600_000), ("2 d", 172_800_000), ("250", 250)],
+)
+def test_out_of_orderness_ms_reads_the_language_units(text: str, ms: int) -> None:
+    from workbench.session.inputs import out_of_orderness_ms
+
+    assert out_of_orderness_ms(text) == ms
+    assert out_of_orderness_ms("0.5") == 0.5  # a fraction of a millisecond stays one
 
 
 def test_a_pattern_file_with_a_byte_order_mark_is_read(
@@ -171,3 +204,23 @@ def test_a_missing_partition_value_is_an_error_naming_the_row_unless_allowed(
     assert "2 event(s) had no value in the partition key column: they share the NULL key" in err
     frame = pd.read_csv(out)
     assert sorted(frame["events"]) == ["(0, 3)", "(1, 2)"], frame  # x with x, NULL with NULL
+
+
+def test_run_warns_of_epoch_seconds_and_writes_late_rows_with_the_input_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cep = tmp_path / "p.cep"
+    cep.write_text(
+        "sequence s\n    partition by dev\n    begin a: r\n    followed by b: r\n", encoding="utf-8"
+    )
+    secs = tmp_path / "secs.csv"
+    secs.write_text("type,time,dev,temp\nr,1714557600,a,1.5\nr,1714557660,a,2.5\nr,1714557000,a,\n")
+    late = tmp_path / "late.csv"
+    assert main(["run", str(cep), str(secs), "-q", "--late", str(late)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the times look like epoch seconds (1714557600 is 2024-05-01 10:00:00 in seconds)" in err
+    frame = pd.read_csv(late)
+    assert frame["seq"].tolist() == [2]
+    assert "temp" in frame.columns  # the late row has no temp: the column stays, blank
+    assert main(["run", str(cep), str(secs), "-q", "--time-unit", "s", "--late", str(late)]) == 0
+    assert "epoch seconds" not in capsys.readouterr().err

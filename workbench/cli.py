@@ -3,21 +3,27 @@
 ::
 
     workbench check PATTERNS.cep
-    workbench explain PATTERNS.cep NAME --on EVENTS [--key K] [--instance N] [--all] [--event SEQ]
-    workbench diff PATTERNS.cep OLD NEW --on EVENTS [-o OUT.csv]
-    workbench run PATTERNS.cep EVENTS.csv|.jsonl|.json|.parquet [--time COL] [--key COL] [--type COL]
-                  [--time-unit s|ms|us|ns|date]
+    workbench explain PATTERNS.cep NAME --on EVENTS [--key VALUE] [--instance N] [--all] [--event SEQ]
+                      [INPUT OPTIONS, the key column as --key-column COL]
+    workbench diff PATTERNS.cep OLD NEW --on EVENTS [-o OUT.csv] [INPUT OPTIONS]
+    workbench run PATTERNS.cep EVENTS.csv|.jsonl|.json|.parquet [INPUT OPTIONS]
                   [--pattern NAME ...] [-o OUT.csv|.jsonl|.parquet] [--late LATE.csv]
-                  [--backend local|flink|flink-sql] [--out-of-orderness MS] [--order-by FIELD[,FIELD]]
-                  [--quiet] [--strict] [--errors ERRORS.csv] [--allow-missing-key]
+                  [--backend local|flink|flink-sql] [--quiet] [--strict] [--errors ERRORS.csv]
     workbench run PATTERNS.cep --on EVENTS ...     (the same; --on names the events explicitly)
+
+    INPUT OPTIONS (how run, explain and diff read the events, alike):
+                  [--time COL] [--key COL | --key-column COL] [--type COL] [--time-unit s|ms|us|ns|date]
+                  [--out-of-orderness MS|DURATION] [--order-by FIELD[,FIELD]] [--allow-missing-key]
 
 ``check`` compiles the file and prints one line per pattern (exit status 1 with the caret message on
 an error). ``run`` replays the events in event time through every pattern of the file (or the ones
 named with ``--pattern``), shows a progress bar on stderr for long inputs, and writes the detections
 (one row per detection, :func:`workbench.results.detections_to_frame`) to ``-o`` or prints them.
 Late events (too far out of order to match) are always reported on stderr, and written to
-``--late``. ``--backend`` picks the execution backend (:func:`workbench.backends.get_backend`).
+``--late``. ``--out-of-orderness`` is milliseconds (``500``) or a duration as the language writes it
+(``2s``, ``500ms``, ``1.5min``). ``--key`` is the partition key column in ``run`` and ``diff`` but the
+key value to explain in ``explain``; ``--key-column`` is the column in all three. ``--backend`` picks
+the execution backend (:func:`workbench.backends.get_backend`).
 A condition that fails on an event (a runtime error) does not stop the run: the event does not
 match, every distinct error is printed on stderr with its first event and count (and written to
 ``--errors``), and the exit status is 3. ``--strict`` stops at the first one instead (status 1).
@@ -36,8 +42,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import CepError, CepSyntaxError
 from workbench.language.errors import CepCompileError
@@ -45,8 +52,7 @@ from workbench.language.errors import CepCompileError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench.session.session import CepSession, Replay, RunOutcome
-    from workbench.session.times import TimeFormat
+    from workbench.session.session import CepSession, Replay
 
 __all__ = ["main"]
 
@@ -62,25 +68,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--on", dest="on", help="events (alternative to the positional argument)")
     run.add_argument("-o", "--out", help="write detections here (.csv, .jsonl, .json, .parquet)")
     run.add_argument("--late", help="write the late (unmatched) events here (.csv, .jsonl, .json, .parquet)")
-    run.add_argument("--time", help="time column (default: time, else t)")
-    run.add_argument(
-        "--time-unit",
-        metavar="s|ms|us|ns|date",
-        help="the time column holds epoch numbers in this unit, or ISO 8601 text (date): show dates",
-    )
-    run.add_argument("--key", help="partition key column (default: key, or the file's 'partition by')")
-    run.add_argument("--type", help="event type column (default: type)")
+    _input_arguments(run)
     run.add_argument("--pattern", action="append", help="run only this pattern (repeatable)")
     run.add_argument(
         "--backend",
         default="local",
         help="execution backend: local (default), flink or flink-sql (needs the PyFlink environment)",
-    )
-    run.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
-    run.add_argument(
-        "--order-by",
-        metavar="FIELD[,FIELD]",
-        help="order equal-time events by these fields (default: arrival)",
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     run.add_argument(
@@ -94,12 +87,43 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--count", type=int, default=3, help="examples of each kind (default 3)")
     ex.add_argument("--max-events", type=int, default=6, help="longest input tried (default 6)")
     ex.add_argument("-o", "--out", help="write the examples' events here (.csv, .jsonl, .json, .parquet)")
-    run.add_argument(
+    return p
+
+
+def _input_arguments(p: argparse.ArgumentParser, *, key_is_a_value: bool = False) -> None:
+    """How to read the events: ``run``, ``explain`` and ``diff`` all take these, so the three read a
+    file alike. The partition key column is ``--key-column`` everywhere, and ``--key`` too unless
+    the command's ``--key`` is a key value (``explain --key ann``)."""
+    p.add_argument("--time", metavar="COLUMN", help="time column (default: time, else t)")
+    p.add_argument(
+        "--time-unit",
+        metavar="s|ms|us|ns|date",
+        help="the time column holds epoch numbers in this unit, or ISO 8601 text (date): show dates",
+    )
+    names = ("--key-column",) if key_is_a_value else ("--key", "--key-column")
+    p.add_argument(
+        *names,
+        dest="key_column",
+        metavar="COLUMN",
+        help="partition key COLUMN (default: key, or the pattern's 'partition by')",
+    )
+    p.add_argument("--type", metavar="COLUMN", help="event type column (default: type)")
+    p.add_argument(
+        "--out-of-orderness",
+        default="0",
+        metavar="MS|DURATION",
+        help="bounded out-of-orderness: milliseconds (500) or a duration (2s, 500ms, 1.5min); default 0",
+    )
+    p.add_argument(
+        "--order-by",
+        metavar="FIELD[,FIELD]",
+        help="order equal-time events by these fields (default: arrival)",
+    )
+    p.add_argument(
         "--allow-missing-key",
         action="store_true",
         help="events with no partition key value share a NULL key (default: an error naming the row)",
     )
-    return p
 
 
 def _debug_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -109,8 +133,12 @@ def _debug_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     explain.add_argument("name", help="the pattern to explain")
     explain.add_argument("--on", required=True, help="events: .csv, .jsonl, .json or .parquet")
     explain.add_argument(
-        "--key", help="only this partition key (its text, a Python literal such as ('ann', 5), or a date)"
+        "--key",
+        metavar="VALUE",
+        help="only the instances of this partition key VALUE (its text, a Python literal such as "
+        "('ann', 5), or a date); the key column is --key-column",
     )
+    _input_arguments(explain, key_is_a_value=True)
     explain.add_argument("--instance", type=int, help="the full story of this instance")
     explain.add_argument("--all", action="store_true", help="after the summary, one line per instance")
     explain.add_argument("--event", type=int, metavar="SEQ", help="what event #SEQ did in every instance")
@@ -120,6 +148,7 @@ def _debug_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     diff.add_argument("new", help="the new version's name")
     diff.add_argument("--on", required=True, help="events: .csv, .jsonl, .json or .parquet")
     diff.add_argument("-o", "--out", help="write the differences here (.csv, .jsonl, .json, .parquet)")
+    _input_arguments(diff)
 
 
 def _read(path: str) -> str:
@@ -142,11 +171,61 @@ def _read(path: str) -> str:
 _OUTPUT_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
 
 
+@dataclass(frozen=True)
+class _Inputs:
+    """How ``run``, ``explain`` and ``diff`` read their events (the options of :func:`_input_arguments`)."""
+
+    time: str | None
+    time_unit: str | None
+    key: str | None  # the partition key column
+    type: str | None
+    out_of_orderness: int | float  # milliseconds
+    order_by: str | None
+    allow_missing_key: bool
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> _Inputs:
+        """The parsed options; a bad ``--out-of-orderness`` is a :class:`CepError` naming it."""
+        from workbench.session.inputs import out_of_orderness_ms
+
+        return cls(
+            time=args.time,
+            time_unit=args.time_unit,
+            key=args.key_column,
+            type=args.type,
+            out_of_orderness=out_of_orderness_ms(args.out_of_orderness),
+            order_by=args.order_by,
+            allow_missing_key=args.allow_missing_key,
+        )
+
+    def replay_options(self) -> dict[str, Any]:
+        """The keywords of :meth:`CepSession.replay` (and ``diff_patterns``) that say how to read."""
+        return {
+            "time": self.time,
+            "key": self.key,
+            "type": self.type,
+            "out_of_orderness": self.out_of_orderness,
+            "order_by": self.order_by,
+            "allow_missing_key": self.allow_missing_key,
+        }
+
+    def read(self, source: str) -> object:
+        """The events of ``source``, their times read as ``--time-unit`` says (or ISO text as dates)."""
+        from workbench.session.inputs import read_frame
+        from workbench.session.times import with_time_unit
+
+        return with_time_unit(read_frame(source), self.time, self.time_unit)
+
+    def unit_note(self, data: object) -> str | None:
+        """A note when ``data``'s numeric times look like epoch seconds (or us, ns) and no
+        ``--time-unit`` said how to read them."""
+        from workbench.session.notes import time_unit_note
+
+        return time_unit_note(data, self.time) if self.time_unit is None else None
+
+
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output file that cannot be written (suffix, folder) before any event is replayed."""
-    from workbench.session.inputs import check_out_of_orderness
-
-    check_out_of_orderness(args.out_of_orderness)
     for option, out in (("-o/--out", args.out), ("--late", args.late), ("--errors", args.errors)):
         _check_output(option, out)
 
@@ -235,6 +314,7 @@ def _run(args: argparse.Namespace) -> int:
         raise CepError(msg)
     from workbench.backends import get_backend
 
+    inputs = _Inputs.of(args)  # a bad option fails now, not after reading the events
     _check_outputs(args)  # a bad output path fails now, not after the whole replay
     get_backend(args.backend)  # an unknown or uninstalled backend fails before the events are read
     session = CepSession()
@@ -243,23 +323,15 @@ def _run(args: argparse.Namespace) -> int:
     if not names:
         msg = f"{args.patterns} defines no pattern"
         raise CepError(msg)
-    from workbench.session.inputs import read_frame
-    from workbench.session.times import with_time_unit
-
-    data = with_time_unit(read_frame(source), args.time, args.time_unit)  # the replay keeps its dates
+    data = inputs.read(source)  # the replay keeps its dates
     done = session.replay(
         names,
         data,
-        time=args.time,
-        key=args.key,
-        type=args.type,
         progress=lambda total: None if args.quiet or total < 10_000 else TextProgress(),
         trace=False,
-        out_of_orderness=args.out_of_orderness,
         backend=args.backend,
         strict=args.strict,
-        allow_missing_key=args.allow_missing_key,
-        order_by=args.order_by,
+        **inputs.replay_options(),
     )
     outcome = done.outcome
     frame = to_frame(outcome.detections, session.times, session.partitions())
@@ -270,18 +342,24 @@ def _run(args: argparse.Namespace) -> int:
 
         with pd.option_context("display.max_rows", None, "display.width", 200):
             print(frame.drop(columns=["extra"], errors="ignore").to_string(index=False))
-    _notes(session, names, done)
-    _report(args, outcome, done.rows, session.times)
+    _notes(session, names, done, inputs.unit_note(data))
+    _report(args, inputs, session, done)
     return 3 if outcome.errors else 0
 
 
-def _notes(session: CepSession, names: Sequence[str], done: Replay) -> None:
-    """What the input lacked, on stderr: types and fields no pattern meets, keys."""
+def _notes(session: CepSession, names: Sequence[str], done: Replay, unit_note: str | None) -> None:
+    """What the input lacked, on stderr: types and fields no pattern meets, keys, time units, dates
+    compared with text."""
     from workbench.session.notes import missing_key_note, partition_note
-    from workbench.session.typecheck import field_mismatches, type_mismatches
+    from workbench.session.typecheck import date_text_comparisons, field_mismatches, type_mismatches
 
     patterns = [session.get(n).pattern for n in names]
-    for note in [*type_mismatches(patterns, done.types), *field_mismatches(patterns, done.fields)]:
+    for note in [
+        *([unit_note] if unit_note is not None else []),
+        *type_mismatches(patterns, done.types),
+        *field_mismatches(patterns, done.fields),
+        *date_text_comparisons(patterns, session.times.dated()),
+    ]:
         print(f"warning: {note}", file=sys.stderr)
     if not done.keyed:
         hint = "give --key COLUMN, or write 'partition by FIELD' in the pattern"
@@ -290,28 +368,25 @@ def _notes(session: CepSession, names: Sequence[str], done: Replay) -> None:
         print(f"note: {missing_key_note(done.missing_keys)}", file=sys.stderr)
 
 
-def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int, times: TimeFormat) -> None:
+def _report(args: argparse.Namespace, inputs: _Inputs, session: CepSession, done: Replay) -> None:
     """Write the late events and condition errors where asked; warn and summarise on stderr."""
     from workbench.session.notes import late_note
     from workbench.session.runs import dropped_note
 
+    outcome, n_events, times = done.outcome, done.rows, session.times
     if args.late:
-        from workbench.results import events_to_frame
-
-        _write(times.events(events_to_frame(outcome.late)), args.late)
+        _write(session.late_frame(), args.late)  # the input's fields as columns, its dates as dates
     if outcome.late and not args.late:  # never silent, even with --quiet
         note = late_note(
-            outcome.late, args.out_of_orderness, "write them to a file with --late FILE", times.text
+            outcome.late, inputs.out_of_orderness, "write them to a file with --late FILE", times.text
         )
         print(f"warning: {note}", file=sys.stderr)
     if args.errors:
-        from workbench.results import errors_to_frame
-
-        _write(errors_to_frame(outcome.errors), args.errors)
+        _write(session.errors_frame(), args.errors)
     if outcome.dropped:  # never silent, even with --quiet
         print(f"warning: {dropped_note(outcome.dropped)}", file=sys.stderr)
     for fault in outcome.errors:  # never silent, even with --quiet
-        print(f"error in condition: {fault.describe()}", file=sys.stderr)
+        print(f"error in condition: {fault.describe(times.text)}", file=sys.stderr)
     if not args.quiet:
         late = ""
         if outcome.late:
@@ -327,30 +402,42 @@ def _report(args: argparse.Namespace, outcome: RunOutcome, n_events: int, times:
 
 def _debug(args: argparse.Namespace) -> int:
     """``workbench explain`` / ``workbench diff``: print the explanation or the differences."""
-    from workbench.session.inputs import read_frame
     from workbench.session.session import CepSession
-    from workbench.session.times import with_time_unit
 
+    inputs = _Inputs.of(args)
     session = CepSession()
     session.define(_read(args.patterns))
     _check_output("-o/--out", getattr(args, "out", None))  # why now: before the replays, not after
-    data = with_time_unit(read_frame(args.on), None, None)  # why: ISO text times, as `run` reads them
+    data = inputs.read(args.on)  # why: as `run` reads it (ISO text times as dates, --time-unit)
     if args.command == "diff":
         from workbench.session.diff import diff_patterns
 
-        result = diff_patterns(session, args.old, args.new, data)
+        result = diff_patterns(session, args.old, args.new, data, **inputs.replay_options())
         print(result.text)
+        _late_warning(session, inputs)
         if args.out:
             _write(result.frame.astype({"old_events": str, "new_events": str}), args.out)
         return 0
     from workbench.session.explain import explain_event
 
-    session.replay([args.name], data, trace=True)
+    session.replay([args.name], data, trace=True, **inputs.replay_options())
+    _late_warning(session, inputs)
     if args.event is not None:
         print(explain_event(session, args.name, args.event))
     else:
         print(session.explain(args.name, key=args.key, instance=args.instance, details=args.all))
     return 0
+
+
+def _late_warning(session: CepSession, inputs: _Inputs) -> None:
+    """Say on stderr that the last replay had late events: explain and diff do not see them either."""
+    from workbench.session.notes import late_note
+
+    if session.late:
+        note = late_note(
+            session.late, inputs.out_of_orderness, "workbench run --late FILE writes them", session.times.text
+        )
+        print(f"warning: {note}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

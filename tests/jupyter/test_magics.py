@@ -364,3 +364,15 @@ def test_a_live_feed_takes_a_dataframes_rows(ip: Any) -> None:
     frame = ip.run_line_magic("cep", "feed --from rows")
     assert list(frame["key"]) == ["ann"]  # the rows, not the column names
     ip.run_line_magic("cep", "feed --stop")
+
+
+def test_a_misspelt_subcommand_gets_the_nearest_name(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(UsageError, match=r"unknown %cep subcommand 'hlep' \(did you mean 'help'\?\)") as err:
+        ip.run_line_magic("cep", "hlep")
+    assert str(err.value).endswith("errors, remove, help")  # help is one of the subcommands listed
+    with pytest.raises(UsageError, match=r"unknown %cep subcommand 'explian' \(did you mean 'explain'\?\)"):
+        ip.run_line_magic("cep", "help explian")
+    with pytest.raises(UsageError, match=r"unknown %cep subcommand 'zzz'; subcommands: run, feed"):
+        ip.run_line_magic("cep", "zzz")  # nothing close: no guess
+    assert ip.run_line_magic("cep", "help help") is None  # the overview, as the hint leads to it
+    assert "%cep help SUBCOMMAND" in capsys.readouterr().out

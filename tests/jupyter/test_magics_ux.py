@@ -249,3 +249,26 @@ def test_a_dataframe_with_nan_cells_replays_with_correct_detections(ip: Any) -> 
     shown = current_session(ip).show("dip")  # %cep show: the text compiles back, partition included
     assert shown.startswith("sequence dip\n    partition by symbol\n")
     assert ip.run_line_magic("cep", "errors").empty
+
+
+@pytest.mark.parametrize("value", ["500ms", "0.5s", "500", "1min"])
+def test_out_of_orderness_takes_a_duration(ip: Any, capsys: pytest.CaptureFixture[str], value: str) -> None:
+    """The late login (#2, t=500) is 500 ms behind the logout at 1000: taken in from 500 ms on."""
+    frame = ip.run_line_magic("cep", f"run s --on events --out-of-orderness {value}")
+    assert [tuple(e) for e in frame["events"]] == [(0, 1), (2, 1)]
+    assert "late" not in capsys.readouterr().out
+    frame = ip.run_cell_magic("cep", f"--on events --out-of-orderness {value}", CELL)
+    assert [tuple(e) for e in frame["events"]] == [(0, 1), (2, 1)]
+    assert "late" not in capsys.readouterr().out
+
+
+def test_a_bad_out_of_orderness_names_the_option_and_what_it_takes(ip: Any) -> None:
+    expected = (
+        "--out-of-orderness '2secs': give a number of milliseconds >= 0 (such as 500) or a duration "
+        "such as 2s, 500ms or 1.5min (units: ms, s, sec, min, h, d)"
+    )
+    err = cell_error(ip, "%cep run s --on events --out-of-orderness 2secs")
+    assert str(err) == expected
+    err = cell_error(ip, "%%cep --on events --out-of-orderness 2secs\nsequence not_defined begin a")
+    assert str(err) == expected
+    assert "not_defined" not in current_session().definitions  # refused before the cell is defined

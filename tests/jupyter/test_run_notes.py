@@ -71,3 +71,27 @@ def test_late_events_keep_the_input_columns(ip: Any) -> None:
     assert late["seq"].tolist() == [2]
     assert "temp_c" in late.columns
     assert late["temp_c"].isna().all()
+
+
+def test_a_datetime_field_compared_with_text_gets_a_note_and_timestamp_works(
+    ip: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ip.user_ns["orders"] = pd.DataFrame(
+        {
+            "type": ["order", "order"],
+            "time": [0, 1],
+            "user": ["u", "v"],
+            "created_at": pd.to_datetime(["2024-05-01 09:00", "2024-05-01 11:00"]).tz_localize("UTC"),
+        }
+    )
+    text = "sequence late_ones partition by user\n  begin o: order where e.created_at > '2024-05-01 10:00'"
+    ip.run_cell_magic("cep", "-q", text)
+    ip.run_line_magic("cep", "run late_ones --on orders")
+    out = capsys.readouterr().out
+    assert "compares the datetime field 'created_at' with the text '2024-05-01 10:00'" in out
+    assert "write timestamp('2024-05-01 10:00')" in out
+    fixed = text.replace("> '2024-05-01 10:00'", "> timestamp('2024-05-01 10:00')")
+    ip.run_cell_magic("cep", "-q", fixed)
+    found = ip.run_line_magic("cep", "run late_ones --on orders")
+    assert "datetime field" not in capsys.readouterr().out
+    assert found["key"].tolist() == ["v"]

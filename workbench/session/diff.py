@@ -88,14 +88,28 @@ def diff_patterns(
     time: str | None = None,
     key: str | None = None,
     type: str | None = None,
+    out_of_orderness: int | float = 0,
+    order_by: str | None = None,
+    allow_missing_key: bool = False,
 ) -> PatternDiff:
-    """Run ``old`` and ``new`` over ``data`` and compare their detections (see the module docstring)."""
+    """Run ``old`` and ``new`` over ``data`` and compare their detections (see the module docstring);
+    the keywords are :meth:`CepSession.replay`'s, how both replays read ``data``."""
     if old == new:
         msg = f"diff needs two different patterns, got {old!r} twice (define the new one under another name)"
         raise CepError(msg)
     sides = []
     for name in (old, new):
-        done = session.replay([name], data, time=time, key=key, type=type, trace=True)
+        done = session.replay(
+            [name],
+            data,
+            time=time,
+            key=key,
+            type=type,
+            trace=True,
+            out_of_orderness=out_of_orderness,
+            order_by=order_by,
+            allow_missing_key=allow_missing_key,
+        )
         run = session.runs[name]
         sides.append(_Side(session.get(name).pattern, spans(run.trace), list(run.detections), run.events))
         rows, show = done.rows, run.times.text

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeGuard, cast
 
 from workbench.engine.events import Event, make_event
+from workbench.engine.expr.durations import UNITS, duration_ms
 from workbench.engine.expr.values import is_null
 from workbench.errors import CepError, EventError
 from workbench.language.conditions import nearest
@@ -33,6 +35,7 @@ __all__ = [
     "load_columns",
     "load_events",
     "missing_keys",
+    "out_of_orderness_ms",
     "read_frame",
 ]
 
@@ -94,9 +97,46 @@ def _check_csv_header(p: Path) -> None:
 
 def check_out_of_orderness(value: object) -> None:
     """Refuse a bounded out-of-orderness that is not a number of milliseconds >= 0 (NaN, inf, -1)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+    if not _is_out_of_orderness(value):
         msg = f"out-of-orderness must be a number of milliseconds >= 0, got {value!r}"
         raise CepError(msg)
+
+
+def _is_out_of_orderness(value: object) -> TypeGuard[int | float]:
+    """Whether ``value`` is a bounded out-of-orderness: a finite number of milliseconds >= 0."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and 0 <= value < math.inf
+
+
+#: a number and a unit, as the language writes a duration (``2s``, ``1.5 min``: at most one blank)
+_DURATION = re.compile(r"(?P<number>[+-]?[0-9._]+(?:[eE][+-]?[0-9]+)?)[ \t]?(?P<unit>[A-Za-z]+)")
+
+
+def out_of_orderness_ms(text: str, option: str = "--out-of-orderness") -> int | float:
+    """A command line's out-of-orderness in milliseconds: a number of milliseconds (``500``) or a
+    duration as the language writes one (``2s``, ``500ms``, ``1.5min``, units as in
+    :data:`~workbench.engine.expr.durations.UNITS`); a :class:`CepError` naming ``option`` otherwise.
+
+    >>> out_of_orderness_ms("2s"), out_of_orderness_ms("250"), out_of_orderness_ms("1.5min")
+    (2000, 250, 90000)
+    """
+    value = _milliseconds(text.strip())
+    if not _is_out_of_orderness(value):
+        msg = (
+            f"{option} {text!r}: give a number of milliseconds >= 0 (such as 500) or a duration "
+            f"such as 2s, 500ms or 1.5min (units: {', '.join(UNITS)})"
+        )
+        raise CepError(msg)
+    return value
+
+
+def _milliseconds(text: str) -> int | float | None:
+    """``text`` as milliseconds: a plain number is milliseconds, else a duration (``None``: neither)."""
+    try:
+        number = float(text)
+    except ValueError:  # why: not a plain number; it may still be a duration such as 2s
+        found = _DURATION.fullmatch(text)
+        return None if found is None else duration_ms(found["number"], found["unit"])
+    return int(number) if number.is_integer() else number
 
 
 MISSING_KEY_HINT = "or allow them under a NULL key with --allow-missing-key (allow_missing_key=True)"

@@ -90,13 +90,14 @@ def dispatch(magics: CepMagics, argv: Sequence[str]) -> object:
     name, *rest = argv
     table = _table()
     if name in _HELP:
-        if not rest:
+        if not rest or rest[0] in _HELP:  # why the second: %cep help help is the overview too
             print(overview())
             return None
         name, rest = rest[0], ["--help"]
     if name not in table:
-        hint = nearest(name, SUBCOMMANDS)
-        msg = f"unknown %cep subcommand {name!r}{hint}; subcommands: {', '.join(SUBCOMMANDS)}"
+        # why help among them: to the user it is a subcommand (%cep hlep), though no module serves it
+        words = (*SUBCOMMANDS, "help")
+        msg = f"unknown %cep subcommand {name!r}{nearest(name, words)}; subcommands: {', '.join(words)}"
         raise UsageError(msg)
     try:
         return table[name](magics, rest)

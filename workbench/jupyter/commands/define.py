@@ -1,4 +1,5 @@
-"""``%%cep [NAME] [--on EVENTS] [-o VAR] [-q] [--out-of-orderness MS] [--backend B]``: define patterns."""
+"""``%%cep [NAME] [--on EVENTS] [-o VAR] [-q] [--out-of-orderness MS|DURATION] [--backend B]``: define
+patterns."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.jupyter.commands import ArgParser
-from workbench.jupyter.commands.run import MISSING_KEY_HELP, TIME_UNIT_HELP, replay_args
+from workbench.jupyter.commands.run import (
+    MISSING_KEY_HELP,
+    OUT_OF_ORDERNESS_HELP,
+    TIME_UNIT_HELP,
+    replay_args,
+)
+from workbench.session.inputs import out_of_orderness_ms
 from workbench.session.notes import describe
 
 if TYPE_CHECKING:
@@ -28,7 +35,9 @@ def _parser() -> ArgParser:
     p.add_argument("--time-unit", help=TIME_UNIT_HELP)
     p.add_argument("--key", help="partition key column of --on")
     p.add_argument("--type", help="event type column of --on")
-    p.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness of --on (ms)")
+    p.add_argument(
+        "--out-of-orderness", default="0", metavar="MS|DURATION", help=f"of --on: {OUT_OF_ORDERNESS_HELP}"
+    )
     p.add_argument("--backend", default="local", help="run --on with this backend (local, flink, flink-sql)")
     p.add_argument("--allow-missing-key", action="store_true", help=MISSING_KEY_HELP)
     return p
@@ -39,6 +48,7 @@ def define(magics: CepMagics, argv: Sequence[str], cell: str) -> object:
     args = _parser().parse_args(list(argv))
     if args.on is not None:
         magics.resolve(args.on)  # why first: a misspelt --on variable leaves the session as it was
+        out_of_orderness_ms(args.out_of_orderness)  # why first: so does a bad --out-of-orderness
     defs = magics.session.define(cell, first_line=CELL_FIRST_LINE, default_name=args.name)
     names = [d.pattern.name for d in defs]
     if not args.quiet and args.on is None:

@@ -15,15 +15,18 @@ from workbench.session.ordering import ORDER_BY_HELP
 from workbench.session.runs import dropped_note
 from workbench.session.session import to_frame
 from workbench.session.times import with_time_unit
-from workbench.session.typecheck import field_mismatches, type_mismatches
+from workbench.session.typecheck import date_text_comparisons, field_mismatches, type_mismatches
 
 if TYPE_CHECKING:
     from workbench.jupyter.magics import CepMagics
 
-__all__ = ["MISSING_KEY_HELP", "TIME_UNIT_HELP", "replay", "replay_args", "run"]
+__all__ = ["MISSING_KEY_HELP", "OUT_OF_ORDERNESS_HELP", "TIME_UNIT_HELP", "replay", "replay_args", "run"]
 
 TIME_UNIT_HELP = "read the time column as epoch s, ms, us or ns, or ISO 8601 text (date): dates out"
 MISSING_KEY_HELP = "events with no partition key value share a NULL key (default: an error naming the row)"
+OUT_OF_ORDERNESS_HELP = (
+    "bounded out-of-orderness: milliseconds (500) or a duration (2s, 500ms, 1.5min); default 0"
+)
 
 
 def _parser() -> ArgParser:
@@ -35,7 +38,7 @@ def _parser() -> ArgParser:
     p.add_argument("--time-unit", help=TIME_UNIT_HELP)
     p.add_argument("--key", help="partition key column (default: key, or the pattern's 'partition by')")
     p.add_argument("--type", help="event type column (default: type)")
-    p.add_argument("--out-of-orderness", type=float, default=0, help="bounded out-of-orderness (ms)")
+    p.add_argument("--out-of-orderness", default="0", metavar="MS|DURATION", help=OUT_OF_ORDERNESS_HELP)
     p.add_argument("--order-by", metavar="FIELD[,FIELD]", help=ORDER_BY_HELP)
     p.add_argument("--backend", default="local", help="local (default), flink or flink-sql")
     p.add_argument(
@@ -100,7 +103,11 @@ def replay(
     patterns = [session.get(n).pattern for n in names]
     if unit_note is not None:
         print(f"note: {unit_note}")
-    for note in [*type_mismatches(patterns, done.types), *field_mismatches(patterns, done.fields)]:
+    for note in [
+        *type_mismatches(patterns, done.types),
+        *field_mismatches(patterns, done.fields),
+        *date_text_comparisons(patterns, session.times.dated()),
+    ]:
         print(f"note: {note}")
     if not done.keyed:
         print("note: " + partition_note("give --key COLUMN, or write 'partition by FIELD' in the pattern"))
@@ -139,6 +146,8 @@ def run(magics: CepMagics, argv: Sequence[str]) -> object:
 def replay_args(magics: CepMagics, names: Sequence[str], args: Namespace) -> object:
     """:func:`replay` with the options of a parsed ``%cep run`` or ``%%cep --on`` line; the
     detections DataFrame is also stored in ``args.out`` when that is given."""
+    from workbench.session.inputs import out_of_orderness_ms
+
     frame = replay(
         magics,
         names,
@@ -147,7 +156,7 @@ def replay_args(magics: CepMagics, names: Sequence[str], args: Namespace) -> obj
         time_unit=getattr(args, "time_unit", None),
         key=args.key,
         type_=args.type,
-        out_of_orderness=args.out_of_orderness,
+        out_of_orderness=out_of_orderness_ms(args.out_of_orderness),
         backend=args.backend,
         strict=getattr(args, "strict", False),  # why: %%cep has no --strict
         allow_missing_key=args.allow_missing_key,

@@ -9,11 +9,11 @@ and tests use it directly.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from workbench.engine.detection import Detection, TraceKind, TraceRecord
+from workbench.engine.detection import Detection, TraceKind
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 from workbench.engine.matcher import Pattern
@@ -22,12 +22,10 @@ from workbench.engine.timekeeping import Clock
 from workbench.errors import CepError, CepRuntimeError, EventError
 from workbench.language import compile_text, format_pattern
 from workbench.language.compile import Definition
-from workbench.language.conditions import nearest
 from workbench.language.emit import session_cycle
 from workbench.session.feeders import derived_shape, with_feeders
 from workbench.session.inputs import KeyFields, key_text, with_key
 from workbench.session.locate import locate_element
-from workbench.session.notes import kind_of
 from workbench.session.ordering import check_order_by, order_fields
 from workbench.session.runs import (
     Progress,
@@ -42,8 +40,8 @@ from workbench.session.runs import (
     stamped,
     to_frame,
 )
-from workbench.session.shown import Partition, Shown
 from workbench.session.times import NUMBERS, TimeFormat, wall_clock
+from workbench.session.views import SessionViews
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["CepSession", "Replay", "RunOutcome", "to_frame"]  # the run records live in .runs
 
 
-class CepSession:
+class CepSession(SessionViews):
     """Patterns defined in a kernel (or a CLI run), and what running them produced."""
 
     def __init__(self) -> None:
@@ -111,15 +109,6 @@ class CepSession:
                     typed = zip(names, item.types or (None,) * len(names), strict=True)
                     self.field_types[item.type.text] = {k: v for k, v in typed if v}
         return defs
-
-    def get(self, name: str) -> Definition:
-        """The definition called ``name``; a :class:`CepError` with the nearest name otherwise."""
-        try:
-            return self.definitions[name]
-        except KeyError:
-            known = ", ".join(sorted(self.definitions)) or "none yet"
-            msg = f"no pattern named {name!r}{nearest(name, self.definitions)}; defined: {known}"
-            raise CepError(msg) from None
 
     def remove(self, name: str) -> None:
         """Forget a pattern."""
@@ -402,31 +391,6 @@ class CepSession:
         self.live = None
         return out
 
-    def late_frame(self) -> pd.DataFrame:
-        """The late events of the last replay, with a column for each field of its input (a late
-        row without a value has a blank), and its datetimes as dates."""
-        from workbench.results import events_to_frame
-
-        return self.times.events(events_to_frame(self.late, self.late_fields))
-
-    def errors_frame(self) -> pd.DataFrame:
-        """:meth:`condition_errors` as a DataFrame, the first erring event's time a date for date input
-        (and a wall-clock date for the live feed's)."""
-        import pandas as pd
-
-        from workbench.results import errors_to_frame
-
-        replayed = self.times.frame(errors_to_frame(self.errors), ("first_time",))
-        if self.live is None or not self.live.errors:
-            return replayed
-        live = self.live_times.frame(errors_to_frame(self.live.errors), ("first_time",))
-        return pd.concat([replayed, live], ignore_index=True) if len(replayed) else live
-
-    def condition_errors(self) -> list[ConditionFault]:
-        """The condition errors of the last replay, then those of the live feed (if one runs)."""
-        live = self.live.errors if self.live is not None else []
-        return [*self.errors, *live]
-
     def _collect_live(self) -> None:
         assert self.live is not None
         result = result_of(self.live)
@@ -434,97 +398,6 @@ class CepSession:
             for e in d.events:
                 self.live_events[e.seq] = e
         self._keep(self.live_names, result, self.live_events, self.live_times)
-
-    # ---- views
-
-    def detections(self, name: str) -> list[Detection]:
-        """The detections of the last run of ``name``."""
-        self.get(name)
-        if name not in self.runs:
-            msg = f"pattern {name!r} has not been run yet: %cep run {name} --on EVENTS"
-            raise CepError(msg)
-        return list(self.runs[name].detections)
-
-    def matches(self, name: str) -> pd.DataFrame:
-        """The detections of the last run of ``name`` as a DataFrame."""
-        return to_frame(self.detections(name), self.runs[name].times, self.partitions())
-
-    def listing(self) -> pd.DataFrame:
-        """One row per defined pattern: name, kind, elements, partition, detections of the last run."""
-        import pandas as pd
-
-        rows = []
-        for name, d in self.definitions.items():
-            p = d.pattern
-            kind = kind_of(p)
-            elements = len(getattr(p, "stages", ()) or getattr(p, "channels", ()) or (1,))
-            run = self.runs.get(name)
-            rows.append(
-                {
-                    "name": name,
-                    "kind": kind,
-                    "elements": elements,
-                    "partition": d.partition,
-                    "detections": None if run is None else len(run.detections),
-                }
-            )
-        return pd.DataFrame(rows, columns=["name", "kind", "elements", "partition", "detections"])
-
-    def show(self, name: str) -> str:
-        """The compiled structure of ``name``: its canonical text and an outline."""
-        from workbench.session.outline import outline
-
-        d = self.get(name)
-        return f"{self.sources[name]}\n\n{outline(d.pattern)}"
-
-    def records(self, names: Sequence[str]) -> tuple[list[TraceRecord], list[Detection]]:
-        """The trace and detections of the last run (or live feed) of ``names``, in time order."""
-        trace: list[TraceRecord] = []
-        detections: list[Detection] = []
-        for name in names:
-            self.get(name)
-            run = self.runs.get(name)
-            if run is None:
-                msg = f"pattern {name!r} has not run yet; run it with %cep run {name} --on DATA"
-                raise CepError(msg)
-            trace.extend(run.trace)
-            detections.extend(run.detections)
-        trace.sort(key=lambda r: r.time)  # stable: per-pattern order is kept at equal times
-        detections.sort(key=lambda d: d.time)
-        return trace, detections
-
-    def explain(
-        self, name: str, *, key: Hashable | None = None, instance: int | None = None, details: bool = False
-    ) -> str:
-        """Why instances of ``name`` did or did not fire, from the trace of the last run.
-
-        A summary first (outcomes, the most common reasons); one line per instance for a few
-        instances or with ``details``.
-        """
-        from workbench.session.explain import explain
-
-        self.detections(name)
-        run = self.runs[name]
-        shown = self.shown(name)
-        return explain(
-            self.get(name).pattern,
-            run.trace,
-            run.detections,
-            run.events,
-            key=None if key is None else shown.named(key, {r.key for r in run.trace}),
-            instance=instance,
-            details=details,
-            show=shown,
-        )
-
-    def shown(self, name: str) -> Shown:
-        """How the last run of ``name`` reads: its input's dates, its partition keys as dates too."""
-        run = self.runs.get(name)
-        return Shown(NUMBERS if run is None else run.times, self.get(name).partition)
-
-    def partitions(self) -> dict[str, Partition]:
-        """Each defined pattern's ``partition by`` field(s) (``None``: the events' own keys)."""
-        return {name: d.partition for name, d in self.definitions.items()}
 
 
 def _load(

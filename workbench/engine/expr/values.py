@@ -12,6 +12,7 @@ value it cannot use.
 
 from __future__ import annotations
 
+import numbers
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -102,7 +103,9 @@ def _iterable(value: object) -> Iterable[object]:
 
 
 def clean(value: object) -> object:
-    """A value as expressions see it: ``None``, NaN and pandas' NA/NaT are NULL (``None``).
+    """A value as expressions see it: ``None``, NaN and pandas' NA/NaT are NULL (``None``), and a
+    numpy number is the Python number it equals (numpy's fixed-width integers wrap around silently:
+    ``np.int64(2**62) * 2`` is negative, so sums, averages and comparisons would go wrong).
 
     >>> clean(float("nan")) is None, clean(3)
     (True, 3)
@@ -114,11 +117,26 @@ def clean(value: object) -> object:
         return value
     if t.__name__ in _NULL_TYPES:
         return None
+    if t.__module__ == "numpy":
+        return _plain_number(value)
     try:
         if value != value:
             return None
     except Exception:
         pass
+    return value
+
+
+def _plain_number(value: object) -> object:
+    """A numpy scalar's Python number (exactly: a float32 widens, an int64 stays the integer it is);
+    NaN is NULL. Other numpy values (arrays, datetime64) stay as they are."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        return None if number != number else number
+    if value.__class__.__name__ in ("bool", "bool_"):
+        return bool(value)  # numpy's bool, not a Number
     return value
 
 

@@ -1,0 +1,55 @@
+"""numpy numbers in events are the Python numbers they equal: numpy's fixed-width integers wrap
+around silently, so sums, averages and comparisons over them went wrong without an error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workbench.engine.expr.values import clean
+from workbench.session.session import CepSession
+
+INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+@given(kind=st.sampled_from(INTS), data=st.data())
+def test_a_numpy_integer_is_the_python_integer(kind: type[np.integer], data: st.DataObject) -> None:
+    info = np.iinfo(kind)
+    value = data.draw(st.integers(min_value=int(info.min), max_value=int(info.max)))
+    cleaned = clean(kind(value))
+    assert type(cleaned) is int
+    assert cleaned == value
+
+
+@given(value=st.floats(allow_nan=False, width=32), kind=st.sampled_from([np.float32, np.float64]))
+def test_a_numpy_float_is_the_python_float_exactly(value: float, kind: type[np.floating]) -> None:
+    cleaned = clean(kind(value))
+    assert type(cleaned) is float
+    assert cleaned == float(kind(value))
+
+
+def test_numpy_nan_is_null_and_bool_is_bool() -> None:
+    assert clean(np.float32("nan")) is None
+    assert clean(np.bool_(True)) is True
+    array = np.array([1, 2])
+    assert clean(array) is array  # not a number: as it is
+
+
+@pytest.mark.filterwarnings("error")  # numpy's overflow warning was the only sign of the wrap-around
+def test_sums_and_averages_of_numpy_integers_are_exact() -> None:
+    big = np.int64(2**62)
+    events = [{"type": t, "time": i, "price": big} for i, t in enumerate(["a", "a", "b"])]
+    session = CepSession()
+    session.define(
+        "sequence s measures tot = sum(a.price), m = avg(a.price)\n"
+        "  begin a: a one or more next b: b where b.price >= avg(a.price)"
+    )
+    session.replay(["s"], events, trace=False)
+    frame = session.matches("s")
+    assert frame["tot"].tolist() == [2**63, 2**62]
+    top = np.uint64(2**64 - 1)
+    session.define("sequence u begin a: a one or more next b: b where b.price > avg(a.price)")
+    session.replay(["u"], [{"type": "a", "time": 1, "price": top}, {"type": "b", "time": 2, "price": top}])
+    assert session.detections("u") == []  # equal prices: not greater (the wrapped average was)

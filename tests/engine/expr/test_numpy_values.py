@@ -53,3 +53,19 @@ def test_sums_and_averages_of_numpy_integers_are_exact() -> None:
     session.define("sequence u begin a: a one or more next b: b where b.price > avg(a.price)")
     session.replay(["u"], [{"type": "a", "time": 1, "price": top}, {"type": "b", "time": 2, "price": top}])
     assert session.detections("u") == []  # equal prices: not greater (the wrapped average was)
+
+
+def test_a_value_an_aggregate_cannot_take_is_a_recorded_fault_whatever_its_error_class() -> None:
+    """numpy's error for adding two datetime64 needs its dtypes to be built: saying it again with
+    the aggregate's words as that class raised a TypeError out of the run."""
+    day = np.datetime64("2024-01-01")
+    events = [{"type": "a", "time": 1, "price": day}, {"type": "a", "time": 2, "price": day}]
+    session = CepSession()
+    session.define(
+        "sequence s begin a: a where e.price is not None one or more next b: b where b.price > avg(a.price)"
+    )
+    done = session.replay(["s"], [*events, {"type": "b", "time": 3, "price": 1}], trace=False)
+    faults = done.outcome.errors
+    assert faults[0].where == "aggregate 'avg_a_price' (avg of 'price')"
+    assert faults[0].kind == "TypeError"
+    assert "cannot take datetime64" in faults[0].message

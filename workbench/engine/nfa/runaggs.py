@@ -97,7 +97,7 @@ class RunAggregates:
             what = f"{type(value).__name__} {value!r}"
             self.faults.report(
                 f"aggregate {spec.name!r} ({spec.function} of {spec.field!r})",
-                type(err)(f"cannot take {what}: {err}"),
+                _same_kind(err)(f"cannot take {what}: {err}"),
                 event,
             )
             return agg
@@ -135,3 +135,13 @@ def _bad_input(pattern: str, spec: AggregateSpec, event: Event, value: object, e
         f"{type(value).__name__} {value!r} of this {event.type!r} event at time {event.time}: {err}"
     )
     return EventError(msg, position=event.seq, field=spec.field)
+
+
+def _same_kind(err: Exception) -> type[Exception]:
+    """The built-in class of ``err`` (``TypeError``, ``ValueError`` or ``ArithmeticError``) to say it
+    again with the aggregate's words: its own class may need other arguments (numpy's
+    ``_UFuncBinaryResolutionError`` needs its dtypes), and a second error there would escape."""
+    for kind in (TypeError, ValueError, ArithmeticError):
+        if isinstance(err, kind):
+            return kind
+    return Exception

@@ -4,6 +4,7 @@ around silently, so sums, averages and comparisons over them went wrong without 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -33,8 +34,9 @@ def test_a_numpy_float_is_the_python_float_exactly(value: float, kind: type[np.f
 def test_numpy_nan_is_null_and_bool_is_bool() -> None:
     assert clean(np.float32("nan")) is None
     assert clean(np.bool_(True)) is True
-    array = np.array([1, 2])
-    assert clean(array) is array  # not a number: as it is
+    assert clean(np.array([[1, 2], [3, np.nan]])) == [[1, 2], [3, None]]  # an array: a list
+    day = np.datetime64("2024-01-01")
+    assert clean(day) is day  # not a number: as it is
 
 
 @pytest.mark.filterwarnings("error")  # numpy's overflow warning was the only sign of the wrap-around
@@ -69,3 +71,24 @@ def test_a_value_an_aggregate_cannot_take_is_a_recorded_fault_whatever_its_error
     assert faults[0].where == "aggregate 'avg_a_price' (avg of 'price')"
     assert faults[0].kind == "TypeError"
     assert "cannot take datetime64" in faults[0].message
+
+
+def test_an_array_field_reads_as_a_list_in_conditions_and_channel_matches() -> None:
+    """An array's ``==`` is elementwise and its truth an error: a condition over one stopped the
+    run with numpy's ValueError. Read as the list of its elements, it compares as a list does."""
+    frame = pd.DataFrame(
+        {"type": ["a", "b"], "time": [1, 2], "tags": [np.array([1, 2]), np.array([3, 4])], "user": "u"}
+    )
+    session = CepSession()
+    session.define("sequence s begin a: a where e.tags == [1, 2] and 2 in e.tags next b: b where e.tags")
+    session.define("sequence t begin a: a where e.tags > 1 next b: b")
+    assert [d.seqs for d in session.replay(["s"], frame, trace=False).outcome.detections] == [(0, 1)]
+    done = session.replay(["t"], frame, trace=False)
+    assert done.outcome.detections == []
+    assert done.outcome.errors[0].kind == "TypeError"  # a list is no number: a fault, the run goes on
+    events = [
+        {"type": "login", "time": 1, "user": "u"},
+        {"type": "b", "time": 2, "p": np.array([1, 2]), "user": "u"},
+    ]
+    session.define("group g\n  on login(user as U)\n  @and {\n    c: b(p = [1, 2], user = U)\n  }")
+    assert [d.seqs for d in session.replay(["g"], events, trace=False).outcome.detections] == [(1,)]

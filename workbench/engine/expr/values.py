@@ -41,6 +41,7 @@ __all__ = [
     "index_of",
     "is_null",
     "items_of",
+    "plain",
     "truth",
 ]
 
@@ -118,7 +119,7 @@ def clean(value: object) -> object:
     if t.__name__ in _NULL_TYPES:
         return None
     if t.__module__ == "numpy":
-        return _plain_number(value)
+        return plain(value)
     try:
         if value != value:
             return None
@@ -127,17 +128,27 @@ def clean(value: object) -> object:
     return value
 
 
-def _plain_number(value: object) -> object:
-    """A numpy scalar's Python number (exactly: a float32 widens, an int64 stays the integer it is);
-    NaN is NULL. Other numpy values (arrays, datetime64) stay as they are."""
+def plain(value: object) -> object:
+    """A numpy scalar's Python number (exactly: a float32 widens, an int64 stays the integer it is;
+    NaN is NULL), and a numpy array the list of its elements (so ``==``, ``in`` and truth are a
+    list's: an array's ``==`` is elementwise, and its truth an error). Other numpy values
+    (datetime64) stay as they are."""
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
         number = float(value)
         return None if number != number else number
-    if value.__class__.__name__ in ("bool", "bool_"):
+    name = value.__class__.__name__
+    if name in ("bool", "bool_"):
         return bool(value)  # numpy's bool, not a Number
+    if name == "ndarray":
+        return _cleaned(value.tolist())  # type: ignore[attr-defined]  # an ndarray
     return value
+
+
+def _cleaned(items: object) -> object:
+    """An array's ``tolist()`` with each element as expressions see it (NaN as NULL), at any depth."""
+    return [_cleaned(x) for x in items] if isinstance(items, list) else clean(items)
 
 
 def is_null(value: object) -> bool:

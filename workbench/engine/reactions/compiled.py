@@ -6,6 +6,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 
 from workbench.engine.events import Event
+from workbench.engine.expr.values import plain
 from workbench.engine.faults import FaultSink
 from workbench.engine.reactions.accumulators import Window, compile_window
 from workbench.engine.reactions.conditions import Compiled, compile_condition
@@ -69,6 +70,8 @@ def match_event(
         if m.field not in fields:
             return None
         actual = fields[m.field]
+        if actual.__class__.__module__ == "numpy":  # why: an array's != is elementwise, its truth an error
+            actual = plain(actual)
         if m.var is None:
             if actual != m.value:
                 return None

@@ -71,6 +71,18 @@ def test_single_and_quoted_key_fields() -> None:
             1,
             21,
         ),
+        (  # c.fields is the derived event's mapping, c.get its method: the measure could not be read
+            "sequence a measures n = 1, fields = count(p) emit into x begin p: y",
+            "measure 'fields' would be a field",
+            1,
+            28,
+        ),
+        (
+            "sequence a measures get = count(p) emit into x begin p: y",
+            "measure 'get' would be a field",
+            1,
+            21,
+        ),
         ("sequence a partition by u, v, u begin p", "the key field 'u' is named twice", 1, 31),
         (
             "event x(n)\nevent y(v)\nsequence a measures m = count(p) emit into x begin p: y",

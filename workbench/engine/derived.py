@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from workbench.engine.events import Event
+from workbench.engine.expr.values import EVENT_ATTRIBUTES
 from workbench.errors import PatternError
 
 if TYPE_CHECKING:
@@ -51,8 +52,9 @@ __all__ = [
 #: the ``seq`` of the first derived event (then -3, -4, ...; -1 means "not stamped yet")
 FIRST_DERIVED_SEQ = -2
 
-#: names a measure of an emitting pattern cannot have: they are the derived event's own attributes
-RESERVED_FIELDS = frozenset({"type", "time", "t", "key", "seq"})
+#: names a measure of an emitting pattern cannot have: the derived event's own attributes (``c.fields``
+#: is the whole mapping) and its ``get`` method, which ``c.NAME`` would read instead of the field
+RESERVED_FIELDS = EVENT_ATTRIBUTES | {"get"}
 
 
 def derived_fields(pattern: object) -> tuple[str, ...]:

@@ -342,22 +342,27 @@ def _run(args: argparse.Namespace) -> int:
 
         with pd.option_context("display.max_rows", None, "display.width", 200):
             print(frame.drop(columns=["extra"], errors="ignore").to_string(index=False))
-    _notes(session, names, done, inputs.unit_note(data))
+    _notes(session, names, done, inputs, data)
     _report(args, inputs, session, done)
     return 3 if outcome.errors else 0
 
 
-def _notes(session: CepSession, names: Sequence[str], done: Replay, unit_note: str | None) -> None:
+def _notes(session: CepSession, names: Sequence[str], done: Replay, inputs: _Inputs, data: object) -> None:
     """What the input lacked, on stderr: types and fields no pattern meets, keys, time units, dates
     compared with text."""
     from workbench.session.notes import missing_key_note, partition_note
-    from workbench.session.typecheck import date_text_comparisons, field_mismatches, type_mismatches
+    from workbench.session.typecheck import (
+        attribute_columns,
+        date_text_comparisons,
+        field_mismatches,
+        type_mismatches,
+    )
 
     patterns = [session.get(n).pattern for n in names]
     for note in [
-        *([unit_note] if unit_note is not None else []),
+        *([unit_note] if (unit_note := inputs.unit_note(data)) is not None else []),
         *type_mismatches(patterns, done.types),
-        *field_mismatches(patterns, done.fields),
+        *field_mismatches(patterns, done.fields, attribute_columns(inputs.type, inputs.time)),
         *date_text_comparisons(patterns, session.times.dated()),
     ]:
         print(f"warning: {note}", file=sys.stderr)

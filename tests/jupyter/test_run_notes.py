@@ -95,3 +95,14 @@ def test_a_datetime_field_compared_with_text_gets_a_note_and_timestamp_works(
     found = ip.run_line_magic("cep", "run late_ones --on orders")
     assert "datetime field" not in capsys.readouterr().out
     assert found["key"].tolist() == ["v"]
+
+
+def test_a_field_that_is_the_type_column_is_pointed_to_e_type(
+    ip: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ip.user_ns["typed"] = pd.DataFrame({"event": ["login", "logout"], "time": [0, 1], "user": ["u", "u"]})
+    ip.run_cell_magic("cep", "-q", "sequence ev partition by user\n  begin a: login where e.event == 'login'")
+    ip.run_line_magic("cep", "run ev --on typed --type event")
+    out = capsys.readouterr().out
+    assert "reads field 'event', which no input event has" in out
+    assert "(column 'event' is the events' type: read it as e.type)" in out

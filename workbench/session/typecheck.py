@@ -17,13 +17,20 @@ carry events no pattern cares about), but a type a pattern waits for and no even
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from workbench.engine.expr import ir
 from workbench.engine.matcher import Pattern
 from workbench.engine.shape import elements, event_types, fields_read
 
-__all__ = ["date_text_comparisons", "field_mismatches", "pattern_fields", "pattern_types", "type_mismatches"]
+__all__ = [
+    "attribute_columns",
+    "date_text_comparisons",
+    "field_mismatches",
+    "pattern_fields",
+    "pattern_types",
+    "type_mismatches",
+]
 
 
 def pattern_types(pattern: object) -> set[str] | None:
@@ -57,8 +64,13 @@ def pattern_fields(pattern: object) -> dict[str, set[str]]:
 _BUILT_IN_FIELDS = frozenset({"type", "time", "key", "seq", "fields", "t"})
 
 
-def field_mismatches(patterns: Sequence[Pattern], columns: Iterable[str]) -> list[str]:
+def field_mismatches(
+    patterns: Sequence[Pattern], columns: Iterable[str], attributes: Mapping[str, str] | None = None
+) -> list[str]:
     """One sentence per field a pattern reads that no input column holds (with the nearest column).
+
+    ``attributes`` names the input's columns that became an event attribute (``{"event": "type"}``
+    for ``--type event``): a pattern reading such a column as a field is told to read the attribute.
 
     >>> from workbench.engine.nfa import SequencePattern, Stage
     >>> p = SequencePattern("s", (Stage("a", where="e.pric > 1"),))
@@ -69,11 +81,14 @@ def field_mismatches(patterns: Sequence[Pattern], columns: Iterable[str]) -> lis
     out: list[str] = []
     if not have:  # no input, or events without fields: nothing to compare with
         return out
+    moved = dict(attributes or {})
     for p in patterns:
         for element, fields in pattern_fields(p).items():
             for f in sorted(fields - have - _BUILT_IN_FIELDS):
                 close = difflib.get_close_matches(f, sorted(have), n=1, cutoff=0.6)
                 hint = f" (did you mean {close[0]!r}?)" if close else f"; columns: {', '.join(sorted(have))}"
+                if f in moved:  # why: the column is there, as the events' attribute, not a field
+                    hint = f" (column {f!r} is the events' {moved[f]}: read it as e.{moved[f]})"
                 out.append(
                     f"{element!r} of pattern {p.name!r} reads field {f!r}, which no input event has{hint}"
                 )
@@ -124,3 +139,14 @@ def _date_against_text(node: ir.Node, fields: set[str]) -> tuple[str, str] | Non
         ):
             return one.name, other.value
     return None
+
+
+def attribute_columns(type_column: str | None, time_column: str | None) -> dict[str, str]:
+    """The input columns given as the events' ``type`` and ``time`` (``--type``, ``--time``), which
+    are then no fields: for :func:`field_mismatches`.
+
+    >>> attribute_columns("event", None)
+    {'event': 'type'}
+    """
+    given = ((type_column, "type"), (time_column, "time"))
+    return {column: attr for column, attr in given if column is not None and column != attr}

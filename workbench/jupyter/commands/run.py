@@ -15,7 +15,12 @@ from workbench.session.ordering import ORDER_BY_HELP
 from workbench.session.runs import dropped_note
 from workbench.session.session import to_frame
 from workbench.session.times import with_time_unit
-from workbench.session.typecheck import date_text_comparisons, field_mismatches, type_mismatches
+from workbench.session.typecheck import (
+    attribute_columns,
+    date_text_comparisons,
+    field_mismatches,
+    type_mismatches,
+)
 
 if TYPE_CHECKING:
     from workbench.jupyter.magics import CepMagics
@@ -105,7 +110,7 @@ def replay(
         print(f"note: {unit_note}")
     for note in [
         *type_mismatches(patterns, done.types),
-        *field_mismatches(patterns, done.fields),
+        *field_mismatches(patterns, done.fields, attribute_columns(type_, time)),
         *date_text_comparisons(patterns, session.times.dated()),
     ]:
         print(f"note: {note}")

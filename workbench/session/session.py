@@ -219,7 +219,7 @@ class CepSession(SessionViews):
                 outcomes.append(self._replay_columns(group, loaded, report, **settings))
                 seen = Seen.of_columns(loaded)
             types, fields, rows, keyed = seen.types, seen.fields, seen.rows, keyed or seen.keyed
-        self.late_fields = tuple(sorted(fields))
+        self.late_fields = tuple(sorted(fields, key=str))  # why str: a mapping event may name a field None
         types, fields = derived_shape(self.definitions, names, types, fields)  # why: no note on them
         return Replay(self.merge(outcomes), types, fields, rows, keyed or rows == 0, missing)
 

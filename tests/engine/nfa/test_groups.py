@@ -7,7 +7,9 @@ import pytest
 from tests.engine.oracle import feed, is_type, seqs
 from workbench.engine.families import compile_matcher
 from workbench.engine.nfa import GroupStage, Quantifier, SequencePattern, Stage, begin
+from workbench.engine.runtime import Engine
 from workbench.errors import PatternError
+from workbench.language import compile_text
 
 
 def ab() -> object:
@@ -64,3 +66,26 @@ def test_group_names_are_unique_and_groups_not_greedy() -> None:
         compile_matcher(dup)
     with pytest.raises(PatternError, match="group"):
         compile_matcher(begin("s").followed_by(ab()).one_or_more().greedy().build("p"))  # type: ignore[arg-type]
+
+
+def test_a_repeated_group_whose_stages_are_all_optional_ends() -> None:
+    """``(g one or more optional) times 2 or more``: the group's round can take nothing, so its
+    PROCEED edges form a cycle and each event's closure went round it for ever (found against
+    Flink's NFA by a random group pattern). The closure now stops where a path comes round again;
+    the matches are those of the bounded ``times 2`` (as many ways to split the events, more times)."""
+    found: dict[str, set[tuple[int, ...]]] = {}
+    for quantifier in ("times 2 or more", "one or more", "times 2"):
+        text = (
+            "sequence s\n    begin (\n        begin g where e.name == 'a' one or more optional\n"
+            f"    ) {quantifier}\n    followed by z where e.name == 'z'\n"
+        )
+        engine = Engine([compile_text(text)[0].pattern])
+        engine.process_many([{"type": "x", "time": t, "name": n} for t, n in ((1, "a"), (2, "a"), (3, "z"))])
+        engine.finish()
+        found[quantifier] = {d.seqs for d in engine.detections}
+    assert (
+        found["times 2 or more"]
+        == found["one or more"]
+        == found["times 2"]
+        == {(0, 1, 2), (0, 2), (1, 2), (2,)}
+    )

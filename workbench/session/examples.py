@@ -237,7 +237,8 @@ def generate_examples(
     for seq in fired:
         events = search.events(seq)
         res = search.run(events)
-        names = sorted({ch for d in res.detections if d.kind == "match" for ch in d.channels})
+        # why dict.fromkeys: the stages in the order the match took them, each once
+        names = list(dict.fromkeys(ch for d in res.detections if d.kind == "match" for ch in d.channels))
         out.fires.append(Example(FIRES, tuple(events), f"fires: a match of {', '.join(names)}"))
     if not fired:
         out.notes.append(
@@ -316,7 +317,14 @@ def _timeouts(
         if len(seq) > 1:
             late: list[float] = [i * search.gap for i in range(len(seq) - 1)]
             late.append(late[0] + _whole(search.window) + 1)
-            tries.append((seq, late, f"the last event comes {search.window:g} ms after the first, too late"))
+            gap = late[-1] - late[0]
+            tries.append(
+                (
+                    seq,
+                    late,
+                    f"the last event comes {gap:g} ms after the first, past the {search.window:g} ms window",
+                )
+            )
     tries += [(seq, None, "the input ends before the pattern completes") for seq in sorted(open_, key=len)]
     for seq, times, why in tries:
         if len(out) >= count or search.runs >= search.budget:

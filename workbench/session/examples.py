@@ -25,6 +25,7 @@ from workbench.engine.families import compile_matcher
 from workbench.engine.matcher import Matcher
 from workbench.engine.runtime import Engine, RunResult, run
 from workbench.errors import CepError
+from workbench.language.texts import format_duration
 from workbench.session.exampledata import Alphabet, Candidate, Scalar, alphabet_of
 from workbench.session.reasons import outcome_of
 
@@ -317,14 +318,8 @@ def _timeouts(
         if len(seq) > 1:
             late: list[float] = [i * search.gap for i in range(len(seq) - 1)]
             late.append(late[0] + _whole(search.window) + 1)
-            gap = late[-1] - late[0]
-            tries.append(
-                (
-                    seq,
-                    late,
-                    f"the last event comes {gap:g} ms after the first, past the {search.window:g} ms window",
-                )
-            )
+            gap, window = format_duration(late[-1] - late[0]), format_duration(search.window)
+            tries.append((seq, late, f"the last event comes {gap} after the first, past the {window} window"))
     tries += [(seq, None, "the input ends before the pattern completes") for seq in sorted(open_, key=len)]
     for seq, times, why in tries:
         if len(out) >= count or search.runs >= search.budget:

@@ -31,6 +31,8 @@ class Analysis:
         final_reach: state -> Final may be reachable through PROCEED edges.
         strict: state -> no IGNORE edge is reachable through PROCEED edges (a dead end there is
             strict contiguity).
+        proceed_cycle: some state reaches itself through PROCEED edges alone (a repeated group
+            whose stages are all optional): an event's closure must then not go round for ever.
     """
 
     wakes: Mapping[str, frozenset[str] | None]
@@ -40,6 +42,7 @@ class Analysis:
     relevant: frozenset[str] | None
     final_reach: Mapping[str, bool]
     strict: Mapping[str, bool]
+    proceed_cycle: bool
 
 
 def analyse(nfa: CompiledNFA) -> Analysis:
@@ -60,6 +63,7 @@ def analyse(nfa: CompiledNFA) -> Analysis:
         _relevant(nfa, wakes, start),
         {name: _reaches_final(states, name) for name in states},
         {name: _no_ignore(states, name) for name in states},
+        _proceed_cycle(states),
     )
 
 
@@ -84,6 +88,15 @@ def _proceed_reach(states: States, name: str, *, into_stop: bool = True) -> Iter
         for tr in st.transitions:
             if tr.action == Action.PROCEED and (into_stop or states[tr.target].kind != Kind.STOP):
                 stack.append(tr.target)
+
+
+def _proceed_cycle(states: States) -> bool:
+    """Whether a PROCEED edge leads to a state from which PROCEED edges lead back to its source."""
+    return any(
+        tr.action == Action.PROCEED and any(st.name == name for st in _proceed_reach(states, tr.target))
+        for name, st in states.items()
+        for tr in st.transitions
+    )
 
 
 def _no_ignore(states: States, name: str) -> bool:

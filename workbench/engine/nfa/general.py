@@ -75,9 +75,8 @@ class GeneralPlan(MatchEmission):
             for name, st in self._states.items()
         }
         self._needs_ctx = any(needs_context(tr.cond) for st in self._states.values() for tr in st.transitions)
-        #: PROCEED edges that lead back to a state (a repeated group whose stages are all optional):
-        #: each event's closure then stops where its path would come round again
-        self._proceed_cycle = _has_proceed_cycle(self._edges)
+        #: PROCEED edges that lead back to a state: each event's closure tracks its paths (see _step)
+        self._proceed_cycle = facts.proceed_cycle
         self._kind = {name: st.kind for name, st in self._states.items()}
         self._finals = frozenset(name for name, kind in self._kind.items() if kind == Kind.FINAL)
         self._window, self._window_times, self._shared = nfa.window_ms, nfa.window_times, store.shared
@@ -269,51 +268,28 @@ class GeneralPlan(MatchEmission):
         return Run(-1, self.nfa.start, None, state.start_version, None, None, None, 0, ())
 
     def _step(self, state: NFAState, run: Run, event: Event, eid: EventId, ctx: Context) -> list[Run]:
-        """Flink's ``computeNextStates`` for one run (successors; releases the run's reference)."""
+        """Flink's ``computeNextStates`` for one run (successors; releases the run's reference).
+
+        Where PROCEED edges form a cycle (:attr:`Analysis.proceed_cycle`), each path of the closure
+        carries the states it passed and stops where it would reach one again: that round of a
+        repeated group took no event and adds only the same edges again, for ever.
+        """
         cctx = self._context(state, run, event) if self._needs_ctx else None
         edges: list[Transition] = []
         edges_of = self._edges
         here = run.state
-        if self._proceed_cycle:
-            return self._step_cyclic(state, run, event, eid, ctx, cctx)
-        stack = [here]
-        takes = ignores = 0
-        while stack:
-            for action, target, pred, tr in edges_of[stack.pop()]:
-                if pred(event, cctx):
-                    if action == _PROCEED:
-                        stack.append(target)
-                    else:
-                        edges.append(tr)
-                        if action == _TAKE:
-                            takes += 1
-                        elif target != here:
-                            ignores += 1
-        return self._branch(state, run, event, eid, ctx, cctx, edges, takes, ignores)
-
-    def _step_cyclic(
-        self,
-        state: NFAState,
-        run: Run,
-        event: Event,
-        eid: EventId,
-        ctx: Context,
-        cctx: ConditionContext | None,
-    ) -> list[Run]:
-        """:meth:`_step` where PROCEED edges form a cycle: a path of the closure that would reach a
-        state it already passed adds nothing but the same edges again (an iteration of a repeated
-        group that took no event), so it stops there; without the check the closure never ends."""
-        edges: list[Transition] = []
-        edges_of = self._edges
-        here = run.state
-        stack: list[tuple[str, frozenset[str]]] = [(here, frozenset((here,)))]
+        stack: list[tuple[str, frozenset[str] | None]] = [
+            (here, frozenset((here,)) if self._proceed_cycle else None)
+        ]
         takes = ignores = 0
         while stack:
             name, path = stack.pop()
             for action, target, pred, tr in edges_of[name]:
                 if pred(event, cctx):
                     if action == _PROCEED:
-                        if target not in path:
+                        if path is None:  # why: no cycle (nearly every NFA): no path to carry
+                            stack.append((target, None))
+                        elif target not in path:
                             stack.append((target, path | {target}))
                     else:
                         edges.append(tr)
@@ -464,29 +440,6 @@ class GeneralPlan(MatchEmission):
 def _order(run: Run) -> tuple[EventId | None, int]:
     """:meth:`Run.order` for runs that have a first event (every run in ``NFAState.runs``)."""
     return (run.start_id, run.rid)
-
-
-def _has_proceed_cycle(edges: Mapping[str, Sequence[tuple[int, str, object, object]]]) -> bool:
-    """Whether some state reaches itself through PROCEED edges alone."""
-    proceeds = {name: [t for action, t, _, _ in out if action == _PROCEED] for name, out in edges.items()}
-    done: set[str] = set()
-    for root in proceeds:
-        path: set[str] = set()
-        stack: list[tuple[str, bool]] = [(root, False)]
-        while stack:
-            name, leaving = stack.pop()
-            if leaving:
-                path.discard(name)
-                done.add(name)
-                continue
-            if name in path:
-                return True
-            if name in done:
-                continue
-            path.add(name)
-            stack.append((name, True))
-            stack.extend((t, False) for t in proceeds.get(name, ()))
-    return False
 
 
 def final_after_proceed(

@@ -216,13 +216,6 @@ class _Inputs:
 
         return with_time_unit(read_frame(source), self.time, self.time_unit)
 
-    def unit_note(self, data: object) -> str | None:
-        """A note when ``data``'s numeric times look like epoch seconds (or us, ns) and no
-        ``--time-unit`` said how to read them."""
-        from workbench.session.notes import time_unit_note
-
-        return time_unit_note(data, self.time) if self.time_unit is None else None
-
 
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output file that cannot be written (suffix, folder) before any event is replayed."""
@@ -350,20 +343,14 @@ def _run(args: argparse.Namespace) -> int:
 def _notes(session: CepSession, names: Sequence[str], done: Replay, inputs: _Inputs, data: object) -> None:
     """What the input lacked, on stderr: types and fields no pattern meets, keys, time units, dates
     compared with text."""
-    from workbench.session.notes import missing_key_note, partition_note
-    from workbench.session.typecheck import (
-        attribute_columns,
-        date_text_comparisons,
-        field_mismatches,
-        type_mismatches,
-    )
+    from workbench.session.notes import missing_key_note, partition_note, time_unit_note
+    from workbench.session.typecheck import input_mismatches
 
     patterns = [session.get(n).pattern for n in names]
+    unit_note = time_unit_note(data, inputs.time, inputs.time_unit)
     for note in [
-        *([unit_note] if (unit_note := inputs.unit_note(data)) is not None else []),
-        *type_mismatches(patterns, done.types),
-        *field_mismatches(patterns, done.fields, attribute_columns(inputs.type, inputs.time)),
-        *date_text_comparisons(patterns, session.times.dated()),
+        *([unit_note] if unit_note is not None else []),
+        *input_mismatches(patterns, done.types, done.fields, session.times.dated(), inputs.type, inputs.time),
     ]:
         print(f"warning: {note}", file=sys.stderr)
     if not done.keyed:

@@ -84,10 +84,10 @@ def missing_key_note(count: int) -> str:
 _UNIT_BANDS = ((1e17, math.inf, "ns", 1e-6), (1e14, 1e17, "us", 1e-3), (1e9, 1e11, "s", 1e3))
 
 
-def time_unit_note(data: object, time: str | None) -> str | None:
+def time_unit_note(data: object, time: str | None, unit: str | None = None) -> str | None:
     """A note when a DataFrame's time column holds numbers that look like epoch seconds, micro- or
     nanoseconds (the engine reads numbers as milliseconds, so ``within 10min`` would not mean ten
-    minutes); ``None`` otherwise.
+    minutes); ``None`` otherwise, and when ``--time-unit`` (``unit``) said how to read them.
 
     >>> import pandas as pd
     >>> time_unit_note(pd.DataFrame({"time": [1714557600, 1714557660]}), None)[:52]
@@ -97,7 +97,7 @@ def time_unit_note(data: object, time: str | None) -> str | None:
     """
     import pandas as pd
 
-    if not isinstance(data, pd.DataFrame):
+    if unit is not None or not isinstance(data, pd.DataFrame):
         return None
     name = time or ("time" if "time" in data.columns else "t")
     if name not in data.columns or data.columns.duplicated().any():

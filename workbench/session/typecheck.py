@@ -27,6 +27,7 @@ __all__ = [
     "attribute_columns",
     "date_text_comparisons",
     "field_mismatches",
+    "input_mismatches",
     "pattern_fields",
     "pattern_types",
     "type_mismatches",
@@ -150,3 +151,22 @@ def attribute_columns(type_column: str | None, time_column: str | None) -> dict[
     """
     given = ((type_column, "type"), (time_column, "time"))
     return {column: attr for column, attr in given if column is not None and column != attr}
+
+
+def input_mismatches(
+    patterns: Sequence[Pattern],
+    types: Iterable[str],
+    fields: Iterable[str],
+    dated: Iterable[str],
+    type_column: str | None = None,
+    time_column: str | None = None,
+) -> list[str]:
+    """What every front end says after a replay about the patterns against their input: event
+    types and fields they read that it lacks (:func:`type_mismatches`, :func:`field_mismatches`,
+    ``--type``/``--time`` columns read as fields included) and datetime fields compared with text
+    (:func:`date_text_comparisons`; ``dated`` as :meth:`TimeFormat.dated` gives them)."""
+    return [
+        *type_mismatches(patterns, types),
+        *field_mismatches(patterns, fields, attribute_columns(type_column, time_column)),
+        *date_text_comparisons(patterns, dated),
+    ]

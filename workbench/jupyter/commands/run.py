@@ -15,12 +15,7 @@ from workbench.session.ordering import ORDER_BY_HELP
 from workbench.session.runs import dropped_note
 from workbench.session.session import to_frame
 from workbench.session.times import with_time_unit
-from workbench.session.typecheck import (
-    attribute_columns,
-    date_text_comparisons,
-    field_mismatches,
-    type_mismatches,
-)
+from workbench.session.typecheck import input_mismatches
 
 if TYPE_CHECKING:
     from workbench.jupyter.magics import CepMagics
@@ -88,7 +83,7 @@ def replay(
         data = read_frame(data)
     elif isinstance(data, Iterator):
         data = list(data)  # read once; each partition group loads the events again
-    unit_note = time_unit_note(data, time) if time_unit is None else None
+    unit_note = time_unit_note(data, time, time_unit)
     data = with_time_unit(data, time, time_unit)
     done = session.replay(
         names,
@@ -108,11 +103,7 @@ def replay(
     patterns = [session.get(n).pattern for n in names]
     if unit_note is not None:
         print(f"note: {unit_note}")
-    for note in [
-        *type_mismatches(patterns, done.types),
-        *field_mismatches(patterns, done.fields, attribute_columns(type_, time)),
-        *date_text_comparisons(patterns, session.times.dated()),
-    ]:
+    for note in input_mismatches(patterns, done.types, done.fields, session.times.dated(), type_, time):
         print(f"note: {note}")
     if not done.keyed:
         print("note: " + partition_note("give --key COLUMN, or write 'partition by FIELD' in the pattern"))

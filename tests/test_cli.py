@@ -300,3 +300,25 @@ def test_python_dash_m_workbench_is_the_command_line() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "4 pattern(s), OK" in result.stdout
+
+
+def test_json_output_keeps_dates_and_names_what_json_cannot_hold(tmp_path: Path) -> None:
+    # (pandas wrote datetime columns as epoch numbers, and infinite measures as null, silently)
+    patterns, events = tmp_path / "m.cep", tmp_path / "e.csv"
+    patterns.write_text(
+        "sequence M within 10s\n    measures x = a.price\n    begin a: login\n    followed by b: trade\n",
+        encoding="utf-8",
+    )
+    events.write_text(
+        "time,key,type,price\n2024-01-01 00:00:01,k,login,inf\n2024-01-01 00:00:03,k,trade,120\n"
+    )
+    for name in ("out.jsonl", "out.json"):
+        result = cli("run", str(patterns), str(events), "--time-unit", "date", "-o", str(tmp_path / name))
+        assert result.returncode == 0, result.stderr
+        assert "column 'x' has 1 infinite value(s); JSON has no infinity" in result.stderr
+        text = (tmp_path / name).read_text()
+        assert '"emit_time":"2024-01-01T00:00:03.000"' in text
+        assert '"x":null' in text
+    result = cli("run", str(patterns), str(events), "--time-unit", "date", "-o", str(tmp_path / "out.csv"))
+    assert "infinite" not in result.stderr
+    assert pd.read_csv(tmp_path / "out.csv")["x"].tolist() == [float("inf")]

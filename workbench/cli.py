@@ -283,10 +283,11 @@ def _write(frame: pd.DataFrame, out: str) -> None:
     try:
         if suffix == ".csv":
             frame.to_csv(out, index=False)
-        elif suffix in (".jsonl", ".ndjson"):
-            frame.to_json(out, orient="records", lines=True)
-        elif suffix == ".json":
-            frame.to_json(out, orient="records")
+        elif suffix in (".jsonl", ".ndjson", ".json"):
+            for note in _json_losses(frame, out):
+                print(f"warning: {note}", file=sys.stderr)
+            # why iso: dates stay dates (pandas' default writes datetime columns as epoch numbers)
+            frame.to_json(out, orient="records", lines=suffix != ".json", date_format="iso")
         elif suffix == ".parquet":
             frame.to_parquet(out, index=False)
         else:
@@ -295,6 +296,29 @@ def _write(frame: pd.DataFrame, out: str) -> None:
     except OSError as err:  # why: a full disk, no permission, a folder: say which file, no traceback
         msg = f"cannot write {out}: {err.strerror or err}"
         raise CepError(msg) from None
+
+
+def _json_losses(frame: pd.DataFrame, out: str) -> list[str]:
+    """What JSON cannot hold: a column's infinite numbers (written as null), named per column."""
+    import math
+
+    import numpy as np
+
+    notes = []
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype.kind == "f":
+            count = int(np.isinf(column.to_numpy()).sum())
+        elif column.dtype == object:
+            count = sum(1 for v in column if isinstance(v, float | np.floating) and math.isinf(v))
+        else:
+            continue
+        if count:
+            notes.append(
+                f"{out}: column {str(name)!r} has {count} infinite value(s); JSON has no infinity, "
+                "so they are written as null (a .csv or .parquet file keeps them)"
+            )
+    return notes
 
 
 def _run(args: argparse.Namespace) -> int:

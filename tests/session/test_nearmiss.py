@@ -119,3 +119,18 @@ def test_near_misses_are_never_in_the_engine_trace() -> None:
     """Tracing records what happened; near misses are rebuilt on demand (nothing costs when off)."""
     s = _session(_orders(1), "big")
     assert all(r.kind != TraceKind.REJECTED for r in s.runs["big"].trace)
+
+
+@pytest.mark.parametrize(("current", "bound"), [("", "2"), (" including current", "2")])
+def test_a_condition_reading_an_aggregate_shows_its_value(current: str, bound: str) -> None:
+    # (the aggregate's name was unknown to the re-check: "<error: NameError: name 'lo' ...>")
+    session = CepSession()
+    session.define(
+        f"sequence p within 1h\n    aggregate lo = min(b.x){current}\n    begin a: t\n"
+        "    followed by b: t where e.x < 5 one or more\n    followed by c: t where e.x > lo * 5\n"
+    )
+    frame = pd.DataFrame({"time": [1, 2, 3, 4, 5], "key": "k", "type": "t", "x": [9, 3, 2, 7, 12]})
+    session.replay(["p"], frame)
+    story = session.explain("p", key="k", instance=1, details=True)
+    assert f"rejected c <- event #3 t@4 (x=7): `e.x > lo * 5`: 7 > {int(bound) * 5} is false" in story
+    assert "error" not in story

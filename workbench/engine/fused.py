@@ -260,7 +260,8 @@ class _Writer:
             out.add(*_with_context(kernel.body))
             idle = kernel.idle
         else:
-            out.add(_CONTEXT, f"{c(m.process)}(st, e, ctx)")
+            # why the cause: the matcher's trace records name the event (a kernel never traces)
+            out.add(_CONTEXT + "; ctx.cause = e.seq", f"{c(m.process)}(st, e, ctx)")
             idle = f"{c(m.is_idle)}(st)"
         # why: an idle state is dropped at once, unless a timer of it is still pending
         out.add(f"if {idle} and not ks.timer_counts.get({pindex}):")

@@ -82,7 +82,8 @@ class HostContext:
     """The :class:`~workbench.engine.matcher.Context` of every driver (one per host, reused)."""
 
     __slots__ = (
-        "budget", "emit", "final", "forget", "key", "keystate", "now", "pattern", "pindex", "sink", "tracing",
+        "budget", "cause", "emit", "final", "forget", "key", "keystate", "now", "pattern", "pindex", "sink",
+        "tracing",
     )  # fmt: skip
 
     #: ``emit(detection)``: the sink's own, bound once (a detection is handed over with one call)
@@ -95,6 +96,8 @@ class HostContext:
         self.final = False
         self.key: Hashable = None
         self.now: Time = 0
+        #: the position of the event being handled (``None`` while a timer fires), for trace records
+        self.cause: int | None = None
         self.pindex = 0
         self.pattern = ""
         self.keystate = KeyState()
@@ -225,7 +228,7 @@ class KeyHost:
     def process(self, ks: KeyState, key: Hashable, event: Event, targets: list[int]) -> None:
         """Hand one event of ``key`` to the matchers at ``targets`` (see :meth:`targets`)."""
         ctx = self.context
-        ctx.key, ctx.now, ctx.keystate = key, event.time, ks
+        ctx.key, ctx.now, ctx.keystate, ctx.cause = key, event.time, ks, event.seq
         states = ks.states
         matchers = self.matchers
         for pindex in targets:
@@ -249,6 +252,7 @@ class KeyHost:
             state = ks.states[pindex] = matcher.new_state(key)
         ctx = self.context
         ctx.key, ctx.now, ctx.keystate, ctx.pindex, ctx.pattern = key, time, ks, pindex, matcher.name
+        ctx.cause = None
         matcher.on_timer(state, time, token, ctx)
         if matcher.is_idle(state) and not ks.timer_counts.get(pindex):
             ctx.release(ks, pindex)

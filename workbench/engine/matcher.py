@@ -34,6 +34,12 @@ class Context(Protocol):
         ...
 
     @property
+    def cause(self) -> int | None:
+        """The position of the event being handled (``None`` while a timer fires): what trace
+        records of the changes it makes name as their cause."""
+        ...
+
+    @property
     def tracing(self) -> bool:
         """Whether trace records are wanted; guard record construction with it."""
         ...

@@ -10,14 +10,16 @@ re-evaluates the waiting element's condition tree (the closed expression IR) par
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 
 from workbench.engine.detection import TraceKind, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.expr import ir
 from workbench.engine.nfa.pattern import SequencePattern, Stage
+from workbench.engine.nfa.runaggs import RunAggregates
 from workbench.engine.nfa.trace import MappingFrame, near_miss_detail
 from workbench.engine.reactions.patterns import Channel, ReactionGroup, Var, pairs
+from workbench.errors import CepError
 
 __all__ = ["SCAN_LIMIT", "near_misses", "spans"]
 
@@ -150,16 +152,46 @@ def _sequence(
         ev = events.get(seq) if seq is not None else None
         if ev is not None:
             matched.setdefault(name, []).append(ev)
-    frame = MappingFrame({"matched": matched})
+    aggregates = _aggregates(pattern, before, events)
     out = []
     for stage in _waiting(pattern, before):
         if stage.types and e.type not in stage.types:
             continue  # why: the event never reached this stage
         if isinstance(stage.where, ir.Node):
+            frame = MappingFrame({"matched": matched, **aggregates(stage.name, e)})
             detail = near_miss_detail(stage.where, e, frame, stage.name)
             if not all(p["holds"] for p in detail["parts"]):  # type: ignore[attr-defined]
                 out.append((stage.name, detail))
     return out
+
+
+def _aggregates(
+    pattern: SequencePattern, before: Sequence[tuple[str, int | None]], events: Mapping[int, Event]
+) -> Callable[[str, Event], dict[str, object]]:
+    """The pattern's declared aggregates over what the instance took, as a condition of a stage
+    testing an event reads them (``including current`` adds the event for its own stage)."""
+    if not pattern.aggregates:
+        return lambda stage, e: {}
+    run = RunAggregates(pattern)
+    aggs = run.fresh()
+    try:
+        for name, seq in before:
+            ev = events.get(seq) if seq is not None else None
+            if ev is not None:
+                aggs = run.take(aggs, name, ev)
+    except CepError:  # why: a value the aggregate could not take; its conditions then show errors
+        return lambda stage, e: {}
+
+    def values(stage: str, e: Event) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for spec in run.specs:
+            try:
+                out[spec.name] = run.read(aggs, spec.name, stage, e)
+            except (CepError, TypeError, ValueError, ArithmeticError):
+                continue  # why: left out, the part that reads it shows the error
+        return out
+
+    return values
 
 
 def _group(

@@ -209,21 +209,22 @@ def test_skip_strategy_on_the_general_path() -> None:
     assert all(r.detail["reason"] == "skip strategy skip_past_last_event" for r in pruned)
 
 
-@pytest.mark.parametrize(
-    ("stages", "fast_path"),
-    [
-        ((Stage("a", types=("a",)), Stage("b", types=("b",))), "linear"),
+#: one pattern per matcher path: linear, loop, the general interpreter
+PATHS = [
+    ((Stage("a", types=("a",)), Stage("b", types=("b",))), "linear"),
+    (
         (
-            (
-                Stage("a", types=("a",)),
-                Stage("b", types=("b",), quantifier=Quantifier.one_or_more()),
-                Stage("c", types=("c",)),
-            ),
-            "loop",
+            Stage("a", types=("a",)),
+            Stage("b", types=("b",), quantifier=Quantifier.one_or_more()),
+            Stage("c", types=("c",)),
         ),
-        ((Stage("a", types=("a",), quantifier=Quantifier.one_or_more()), Stage("b", types=("b",))), None),
-    ],
-)
+        "loop",
+    ),
+    ((Stage("a", types=("a",), quantifier=Quantifier.one_or_more()), Stage("b", types=("b",))), None),
+]
+
+
+@pytest.mark.parametrize(("stages", "fast_path"), PATHS)
 def test_cap(stages: tuple[Stage, ...], fast_path: str | None) -> None:
     pattern = SequencePattern("p", stages, max_partial_matches=1)
     records = _all_paths(pattern, _events("a@0 a@1"), fast_path)
@@ -231,6 +232,51 @@ def test_cap(stages: tuple[Stage, ...], fast_path: str | None) -> None:
     assert ends
     assert all(r.kind == TraceKind.PRUNED for r in ends)
     assert ends[0].detail == {"reason": "cap: more than 1 partial matches", "max_partial_matches": 1}
+
+
+@pytest.mark.parametrize(("stages", "fast_path"), PATHS)
+def test_a_match_names_the_event_that_completed_it(stages: tuple[Stage, ...], fast_path: str | None) -> None:
+    # (it said "<- timer": the detection record carried no event)
+    pattern = SequencePattern("p", stages, within_ms=100)
+    records = _all_paths(pattern, _events("a@0 b@1 d@2 c@3 b@4"), fast_path)
+    detected = [r for r in records if r.kind == TraceKind.DETECTED]
+    assert detected
+    assert all(r.event_seq == (1 if r.time == 1 else 3 if r.time == 3 else 4) for r in detected)
+
+
+def test_a_timeout_and_a_skip_prune_name_their_causes() -> None:
+    pattern = SequencePattern(
+        "p",
+        (Stage("a", types=("a",)), Stage("b", contiguity=ANY, types=("b",))),
+        within_ms=10,
+        skip=SkipStrategy("skip_past_last_event"),
+    )
+    records = _all_paths(pattern, _events("a@0 a@1 b@2 a@5 c@30"), "linear")
+    pruned = [r for r in records if r.kind == TraceKind.PRUNED]
+    assert pruned
+    assert all(r.event_seq == 2 for r in pruned)  # the match completed by b@2 pruned them
+    timed_out = [r for r in records if r.kind == TraceKind.TIMED_OUT]
+    assert [(r.instance, r.event_seq) for r in timed_out] == [(3, None)]  # a window ends on time
+    engine = Engine([pattern], trace=True)
+    engine.process_many(_events("a@0 a@1 b@2 a@5 c@30"))
+    engine.finish()
+    events = {e.seq: e for d in engine.detections for e in d.events}
+    story = explain(pattern, engine.trace_records, engine.detections, events, key="k", instance=1)
+    assert "detected <- event #2 b@2" in story
+
+
+def test_group_outcomes_name_their_causes() -> None:
+    text = (
+        "group g\n    on login\n    @and @timeout(10) {\n"
+        "        big: trade\n        @stop out: logout\n    }\n"
+    )
+    engine = Engine([compile_pattern(text)], trace=True)
+    engine.process_many(_events("login@0 trade@1 login@2 logout@3 login@4"))
+    engine.finish()
+    ends = {(r.instance, r.kind): r.event_seq for r in engine.trace_records}
+    assert ends[(1, TraceKind.DETECTED)] == 1
+    assert ends[(2, TraceKind.FAILED)] == 3  # the @stop event
+    assert ends[(3, TraceKind.FAILED)] is None  # the group's timeout
 
 
 def test_no_record_is_built_when_tracing_is_off() -> None:

@@ -121,7 +121,10 @@ class ChainPlan(Generic[S]):
     ) -> None:
         ctx.emit(new_match(self.name, ctx.key, inst, kind, t, events, channels))
         if ctx.tracing:
-            ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, inst)
+            if kind == "match":  # why: a match names the event that completed (or released) it
+                ctx.trace(TraceKind.DETECTED, inst, None, ctx.cause)
+            else:
+                ctx.trace(TraceKind.TIMED_OUT, inst)
 
     def _drop(self, state: S, dropped: Sequence[Run], ctx: Context, cap: int, stacklevel: int) -> None:
         """``max_partial_matches``: trace and count the dropped partial matches, and warn."""

@@ -94,7 +94,7 @@ class MatchEmission:
         """Release a run the skip strategy pruned."""
         self.store.release(state, run.node, run.version)
         if ctx.tracing:
-            ctx.trace(TraceKind.PRUNED, run.inst, None, None, skip_detail(self.skip.kind))
+            ctx.trace(TraceKind.PRUNED, run.inst, None, ctx.cause, skip_detail(self.skip.kind))
 
     def _emit(
         self, state: NFAState, run: Run, kind: str, t: Time, ctx: Context, path: list[Step] | None = None
@@ -113,4 +113,7 @@ class MatchEmission:
             channels.extend([stage] * len(evs))
         ctx.emit(new_match(self.name, ctx.key, run.inst, kind, t, tuple(events), tuple(channels)))
         if ctx.tracing:
-            ctx.trace(TraceKind.DETECTED if kind == "match" else TraceKind.TIMED_OUT, run.inst)
+            if kind == "match":  # why: a match names the event that completed (or released) it
+                ctx.trace(TraceKind.DETECTED, run.inst, None, ctx.cause)
+            else:
+                ctx.trace(TraceKind.TIMED_OUT, run.inst)

@@ -255,7 +255,7 @@ class EventOnlyPlan:
         for inst, events, channels in done:
             ctx.emit(new_match(self.name, ctx.key, inst, "match", t, events, channels))
             if ctx.tracing:
-                ctx.trace(TraceKind.DETECTED, inst)
+                ctx.trace(TraceKind.DETECTED, inst, None, event.seq)
         if self.cap is not None and state.live > self.cap:
             self._cap(state, ctx, self.cap)
 

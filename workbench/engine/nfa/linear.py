@@ -437,13 +437,13 @@ class LinearPlan(ChainPlan[LinearState]):
         if k:
             if ctx.tracing:
                 for run in runs[:k]:
-                    ctx.trace(TraceKind.PRUNED, run.inst, None, None, skip_detail(skip.kind))
+                    ctx.trace(TraceKind.PRUNED, run.inst, None, ctx.cause, skip_detail(skip.kind))
             del runs[:k]
         if held:
             if ctx.tracing:
                 for h in held:
                     if skip.prunes(h.start, pruning):
-                        ctx.trace(TraceKind.PRUNED, h.inst, None, None, skip_detail(skip.kind))
+                        ctx.trace(TraceKind.PRUNED, h.inst, None, ctx.cause, skip_detail(skip.kind))
             held[:] = [h for h in held if not skip.prunes(h.start, pruning)]
         self._emit(inst, "match", t, events, ctx)
 

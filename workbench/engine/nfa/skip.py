@@ -151,7 +151,7 @@ def trace_held(ctx: Context, held: Iterable[int], behind: int | None, strategy: 
     if behind is None:
         return
     for inst in held:
-        ctx.trace(TraceKind.HELD, inst, None, None, held_detail(strategy, behind))
+        ctx.trace(TraceKind.HELD, inst, None, ctx.cause, held_detail(strategy, behind))
 
 
 def held_back(

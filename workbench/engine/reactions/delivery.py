@@ -273,7 +273,8 @@ class Delivery:
         if ctx.tracing:
             trace_kind = TraceKind.DETECTED if kind == det.MATCH else TraceKind.FAILED
             where = group.name if self.path else None
-            self.trace(trace_kind, where, None, {"kind": kind, "events": [e.seq for e in events]})
+            # why the cause: the event that completed or failed the instance (None: a timer)
+            self.trace(trace_kind, where, ctx.cause, {"kind": kind, "events": [e.seq for e in events]})
         name, initiator = self.plan.name, self.root.initiator
         ctx.emit(
             Detection(
@@ -303,7 +304,8 @@ class Delivery:
     def fail(self, cause: str | None, timed_out: bool = False) -> None:
         """End the instance without a match (reported on the timeout channel if it timed out)."""
         if self.ctx.tracing:
-            self.trace(TraceKind.FAILED, cause, None, {"timed_out": timed_out})
+            # why the cause: the event that failed it (a @stop, a violated @not); None: a timer
+            self.trace(TraceKind.FAILED, cause, self.ctx.cause, {"timed_out": timed_out})
         if timed_out and self.group.spec.timeout_channel:
             self.emit(det.TIMEOUT, [en for en in self.inst.results if not en.emitted], [])
         self.end()

@@ -50,7 +50,7 @@ NAMES = st.one_of(
 )
 FIELDS = st.sampled_from(["price", "name", "volume", "id", "ip", "user", "times", "within"])
 DURATIONS = st.one_of(
-    st.integers(0, 4 * 86_400_000),
+    st.integers(1, 4 * 86_400_000),
     st.sampled_from([250, 1000, 60_000, 3_600_000, 86_400_000]),
     st.integers(0, 10_000).map(lambda n: n + 0.5),
 )

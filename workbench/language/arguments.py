@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast as pyast
+import contextlib
 import io
+import math
 import tokenize
 from collections.abc import Mapping, Sequence
 
@@ -32,6 +34,7 @@ __all__ = [
     "never_open",
     "opt_int",
     "opt_ms",
+    "timeout_arg",
     "timer_args",
     "window_ms",
 ]
@@ -138,11 +141,19 @@ def ms_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | float
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return value
     if isinstance(value, str):  # Prova's duration strings: @timeout('2 s'), @timeout('500 ms')
-        try:
+        with contextlib.suppress(CepError, ValueError):
             return parse_duration(value.strip())
-        except (CepError, ValueError):
-            pass
     msg = f"{what} must be a duration such as 250ms, 10s, 5min (a bare number means milliseconds)"
+    raise ctx.fail(msg, arg.span)
+
+
+def timeout_arg(ctx: Context, arg: ast.Expr | ast.Duration, what: str) -> int | float:
+    """A ``@timeout``: a duration greater than zero and finite (``0`` and ``1e309`` are refused here,
+    where the caret can point at them)."""
+    value = ms_arg(ctx, arg, what)
+    if 0 < value < math.inf:
+        return value
+    msg = f"{what} must be a finite duration greater than zero, got {value!r} ms"
     raise ctx.fail(msg, arg.span)
 
 

@@ -23,8 +23,8 @@ from workbench.language.arguments import (
     ident_arg,
     is_none,
     literal,
-    ms_arg,
     never_open,
+    timeout_arg,
     timer_args,
 )
 from workbench.language.conditions import Scope, accepts, check_condition, nearest
@@ -53,6 +53,8 @@ class GroupCompiler:
         self.scope = GroupScope()
         self.nested = 0
         self.after: dict[str, tuple[tuple[str, ...], ast.Annotation]] = {}  # channel -> its @after
+        #: variables no channel may bind again (an ``as`` would shadow them): name -> who set them
+        self.fixed: dict[str, str] = {}
 
     def build(self, node: ast.GroupDef, name: str) -> grp.ReactionGroup:
         ctx = self.ctx
@@ -62,6 +64,7 @@ class GroupCompiler:
         state = tuple((a.name.text, literal(ctx, a.value, f"state {a.name.text!r}")) for a in node.state)
         self.scope.variables.update(n for n, _ in constants)
         self.scope.variables.update(n for n, _ in state)
+        self.fixed.update({n: "a constant" for n, _ in constants} | {n: "a state variable" for n, _ in state})
         instances = tuple(self._instance(i) for i in node.instances)
         for inst in instances:
             self.scope.variables.update(n for n, _ in grp.pairs(inst.vars))
@@ -113,6 +116,7 @@ class GroupCompiler:
                 raise ctx.fail(msg, item.field.span)
             if item.bind:
                 assert isinstance(item.value, ast.Name)
+                self._check_bind(item.value, f, binds)
                 binds.append((item.value.text, f))
                 continue
             assert isinstance(item.value, ast.Expr)
@@ -135,6 +139,23 @@ class GroupCompiler:
                 match.append((f, value))
         return tuple(match), type_
 
+    def _check_bind(self, var: ast.Name, field: str, binds: list[tuple[str, str]]) -> None:
+        """Refuse an ``as`` that binds a name twice in one head, or shadows a fixed variable."""
+        name = var.text
+        first = next((f for v, f in binds if v == name), None)
+        if first is not None:
+            msg = (
+                f"variable {name!r} is bound twice here (by {first!r} and {field!r}); bind another "
+                f"name and compare them in the where clause (where e.{first} == e.{field})"
+            )
+            raise self.ctx.fail(msg, var.span)
+        if name in self.fixed:
+            msg = (
+                f"variable {name!r} is already bound by {self.fixed[name]}; write '{field} = {name}' "
+                f"to compare with it, or '{field} as' a new name"
+            )
+            raise self.ctx.fail(msg, var.span)
+
     def _initiator(self, node: ast.Initiator, constants: Constants) -> grp.Initiator:
         annots = check_annotations(
             self.ctx, node.annotations, INITIATOR_ANNOTATIONS, "the initiator ('on ...')"
@@ -145,6 +166,7 @@ class GroupCompiler:
         if node.where is not None:
             where = check_condition(node.where, self._scope([type_] if type_ else []), self.ctx.source)
         self.scope.variables.update(v for v, _ in binds)
+        self.fixed.update({v: "the initiator ('on ...')" for v, _ in binds})
         ident = "initiator"
         if "id" in annots:
             args = annots["id"].args or ()
@@ -254,7 +276,7 @@ class GroupCompiler:
             elif name in ("size", "timer", "hop"):
                 self._window(opts, name, args, types)
             elif name == "timeout":
-                opts["timeout_ms"] = ms_arg(ctx, args[0], "@timeout")
+                opts["timeout_ms"] = timeout_arg(ctx, args[0], "@timeout")
             elif name == "vars":
                 opts["vars"], binds = self._vars(args, binds)
             elif name == "counts":
@@ -424,7 +446,7 @@ class GroupCompiler:
         """A group's ``@timeout``, ``@count`` and ``@size`` exit arguments (``None`` where absent)."""
         ctx = self.ctx
         timeout = (
-            ms_arg(ctx, annots["timeout"].args[0], "@timeout")
+            timeout_arg(ctx, annots["timeout"].args[0], "@timeout")
             if "timeout" in annots and annots["timeout"].args
             else None
         )

@@ -24,6 +24,7 @@ from lark.exceptions import UnexpectedInput
 from workbench.errors import SourceSpan
 from workbench.language import ast
 from workbench.language.alternation import choice_stage
+from workbench.language.errors import CepCompileError
 from workbench.language.grammar import lark_parser, parse_duration
 from workbench.language.syntax_errors import check_nesting, syntax_error
 
@@ -287,6 +288,12 @@ class _Builder:
         for child in rest:
             assert isinstance(child, Tree)
             if child.data == "initiator":
+                if initiator is not None:  # why: the grammar repeats group options; one 'on' only
+                    msg = (
+                        f"a group has one initiator: 'on ...' is given twice (first on line "
+                        f"{initiator.span.line}); use one 'on' with a where clause, or two groups"
+                    )
+                    raise CepCompileError(msg, self.span(child), "\n" * self.offset + self.text)
                 annots, once, head, where = _kids(child)
                 assert isinstance(head, Tree)
                 assert isinstance(annots, Tree)

@@ -33,6 +33,12 @@ _TERMINAL_WORDS = {
     "MUL_OP": "an operator",
     "UNARY_OP": "'-'",
     "ONCE": "'once'",
+    "OR_WHERE": "'or where'",
+    "OF_PREVIOUS": "'of previous'",
+    "INCLUDING": "'including current'",
+    "WINDOW_LAST": "'over last'",
+    "WINDOW_SESSION": "'over session'",
+    "WINDOW_EVENTS": "'events'",
     "$END": "the end of the text",
 }
 
@@ -177,6 +183,9 @@ def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxE
         msg = f"unexpected {got!r}; expected {what}"
         if word:
             hint = _suggest(got, words)
+        elif ch.isalnum() and not ch.isascii() and "NAME" in allowed:
+            name = _word_at(text.split("\n")[line - 1], col - 1)
+            hint = f" (a name is ASCII letters, digits and '_'; put any other name in backquotes: `{name}`)"
         elif "DURATION" in allowed:
             hint = _duration_hint(text.split("\n")[line - 1][col - 1 :])
     else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
@@ -198,6 +207,21 @@ def syntax_error(err: UnexpectedInput, text: str, first_line: int) -> CepSyntaxE
         msg += " (a group's own annotations go right after its operator: '@and @timeout(5s) { ... }')"
     line += first_line - 1
     return CepSyntaxError(msg, SourceSpan(line, col, line, col + 1), source)
+
+
+def _word_at(row: str, i: int) -> str:
+    """The word (letters of any script, digits, '_') around position ``i`` of ``row``.
+
+    >>> _word_at("group gé x", 7)
+    'gé'
+    """
+    start = i
+    while start > 0 and (row[start - 1].isalnum() or row[start - 1] == "_"):
+        start -= 1
+    end = i
+    while end < len(row) and (row[end].isalnum() or row[end] == "_"):
+        end += 1
+    return row[start:end]
 
 
 #: a stage keyword and a stage name right before the error: ``begin a login`` lacks its ``:``

@@ -334,6 +334,12 @@ class Delivery:
             return
         name = self.path[-1]
         parent.inst.children.pop(name, None)
+        if result is not None and name in parent.inst.paused:
+            # why: prova.md 4.7: a paused member's result is recorded, then removed; the nested
+            # group has ended, so the member can no longer succeed: a failure to the parent
+            if self.ctx.tracing:
+                parent.trace(TraceKind.IGNORED, name, self.ctx.cause, {"paused": True})
+            result = None
         if result is None:
             parent.policy.child_failed(parent, name)
             return

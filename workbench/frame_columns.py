@@ -14,9 +14,12 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-__all__ = ["INT", "measure_series", "objects", "strings", "time_spans", "times"]
+__all__ = ["INT", "SEQ_IS_POSITION", "measure_series", "objects", "strings", "time_spans", "times"]
 
 INT: Final = "Int64"  # nullable integer: stays integral when a value is missing
+#: a DataFrame attribute: its ``seq`` column holds the events' arrival positions, not a field (set by
+#: :func:`~workbench.results.events_to_frame`, so a frame of events turns back into the same events)
+SEQ_IS_POSITION: Final = "workbench.seq_is_position"
 _NONE: Final = type(None)
 _INTEGRAL: Final = frozenset({int, bool, _NONE})  # the plain classes isinstance(v, int) accepts
 _NUMERIC: Final = frozenset({int, bool, float, _NONE})

@@ -64,7 +64,7 @@ from workbench.engine.expr.ir import Node
 from workbench.engine.faults import ConditionFault
 from workbench.engine.gcpause import gc_paused
 from workbench.engine.matchtable import LazyDetections, MatchTable
-from workbench.frame_columns import INT, measure_series, objects, strings, time_spans, times
+from workbench.frame_columns import INT, SEQ_IS_POSITION, measure_series, objects, strings, time_spans, times
 
 __all__ = [
     "DETECTION_COLUMNS",
@@ -426,8 +426,9 @@ def events_to_frame(events: Iterable[Event], fields: Iterable[str] = ()) -> pd.D
         "time": times([e.time for e in es]),
         "key": objects([e.key for e in es]),
     }
-    frame = pd.DataFrame(data, columns=list(EVENT_COLUMNS))
-    return _add_fields(frame, es, EVENT_COLUMNS, fields)
+    frame = _add_fields(pd.DataFrame(data, columns=list(EVENT_COLUMNS)), es, EVENT_COLUMNS, fields)
+    frame.attrs[SEQ_IS_POSITION] = True  # why: frame_to_events gives these events back, seq not a field
+    return frame
 
 
 # ---------------------------------------------------------------------- DataFrame -> events

@@ -161,7 +161,8 @@ def test_columns_named_like_attributes_are_fields_when_others_are_the_attributes
     )
     (event,) = load_events(frame, type="action", time="ts")
     assert (event.type, event.time) == ("view", 5)
-    assert event.fields == {"type": "mobile", "time": "evening", "t": 35.0}  # seq is the position
+    # a 'seq' column is data too (it was dropped): e.fields['seq'] reads it, e.seq is the position
+    assert event.fields == {"type": "mobile", "time": "evening", "t": 35.0, "seq": 9}
     session = CepSession()
     session.define("sequence s begin a: view where e.fields['type'] == 'mobile' and e.fields['t'] > 30")
     assert len(session.replay(["s"], frame, type="action", time="ts").outcome.detections) == 1
@@ -191,3 +192,28 @@ def test_json_lines_keep_their_values_as_written(tmp_path: Path) -> None:
         {"zip": "02134", "code": "1e3", "created_at": 1700000000},
         {"zip": "42", "code": "7", "created_at": 5},
     ]
+
+
+@pytest.mark.parametrize("source", ["frame", "csv", "mappings"])
+def test_a_seq_column_is_a_field_in_every_input(source: str, tmp_path: Path) -> None:
+    # (a market feed's 'seq' was silently dropped: e.fields['seq'] never matched)
+    rows = [
+        {"type": "quote", "time": 0, "sym": "A", "seq": 17},
+        {"type": "quote", "time": 1, "sym": "A", "seq": 18},
+    ]
+    data: object = pd.DataFrame(rows)
+    if source == "csv":
+        data = tmp_path / "quotes.csv"
+        pd.DataFrame(rows).to_csv(data, index=False)
+    elif source == "mappings":
+        data = rows
+    session = CepSession()
+    session.define("sequence s partition by sym begin a: quote where e.fields['seq'] == 18 and e.seq == 1")
+    assert [d.seqs for d in session.replay(["s"], data).outcome.detections] == [(1,)]
+
+
+def test_a_mapping_with_time_keeps_its_t_and_refuses_fields_beside_a_fields_mapping() -> None:
+    (event,) = load_events([{"type": "a", "time": 5, "t": 35.0, "x": 1}])
+    assert (event.time, event.fields) == (5, {"t": 35.0, "x": 1})
+    with pytest.raises(EventError, match=r"a 'fields' mapping and fields beside it \('price'\)"):
+        load_events([{"type": "a", "time": 0, "fields": {"a": 1}, "price": 5}])

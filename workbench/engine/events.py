@@ -122,6 +122,21 @@ def _check_time(value: object, position: int | None, name: str = "time") -> int 
     return time
 
 
+def inline_fields(raw: Mapping[str, object], *, keep_key: bool = False) -> dict[str, object]:
+    """The fields of an event mapping that has no ``fields`` mapping: every item but ``type``,
+    ``fields``, ``key`` (unless ``keep_key``: a field under ``partition by``) and the time
+    (``time``, else ``t``). A ``seq`` or the other of ``time``/``t`` is data (``e.fields['seq']``;
+    ``e.seq`` is the arrival position the engine stamps).
+
+    >>> inline_fields({"type": "a", "time": 1, "t": 5, "seq": 7, "key": "k", "x": 2})
+    {'t': 5, 'seq': 7, 'x': 2}
+    """
+    skip = {"type", "fields", "time" if "time" in raw else "t"}
+    if not keep_key:
+        skip.add("key")
+    return {k: v for k, v in raw.items() if k not in skip}
+
+
 def make_event(raw: object, position: int | None = None) -> Event:
     """Validate ``raw`` and build an :class:`Event`.
 
@@ -156,8 +171,15 @@ def make_event(raw: object, position: int | None = None) -> Event:
             if not isinstance(fields, Mapping):
                 msg = f"'fields' must be a mapping, got {type(fields).__name__}"
                 raise EventError(msg, position=position, field="fields")
+            inline = [k for k in raw if k not in _RESERVED and k != "fields"]
+            if inline:  # why: they would be lost (the 'fields' mapping holds the fields)
+                beside = ", ".join(map(repr, inline))
+                msg = (
+                    f"the event has a 'fields' mapping and fields beside it ({beside}); put them in one place"
+                )
+                raise EventError(msg, position=position, field=str(inline[0]))
         else:
-            fields = {k: v for k, v in raw.items() if k not in _RESERVED}
+            fields = inline_fields(raw)
     else:
         msg = f"an event must be a mapping or an Event, got {type(raw).__name__}"
         raise EventError(msg, position=position)

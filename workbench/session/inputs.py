@@ -16,10 +16,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard, cast
 
-from workbench.engine.events import Event, make_event
+from workbench.engine.events import Event, inline_fields, make_event
 from workbench.engine.expr.durations import UNITS, duration_ms
 from workbench.engine.expr.values import is_null
 from workbench.errors import CepError, EventError
+from workbench.frame_columns import SEQ_IS_POSITION
 from workbench.language.conditions import nearest
 
 if TYPE_CHECKING:
@@ -232,7 +233,8 @@ def load_columns(
     if isinstance(key, tuple):
         # why a column of its own: the tuples key the events; the user's columns (a 'key' one
         # included) all stay fields conditions can read
-        fields = [str(c) for c in source.columns if c not in (type or "type", time, "seq")]
+        positions = ("seq",) if source.attrs.get(SEQ_IS_POSITION) else ()  # a frame of events
+        fields = [str(c) for c in source.columns if c not in (type or "type", time, *positions)]
         return EventColumns.from_frame(
             _keyed(source, key),
             type_column=type or "type",
@@ -322,7 +324,7 @@ def with_key(raw: Mapping[str, object], key: KeyFields) -> dict[str, object]:
         if "key" in raw and "key" not in fields:
             fields["key"] = raw["key"]
     else:
-        fields = {k: v for k, v in raw.items() if k not in _NOT_FIELDS}
+        fields = inline_fields(raw, keep_key=True)
     out = {k: raw[k] for k in ("type", "time", "t") if k in raw}
     out["fields"] = fields
     parts = (key,) if isinstance(key, str) else key
@@ -332,10 +334,6 @@ def with_key(raw: Mapping[str, object], key: KeyFields) -> dict[str, object]:
     else:
         out["key"] = _key_of(fields, key)
     return out
-
-
-#: what an event mapping holds besides its fields (its ``key`` is a field under ``partition by``)
-_NOT_FIELDS = frozenset({"type", "time", "t", "seq", "fields"})
 
 
 def _key_of(raw: Mapping[str, object], key: KeyFields | None) -> object:

@@ -1034,6 +1034,19 @@ def test_round_with_a_null_ndigits_is_null() -> None:
     assert _eval("round(2.567, e.missing)") is None
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-(10**40), 10**40) | st.booleans(), st.integers(-60, 5))
+def test_round_of_an_int_to_tens_equals_python_s(x: int, digits: int) -> None:
+    assert _eval(f"round({int(x)}, {digits})") == round(x, digits)
+
+
+def test_round_to_a_huge_negative_number_of_digits_returns() -> None:
+    # (Python computes 10**n for round(1, -n): ten billion digits hung the engine on every event;
+    # the old path does not return here)
+    assert _eval("round(e.v, -10**10)", ev(v=123)) == 0
+    assert _eval("round(e.v, -10**10)", ev(v=True)) == 0
+
+
 def test_first_and_last_are_navigation_and_keep_nulls() -> None:
     a = [ev(v=NAN), ev(v=1), ev(v=2), ev()]
     assert _eval("first(matched('a').v)", a=a) is None  # the first event's value, which is NULL

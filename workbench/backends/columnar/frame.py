@@ -23,6 +23,7 @@ from workbench.engine.clock import stamp
 from workbench.engine.events import Event, make_event
 from workbench.engine.expr.values import is_null
 from workbench.errors import EventError
+from workbench.frame_columns import SEQ_IS_POSITION
 
 __all__ = ["EventColumns", "RowEvents", "convert_column", "required_columns"]
 
@@ -172,13 +173,16 @@ class EventColumns:
     ) -> EventColumns:
         """Convert the columns (see :func:`workbench.results.frame_to_events` for the arguments).
 
-        Every column but those of the type, the time, ``seq`` and a key column named ``key`` is a
-        field (a partition column such as ``user`` is the key and stays a field). Raises
-        :class:`EventError` for a missing type or time column or an unknown field column.
+        Every column but those of the type, the time, a key column named ``key`` and the positions
+        of a frame of events (``SEQ_IS_POSITION``) is a field (a partition column such as ``user`` is
+        the key and stays a field). Raises :class:`EventError` for a missing type or time column or
+        an unknown field column.
         """
         time_column = required_columns(frame, type_column, time_column)
         has_key = key_column is not None and key_column in frame.columns
-        reserved = {type_column, time_column, "seq"}
+        reserved = {type_column, time_column}
+        if frame.attrs.get(SEQ_IS_POSITION):  # why: else a 'seq' column is data (e.seq: the position)
+            reserved.add("seq")
         if has_key and key_column == "key":  # why: a partition column (user) is a field as well
             reserved.add("key")
         if fields is None:

@@ -184,6 +184,17 @@ def _round(*args: object) -> object:
     if not 1 <= len(args) <= 2:
         msg = "round() takes a number and an optional number of digits"
         raise TypeError(msg)
+    if len(args) == 2:
+        x, digits = args
+        # why: Python rounds an int to -n digits by computing 10**n, which takes minutes for a huge
+        # n; an int with fewer digits than n rounds to 0 anyway (bit_length * log10(2) bounds them)
+        if (
+            isinstance(x, int)
+            and digits.__class__ is int
+            and digits < 0
+            and x.bit_length() * 0.30103 + 2 < -digits
+        ):
+            return 0
     return _rounded(*args)
 
 

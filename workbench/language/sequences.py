@@ -401,7 +401,8 @@ class SequenceCompiler:
         current = stage.name.text if stage.name else None
         until = self._condition(stage.until, types, "until condition", current) if stage.until else None
         if stage.group is not None:
-            inner = tuple(self._stage(s, i == 0) for i, s in enumerate(stage.group.stages))
+            # why 'first and': a group's first stage has a previous event unless the group begins the pattern
+            inner = tuple(self._stage(s, first and i == 0) for i, s in enumerate(stage.group.stages))
             self._check_group(stage, negated)
             name = _group_name(inner)
             self.spans[name] = stage.group.span  # the engine reports a group's problems by this name

@@ -89,3 +89,61 @@ def test_a_repeated_group_whose_stages_are_all_optional_ends() -> None:
         == found["times 2"]
         == {(0, 1, 2), (0, 2), (1, 2), (2,)}
     )
+
+
+# Differences from Flink 2.3.0's NFA found by random group patterns against it (each expected
+# result below is what Flink's own NFA gives for the same pattern and events).
+
+
+def _run(text: str, types: str) -> list[tuple[int, ...]]:
+    engine = Engine([compile_text(text)[0].pattern])
+    engine.process_many([{"type": t, "time": i + 1} for i, t in enumerate(types)])
+    engine.finish()
+    return [d.seqs for d in engine.detections if d.kind == "match"]
+
+
+def test_an_optional_group_can_be_skipped_only_before_its_first_event() -> None:
+    # (each event the group ignored made one more copy of the skipping match: c x x x d gave 4)
+    text = "sequence p\n begin s0: c\n followed by (\n  begin s1: b\n ) optional\n followed by s4: d\n"
+    assert _run(text, "cxxxd") == [(0, 4)]
+    assert sorted(_run(text, "cxbxd")) == [(0, 2, 4), (0, 4)]
+    # the head's own 'optional' still lets the group start at its second stage (Flink 2)
+    text = (
+        "sequence p\n begin s0: c\n followed by (\n  begin s1: b optional\n  followed by s2: h\n )\n"
+        " followed by s4: d\n"
+    )
+    assert _run(text, "chd") == [(0, 1, 2)]
+
+
+def test_a_group_s_until_event_cannot_leave_the_group() -> None:
+    # (the loop inside the group proceeded on the until event, so the next stage took it)
+    text = (
+        "sequence p\n begin (\n  begin s0: a one or more\n ) one or more until e.type == 'd'\n"
+        " followed by s1: d\n"
+    )
+    assert _run(text, "ad") == []
+    assert _run(text, "axd") == [(0, 2), (0, 2)]
+
+
+def test_what_flink_refuses_about_groups_and_windows_is_refused() -> None:
+    with pytest.raises(PatternError, match="which is inside a group"):
+        compile_text("sequence p skip to first s1\n begin s0: a\n followed by (\n  begin s1: b\n )\n")
+    zero = SequencePattern(
+        "p", (Stage("s0", "e.type == 'a'", within_ms=0), Stage("s1", "e.type == 'b'", within_prev_ms=4))
+    )
+    with pytest.raises(PatternError, match="cannot be larger than the window length"):
+        compile_matcher(zero)  # within(0) switches the window off, but Flink still compares with it
+
+
+def test_a_previous_event_window_on_a_group_s_first_stage_after_another_stage() -> None:
+    # (the language refused it as "the first stage"; only the pattern's first stage has no previous)
+    text = (
+        "sequence p within 10ms\n begin s0: a\n followed by (\n  begin s1: d within 4ms of previous\n )\n"
+        " followed by s3: c\n"
+    )
+    engine = Engine([compile_text(text)[0].pattern])
+    engine.process_many(
+        [{"type": t, "time": ms} for t, ms in (("a", 0), ("d", 3), ("c", 4), ("a", 5), ("d", 9))]
+    )
+    engine.finish()
+    assert [(d.kind, d.seqs) for d in engine.detections] == [("match", (0, 1, 2)), ("timeout", (3,))]

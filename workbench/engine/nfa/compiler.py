@@ -9,14 +9,14 @@ a previous-to-current window depends on those names exactly as in Flink.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 from workbench.engine.faults import FaultSink
 from workbench.engine.nfa.conditions import TRUE, And, Cond, Not
 from workbench.engine.nfa.elements import DELIM, END, ElementReader, Info
-from workbench.engine.nfa.pattern import SequencePattern
+from workbench.engine.nfa.pattern import Element, GroupStage, SequencePattern, stage_names
 from workbench.errors import PatternError
 
 __all__ = ["Action", "CompiledNFA", "Kind", "StateDef", "Transition", "compile_nfa", "original_name"]
@@ -182,6 +182,13 @@ class _Compiler:
     def _head_of_group(self, p: Info) -> bool:
         return self.cur_group is not None and p.prev is None
 
+    def _head_of_optional_group(self, p: Info) -> bool:
+        """``p`` heads an optional group, in the group's first iteration (Flink 2's
+        ``isHeadOfOptionalGroupPattern``): its ignore edge leads to a state without the group's
+        PROCEED, so the group can be skipped only before its first event, not after every ignored one."""
+        g = self.cur_group
+        return g is not None and p.prev is None and g.optional and self._is_first_of_loop()
+
     def _is_first_of_loop(self) -> bool:
         g = self.cur_group
         return True if g is None else self.first_of_loop.get(id(g), True)
@@ -193,6 +200,15 @@ class _Compiler:
     def _group_until(self, cond: Cond | None, is_take: bool) -> Cond | None:
         g = self.cur_group
         return cond if g is None or g.until is None else _with_until(cond, g.until, is_take)
+
+    def _proceeds(self, cond: Cond | None = None) -> Cond:
+        """A PROCEED edge's condition: ``cond`` (else true), and, inside a group with ``until``,
+        not the until (Flink's ``getTrueFunction``: no PROCEED on the event that ends the group)."""
+        g = self.cur_group
+        if g is None or g.until is None:
+            return TRUE if cond is None else cond
+        guard = Not(g.until)
+        return guard if cond is None else And(guard, cond)
 
     def _take_cond(self, p: Info) -> Cond:
         out = self._group_until(p.where, True)
@@ -273,6 +289,12 @@ class _Compiler:
         if skip.stage is not None and skip.stage not in self.names:
             msg = f"the skip strategy names stage {skip.stage!r}, which does not exist"
             raise self._error(msg, skip.stage)
+        if skip.stage is not None and skip.stage in _grouped_names(self.pattern.stages):
+            msg = (
+                f"the skip strategy names stage {skip.stage!r}, which is inside a group; as in Flink, "
+                "its target is one of the pattern's own stages"
+            )
+            raise self._error(msg, skip.stage)
         self.cur = last
         final = self._new(END, Kind.FINAL)
         self.window = _min_window(self.pattern.within_ms, last.within)
@@ -280,7 +302,8 @@ class _Compiler:
         start = self._convert(sink)
         start.kind = Kind.START
         window = self.window if self.window is not None and self.window > 0 else None
-        if window is not None and any(v > window for v in self.window_times.values()):
+        # why self.window, 0 included: Flink compares with within(0) too, which disables the window
+        if self.window is not None and any(v > self.window for v in self.window_times.values()):
             msg = (
                 "The window length between the previous and current event cannot be larger than the "
                 "window length between the first and last event for a Pattern."
@@ -378,12 +401,12 @@ class _Compiler:
         if optional:
             assert proceed is not None
             if p.greedy and p.until is not None:
-                st.add(Action.PROCEED, self.original.get(proceed.name, proceed), p.until)
-                st.add(Action.PROCEED, proceed, Not(p.until))
+                st.add(Action.PROCEED, self.original.get(proceed.name, proceed), self._proceeds(p.until))
+                st.add(Action.PROCEED, proceed, self._proceeds(Not(p.until)))
             else:
-                st.add(Action.PROCEED, proceed, TRUE)
+                st.add(Action.PROCEED, proceed, self._proceeds())
         if ignore is not None:
-            if optional:
+            if optional or self._head_of_optional_group(p):
                 ign_state = self._new_cur(Kind.NORMAL, False)
                 ign_state.add(Action.TAKE, target, take)
                 ign_state.add(Action.IGNORE, ign_state, ignore)
@@ -400,18 +423,18 @@ class _Compiler:
         ignore = _with_until(self._inner_ignore_cond(p), p.until, False)
         take = _with_until(self._take_cond(p), p.until, True)
         assert take is not None
-        proceed_cond: Cond = TRUE
+        proceed_cond = self._proceeds()
         st = self._new_cur(Kind.NORMAL, True)
         if p.greedy:
             if p.until is not None:
                 copy = self._copy(sink)
-                st.add(Action.PROCEED, copy, p.until)
+                st.add(Action.PROCEED, copy, self._proceeds(p.until))
                 self.original[sink.name] = copy
             # why the stage's own condition, not ``take``: Flink guards the next stage with it, so
             # an event that meets ``until`` and the condition can neither leave nor stay in the loop
             self._greedy(sink, self._take_cond(p))
             if p.until is not None:
-                proceed_cond = Not(p.until)
+                proceed_cond = self._proceeds(Not(p.until))
         st.add(Action.PROCEED, sink, proceed_cond)
         st.add(Action.TAKE, st, take)
         self._add_stop_to_looping(st)
@@ -451,23 +474,30 @@ class _Compiler:
 
     def _group_state(self, group: Info, sink: _S, proceed: _S | None, optional: bool) -> _S:
         """Inline one iteration of a group in front of ``sink``."""
+        past = self._proceeds()  # why before entering: the enclosing group's until guards it
         saved = self._enter(group)
         last = self._convert(self._middle(sink))
         if optional:
             assert proceed is not None
-            last.add(Action.PROCEED, proceed, TRUE)
+            last.add(Action.PROCEED, proceed, past)
         self._leave(saved)
         return last
 
     def _looping_group(self, group: Info, sink: _S) -> _S:
         """A looping group: the inlined group, a dummy state after it leading back to its head."""
         dummy = self._new_cur(Kind.NORMAL, True)
+        past = self._proceeds()  # why before entering: the enclosing group's until guards them
         saved = self._enter(group)
         last = self._convert(self._middle(dummy))
-        last.add(Action.PROCEED, sink, TRUE)
-        dummy.add(Action.PROCEED, last, TRUE)
+        last.add(Action.PROCEED, sink, past)
+        dummy.add(Action.PROCEED, last, past)
         self._leave(saved)
         return last
+
+
+def _grouped_names(elements: Sequence[Element]) -> set[str]:
+    """The names of the stages inside groups (at any depth) of ``elements``."""
+    return {name for el in elements if isinstance(el, GroupStage) for name in stage_names(el.stages)}
 
 
 def _ign(strategy: str, where: Cond) -> Cond | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -53,6 +54,7 @@ from workbench.engine.expr.limits import MAX_EXPONENT_BITS, MAX_SIZE
 from workbench.engine.expr.parse import parse_expr
 from workbench.engine.expr.printer import print_expr
 from workbench.engine.reactions.conditions import compile_condition
+from workbench.errors import ExpressionError
 
 # ---------------------------------------------------------------------------------------------
 # Random trees, in the parser's normal form
@@ -1045,6 +1047,23 @@ def test_round_to_a_huge_negative_number_of_digits_returns() -> None:
     # the old path does not return here)
     assert _eval("round(e.v, -10**10)", ev(v=123)) == 0
     assert _eval("round(e.v, -10**10)", ev(v=True)) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("first() == 1", "first() takes 1 to 2 arguments, got 0"),
+        ("len() > 0", "len() takes 1 argument, got 0"),
+        ("sum(e.x, 2) > 1", "sum() takes 1 argument, got 2"),
+        ("abs(e.x, 2) > 0", "abs() takes 1 argument, got 2"),
+        ("round() > 0", "round() takes 1 or more arguments, got 0"),
+    ],
+)
+def test_a_call_with_a_wrong_number_of_arguments_fails_where_it_is_written(text: str, message: str) -> None:
+    # (it was a condition error on every event, naming the Python function: "_first() missing ...")
+    with pytest.raises(ExpressionError, match=re.escape(message)) as info:
+        compile_tree(parse_expr(text))
+    assert info.value.span is not None
 
 
 def test_first_and_last_are_navigation_and_keep_nulls() -> None:

@@ -20,6 +20,8 @@ True
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -319,6 +321,7 @@ class _Compiler:
 
     def _Call(self, node: ir.Call, bound: frozenset[str]) -> Run:
         fn = self._function(node.func, node)
+        _check_arity(node, fn)
         args = [self.build(a, bound) for a in node.args]
         if len(args) == 1:
             only = args[0]
@@ -414,3 +417,41 @@ class _Compiler:
             return out
 
         return comprehension
+
+
+@functools.lru_cache(maxsize=256)
+def _arity(fn: Callable[..., object]) -> tuple[int, int | None] | None:
+    """How many positional arguments ``fn`` takes (least, most; ``None``: any number), if it tells."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # why: some built-ins have no signature; they check for themselves
+        return None
+    least, most = 0, 0
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL:
+            return least, None
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            most += 1
+            least += p.default is p.empty
+        elif p.kind is p.KEYWORD_ONLY and p.default is p.empty:
+            return None  # why: a call in an expression cannot name it; the function decides
+    return least, most
+
+
+def _check_arity(node: ir.Call, fn: Callable[..., object]) -> None:
+    """Refuse a call with a number of arguments the function cannot take, where it is written
+    (it failed on every event, with the Python function's own parameter names)."""
+    try:
+        arity = _arity(fn)
+    except TypeError:  # why: an unhashable callable (a registered object): its calls tell
+        return
+    if arity is None:
+        return
+    least, most = arity
+    given = len(node.args)
+    if least <= given and (most is None or given <= most):
+        return
+    wanted = f"{least}" if least == most else f"{least} or more" if most is None else f"{least} to {most}"
+    noun = "argument" if wanted == "1" else "arguments"
+    msg = f"{node.func}() takes {wanted} {noun}, got {given}"
+    raise ExpressionError(msg, span=node.span)

@@ -65,6 +65,7 @@ def _scalar(fn: Callable[..., object]) -> Callable[..., object]:
         return None if any(a is None for a in args) else fn(*args)
 
     run.__name__ = getattr(fn, "__name__", "fn")
+    run.__wrapped__ = fn  # type: ignore[attr-defined]  # why: its signature is fn's (arity checks)
     return run
 
 
@@ -180,8 +181,9 @@ def _zip(*args: object) -> list[tuple[object, ...]]:
     return list(zip(*(_bounded_list(a) for a in args), strict=False))
 
 
-def _round(*args: object) -> object:
-    if not 1 <= len(args) <= 2:
+def _round(x: object, *rest: object) -> object:
+    args = (x, *rest)
+    if len(args) > 2:
         msg = "round() takes a number and an optional number of digits"
         raise TypeError(msg)
     if len(args) == 2:

@@ -322,3 +322,31 @@ def test_json_output_keeps_dates_and_names_what_json_cannot_hold(tmp_path: Path)
     result = cli("run", str(patterns), str(events), "--time-unit", "date", "-o", str(tmp_path / "out.csv"))
     assert "infinite" not in result.stderr
     assert pd.read_csv(tmp_path / "out.csv")["x"].tolist() == [float("inf")]
+
+
+def test_json_output_keeps_every_float_digit(tmp_path: Path) -> None:
+    # (pandas' writer kept 10 significant digits: 2.1060533511106927 came back as 2.1060533511)
+    patterns, events = tmp_path / "m.cep", tmp_path / "e.csv"
+    patterns.write_text(
+        "sequence M\n    measures f = a.price * 1, big = 1.7976931348623157e308\n"
+        "    begin a: login\n    followed by b: trade\n",
+        encoding="utf-8",
+    )
+    events.write_text("time,key,type,price\n1,k,login,2.1060533511106927\n2,k,trade,3\n")
+    result = cli("run", str(patterns), str(events), "-o", str(tmp_path / "out.jsonl"))
+    assert result.returncode == 0, result.stderr
+    row = pd.read_json(tmp_path / "out.jsonl", lines=True, precise_float=True).iloc[0]
+    assert (row["f"], row["big"]) == (2.1060533511106927, 1.7976931348623157e308)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyarrow") is not None, reason="pyarrow is installed")
+def test_parquet_output_without_pyarrow_fails_before_the_run(tmp_path: Path) -> None:
+    # (the whole replay ran, then pandas' ImportError ended it with a traceback)
+    patterns, events = tmp_path / "m.cep", tmp_path / "e.csv"
+    patterns.write_text("sequence M begin a: login\n", encoding="utf-8")
+    events.write_text("time,key,type\n1,k,login\n")
+    result = cli("run", str(patterns), str(events), "-o", str(tmp_path / "out.parquet"))
+    assert result.returncode != 0
+    assert "Parquet needs pyarrow (pip install pyarrow)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "events" not in result.stdout  # nothing was replayed

@@ -168,9 +168,6 @@ def _read(path: str) -> str:
         raise CepError(msg) from None
 
 
-_OUTPUT_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
-
-
 @dataclass(frozen=True)
 class _Inputs:
     """How ``run``, ``explain`` and ``diff`` read their events (the options of :func:`_input_arguments`)."""
@@ -225,12 +222,14 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def _check_output(option: str, out: str | None) -> None:
     """Refuse one output file that cannot be written: an unknown suffix, a missing folder, a folder."""
+    from workbench.session.writing import SUFFIXES, check_writable
+
     if out is None:
         return
     path = Path(out)
-    if path.suffix.lower() not in _OUTPUT_SUFFIXES:
+    if path.suffix.lower() not in SUFFIXES:
         kind = path.suffix or "suffix-less"
-        msg = f"{option} {out}: cannot write a {kind} file; use {', '.join(_OUTPUT_SUFFIXES)}"
+        msg = f"{option} {out}: cannot write a {kind} file; use {', '.join(SUFFIXES)}"
         raise CepError(msg)
     folder = path.parent
     if not folder.is_dir():
@@ -239,6 +238,7 @@ def _check_output(option: str, out: str | None) -> None:
     if path.is_dir():
         msg = f"{option} {out}: is a folder, not a file"
         raise CepError(msg)
+    check_writable(out)  # why now: a missing Parquet engine fails before the replay, not after it
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -279,46 +279,10 @@ def _examples(args: argparse.Namespace) -> int:
 
 
 def _write(frame: pd.DataFrame, out: str) -> None:
-    suffix = Path(out).suffix.lower()
-    try:
-        if suffix == ".csv":
-            frame.to_csv(out, index=False)
-        elif suffix in (".jsonl", ".ndjson", ".json"):
-            for note in _json_losses(frame, out):
-                print(f"warning: {note}", file=sys.stderr)
-            # why iso: dates stay dates (pandas' default writes datetime columns as epoch numbers)
-            frame.to_json(out, orient="records", lines=suffix != ".json", date_format="iso")
-        elif suffix == ".parquet":
-            frame.to_parquet(out, index=False)
-        else:
-            msg = f"cannot write {out}: use a .csv, .jsonl, .json or .parquet file"
-            raise CepError(msg)
-    except OSError as err:  # why: a full disk, no permission, a folder: say which file, no traceback
-        msg = f"cannot write {out}: {err.strerror or err}"
-        raise CepError(msg) from None
+    from workbench.session.writing import write_frame
 
-
-def _json_losses(frame: pd.DataFrame, out: str) -> list[str]:
-    """What JSON cannot hold: a column's infinite numbers (written as null), named per column."""
-    import math
-
-    import numpy as np
-
-    notes = []
-    for name in frame.columns:
-        column = frame[name]
-        if column.dtype.kind == "f":
-            count = int(np.isinf(column.to_numpy()).sum())
-        elif column.dtype == object:
-            count = sum(1 for v in column if isinstance(v, float | np.floating) and math.isinf(v))
-        else:
-            continue
-        if count:
-            notes.append(
-                f"{out}: column {str(name)!r} has {count} infinite value(s); JSON has no infinity, "
-                "so they are written as null (a .csv or .parquet file keeps them)"
-            )
-    return notes
+    for note in write_frame(frame, out):
+        print(f"warning: {note}", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -10,9 +10,10 @@ Columns: ``type``, ``time`` (or ``t``), ``key`` and one column per field; other 
 from __future__ import annotations
 
 import csv
+import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard, cast
 
@@ -64,13 +65,14 @@ def read_frame(path: str | Path) -> pd.DataFrame:
         _check_csv_header(p)
     try:
         if suffix == ".csv":
-            return pd.read_csv(p)
+            return _exact_integers(pd.read_csv(p), lambda name: _csv_numbers(p, name))
         # why dtype and convert_dates off: JSON says what is a string ("02134") and what a number
-        # (1700000000 in a 'created_at' field), so nothing is guessed from the values or the names
-        if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(p, lines=True, dtype=False, convert_dates=False)
-        if suffix == ".json":
-            return pd.read_json(p, dtype=False, convert_dates=False)
+        # (1700000000 in a 'created_at' field), so nothing is guessed from the values or the names;
+        # precise_float: pandas' fast float parser is one unit in the last place off now and then
+        lines = suffix in (".jsonl", ".ndjson")
+        if lines or suffix == ".json":
+            frame = pd.read_json(p, lines=lines, dtype=False, convert_dates=False, precise_float=True)
+            return _exact_integers(frame, lambda name: _json_values(p, lines, name))
         if suffix == ".parquet":
             return pd.read_parquet(p)
     except (ValueError, OSError, ImportError) as err:
@@ -78,6 +80,52 @@ def read_frame(path: str | Path) -> pd.DataFrame:
         raise CepError(msg) from None
     msg = f"cannot read {p}: unknown file type {suffix!r}; use one of {', '.join(SUFFIXES)}"
     raise CepError(msg)
+
+
+#: integers from here on cannot all be floats: a column read as floats may have rounded them
+_EXACT_LIMIT = 2**53
+
+
+def _exact_integers(frame: pd.DataFrame, raw: Callable[[str], list[object]]) -> pd.DataFrame:
+    """Give back the integers a float column rounded: a column of whole numbers with a blank cell,
+    or mixed with fractions, is read as float64, where 9007199254740993 becomes ...992. Such a
+    column (one with a value of 2**53 or more) is read again as written (``raw(name)``) and holds
+    Python numbers; other columns are untouched (the check costs one pass over float columns)."""
+    import numpy as np
+    import pandas as pd
+
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype != np.float64:
+            continue
+        values = column.to_numpy()
+        big = np.abs(values[np.isfinite(values)]) >= _EXACT_LIMIT
+        if not big.any():
+            continue
+        exact = raw(str(name))
+        if any(type(v) is int and abs(v) >= _EXACT_LIMIT for v in exact):
+            frame[name] = pd.Series(exact, index=frame.index, dtype=object)
+    return frame
+
+
+def _csv_numbers(p: Path, name: str) -> list[object]:
+    """Column ``name`` of CSV file ``p`` as written: whole numbers as ints, others as floats, blanks NaN."""
+    import pandas as pd
+
+    texts = pd.read_csv(p, usecols=[name], dtype=str)[name]
+    return [
+        math.nan if not isinstance(t, str) else int(t) if _WHOLE.fullmatch(t) else float(t) for t in texts
+    ]
+
+
+def _json_values(p: Path, lines: bool, name: str) -> list[object]:
+    """Field ``name`` of every record of JSON (lines) file ``p``, as Python's json module reads it."""
+    with p.open(encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()] if lines else json.load(f)
+    return [r.get(name, math.nan) if isinstance(r, dict) else math.nan for r in records]
+
+
+_WHOLE = re.compile(r"\s*[+-]?\d+\s*")
 
 
 def _check_csv_header(p: Path) -> None:

@@ -350,3 +350,15 @@ def test_parquet_output_without_pyarrow_fails_before_the_run(tmp_path: Path) -> 
     assert "Parquet needs pyarrow (pip install pyarrow)" in result.stderr
     assert "Traceback" not in result.stderr
     assert "events" not in result.stdout  # nothing was replayed
+
+
+def test_a_text_column_compared_with_a_number_is_named(tmp_path: Path) -> None:
+    # (one '?' made the column text: 'e.qty == 5' was never true, and nothing said so)
+    patterns, events = tmp_path / "eq.cep", tmp_path / "eq.csv"
+    patterns.write_text("sequence hit partition by sym begin q: quote where e.qty == 5 or e.qty in [7, 8]\n")
+    events.write_text("type,time,sym,qty\nquote,0,A,5\nquote,1,A,7\nquote,2,A,?\n")
+    result = cli("run", str(patterns), str(events), "-o", str(tmp_path / "o.csv"))
+    assert "compares the field 'qty' with a number, but the input column 'qty' is text" in result.stderr
+    assert "(event #2 holds '?', not a number)" in result.stderr
+    events.write_text("type,time,sym,qty\nquote,0,A,5\nquote,1,A,7\n")
+    assert "is text" not in cli("run", str(patterns), str(events), "-o", str(tmp_path / "o.csv")).stderr

@@ -338,7 +338,9 @@ def _notes(session: CepSession, names: Sequence[str], done: Replay, inputs: _Inp
     unit_note = time_unit_note(data, inputs.time, inputs.time_unit)
     for note in [
         *([unit_note] if unit_note is not None else []),
-        *input_mismatches(patterns, done.types, done.fields, session.times.dated(), inputs.type, inputs.time),
+        *input_mismatches(
+            patterns, done.types, done.fields, session.times.dated(), inputs.type, inputs.time, data
+        ),
     ]:
         print(f"warning: {note}", file=sys.stderr)
     if not done.keyed:

@@ -239,3 +239,12 @@ def test_files_give_numbers_as_written(tmp_path: Path) -> None:
     session = CepSession()
     session.define("sequence s begin a: q where e.id == 9007199254740993")
     assert len(session.replay(["s"], csv).outcome.detections) == 1
+
+
+def test_a_csv_row_wider_than_its_header_is_named(tmp_path: Path) -> None:
+    # (pandas made the extra field an index and shifted every column: "column 'time' ... 'A' is
+    # neither a number nor an ISO 8601 date")
+    path = tmp_path / "e.csv"
+    path.write_text("type,time,sym,qty\nquote,0,A,5,9\nquote,1,A,7,9\n")
+    with pytest.raises(CepError, match="its first row has 5 fields but the header names 4 columns"):
+        read_frame(path)

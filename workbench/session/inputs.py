@@ -132,9 +132,18 @@ def _check_csv_header(p: Path) -> None:
     """Refuse a CSV header that names a column twice (pandas would rename the second ``name.1``)."""
     try:
         with p.open(newline="", encoding="utf-8-sig") as f:
-            header = next(csv.reader(f), [])
+            rows = csv.reader(f)
+            header = next(rows, [])
+            row = next(rows, None)
     except (UnicodeDecodeError, csv.Error):
         return  # why: pandas' own reading names what is wrong
+    if row is not None and len(row) > len(header):
+        # why: pandas would make the extra leading fields an index and shift every column
+        msg = (
+            f"cannot read {p}: its first row has {len(row)} fields but the header names "
+            f"{len(header)} columns; name every column in the header"
+        )
+        raise CepError(msg)
     first: dict[str, int] = {}
     for i, name in enumerate(header, 1):
         if name in first:

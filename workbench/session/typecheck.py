@@ -142,6 +142,76 @@ def _date_against_text(node: ir.Node, fields: set[str]) -> tuple[str, str] | Non
     return None
 
 
+def text_number_comparisons(patterns: Sequence[object], frame: object) -> list[str]:
+    """One sentence per field compared with a number (``e.qty == 5``, ``e.qty in [7, 8]``) whose
+    input column is text: the comparison is never true (``'5' == 5``) or an error on every event,
+    silently. A CSV column becomes text when one cell is not a number (``?``, ``n/a!``): the first
+    such row is named.
+
+    >>> import pandas as pd
+    >>> from workbench.engine.nfa import SequencePattern, Stage
+    >>> p = SequencePattern("s", (Stage("a", where="e.qty == 5"),))
+    >>> text_number_comparisons([p], pd.DataFrame({"qty": ["5", "?"]}))[0][-61:]
+    "input column 'qty' is text (event #1 holds '?', not a number)"
+    """
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        return []
+    out: list[str] = []
+    said: set[str] = set()
+    for p in patterns:
+        for element in elements(p):
+            for tree in element.conditions:
+                for node in ir.walk(tree):
+                    field = _number_compared(node)
+                    if field is None or field in said or field not in frame.columns:
+                        continue
+                    column = frame[field]
+                    if column.dtype.kind in "biufcmM":  # why: numbers, bools and times compare as such
+                        continue
+                    text = [(i, v) for i, v in enumerate(column) if isinstance(v, str)]
+                    if not text:
+                        continue
+                    said.add(field)
+                    bad = next(((i, v) for i, v in text if not _is_number(v)), None)
+                    why = f"event #{bad[0]} holds {bad[1]!r}, not a number" if bad else "numbers as text"
+                    out.append(
+                        f"{element.name!r} of pattern {getattr(p, 'name', '?')!r} compares the field "
+                        f"{field!r} with a number, but the input column {field!r} is text ({why})"
+                    )
+    return out
+
+
+def _number_compared(node: ir.Node) -> str | None:
+    """The field of ``e`` that ``node`` compares with a number literal (or a list of them)."""
+    if not isinstance(node, ir.Compare):
+        return None
+    for one, other in ((node.left, node.right), (node.right, node.left)):
+        numbers = other.items if isinstance(other, ir.ListOf) else (other,)
+        if (
+            isinstance(one, ir.Attr)
+            and one.obj == ir.Name("e")
+            and numbers
+            and all(
+                isinstance(n, ir.Literal)
+                and isinstance(n.value, int | float)
+                and not isinstance(n.value, bool)
+                for n in numbers
+            )
+        ):
+            return one.name
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def attribute_columns(type_column: str | None, time_column: str | None) -> dict[str, str]:
     """The input columns given as the events' ``type`` and ``time`` (``--type``, ``--time``), which
     are then no fields: for :func:`field_mismatches`.
@@ -160,13 +230,16 @@ def input_mismatches(
     dated: Iterable[str],
     type_column: str | None = None,
     time_column: str | None = None,
+    frame: object = None,
 ) -> list[str]:
     """What every front end says after a replay about the patterns against their input: event
     types and fields they read that it lacks (:func:`type_mismatches`, :func:`field_mismatches`,
-    ``--type``/``--time`` columns read as fields included) and datetime fields compared with text
-    (:func:`date_text_comparisons`; ``dated`` as :meth:`TimeFormat.dated` gives them)."""
+    ``--type``/``--time`` columns read as fields included), datetime fields compared with text
+    (:func:`date_text_comparisons`; ``dated`` as :meth:`TimeFormat.dated` gives them) and, for a
+    DataFrame input (``frame``), text columns compared with numbers (:func:`text_number_comparisons`)."""
     return [
         *type_mismatches(patterns, types),
         *field_mismatches(patterns, fields, attribute_columns(type_column, time_column)),
         *date_text_comparisons(patterns, dated),
+        *text_number_comparisons(patterns, frame),
     ]

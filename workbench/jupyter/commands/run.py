@@ -103,7 +103,8 @@ def replay(
     patterns = [session.get(n).pattern for n in names]
     if unit_note is not None:
         print(f"note: {unit_note}")
-    for note in input_mismatches(patterns, done.types, done.fields, session.times.dated(), type_, time):
+    dated = session.times.dated()
+    for note in input_mismatches(patterns, done.types, done.fields, dated, type_, time, data):
         print(f"note: {note}")
     if not done.keyed:
         print("note: " + partition_note("give --key COLUMN, or write 'partition by FIELD' in the pattern"))

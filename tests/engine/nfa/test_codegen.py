@@ -315,3 +315,17 @@ def test_inlined_field_tests_equal_the_interpreter_on_every_kind_of_value(where:
     assert _run(compiled, [("many", batch)], trace=False) == _run(general, [("many", batch)], trace=False)
     kernel = linear_kernel(compiled.plan, "_p0_")  # type: ignore[arg-type]
     assert "e.fields.get('v')" in kernel.body  # the test is inlined, not a call per event
+
+
+def test_a_pattern_too_long_for_python_s_compiler_runs_interpreted() -> None:
+    # (3,000 'next' stages nest the generated step past Python's compiler: a RecursionError that
+    # the language reported as "the pattern text nests too deeply")
+    from workbench.language import compile_text
+
+    text = "sequence s begin a0: x " + " ".join(f"next a{i}: x" for i in range(1, 3000))
+    matcher = NFAMatcher(compile_text(text)[0].pattern)
+    assert not matcher.compiled
+    engine = Engine([matcher])
+    engine.process_many([{"type": "x", "time": i, "key": "k"} for i in range(5)])
+    state = engine.state_of("s", "k")
+    assert len(state.runs) == 5  # one partial match per event, each a stage further

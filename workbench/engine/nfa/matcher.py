@@ -63,7 +63,13 @@ class NFAMatcher:
         self.compiled = compiled
         # Bound once: the runtime calls the plan's methods with no call in between.
         step = getattr(self.plan, "compiled_step", None) if compiled else None
-        self.process = step() if step is not None else self.plan.process  # type: ignore[assignment]
+        try:
+            self.process = step() if step is not None else self.plan.process  # type: ignore[assignment]
+        except (SyntaxError, RecursionError, MemoryError):
+            # why: thousands of stages nest the generated code past what Python compiles; the
+            # interpreter steps the same state (and no kernel is offered then)
+            self.compiled = False
+            self.process = self.plan.process  # type: ignore[assignment]
         self.advance = self.plan.advance  # type: ignore[assignment]
         self.is_idle = self.plan.is_idle  # type: ignore[assignment]
         self.on_timer = self.plan.on_timer  # type: ignore[assignment]

@@ -369,3 +369,38 @@ def test_exact_windows_survive_a_snapshot() -> None:
     # the snapshot is taken while the window holds 1e20 and inf
     got = sorted(d.events[0].seq for d in across_a_snapshot(lambda: Engine([pattern]), events, 3))
     assert got == straight == [4, 5, 6]
+
+
+@pytest.mark.parametrize(("window", "times"), [("last 2 events", [0, 1, 2, 3]), ("last 2ms", [0, 1, 2, 3])])
+def test_min_takes_a_number_once_the_text_it_held_leaves_with_this_event(
+    window: str, times: list[int]
+) -> None:
+    # (the new value was checked against the window before this event moved it: the 2 was refused
+    # because of the 'a' that was leaving, and then counted as NULL while it stayed)
+    from workbench.engine import run
+    from workbench.engine.expr.functions import register_function, unregister_function
+    from workbench.language import compile_pattern
+
+    seen: list[tuple[int, object]] = []
+    register_function("spy_min", lambda i, v: seen.append((i, v)) or True, replace=True)
+    try:
+        p = compile_pattern(f"sequence s\n    begin a: t where spy_min(e.i, min(e.x over {window}))")
+        rows = [
+            {"type": "t", "time": t, "i": i, "x": x}
+            for i, (t, x) in enumerate(zip(times, ["a", 5, 2, 3], strict=True))
+        ]
+        result = run(p, rows)
+    finally:
+        unregister_function("spy_min")
+    assert seen == [(0, "a"), (1, "a"), (2, 2), (3, 2)]
+    assert len(result.errors) == 1  # the 5, refused while the 'a' was there
+
+
+def test_a_variance_past_the_largest_float_is_infinite_not_negative() -> None:
+    # (Welford's m2 overflowed to -inf: a negative variance, and std() a math domain error)
+    from workbench.engine.aggregates.scalar import Var
+
+    v = Var()
+    for x in (1e308, 1e308, -1e308):
+        v.update(x)
+    assert v.get() == float("inf")

@@ -153,7 +153,11 @@ class Var(AggregateBase):
         self.m2 = max(self.m2 - (x - self.mean) * (x - old_mean), 0.0)
 
     def _result(self, n: int, m2: float) -> float | None:
-        return m2 / (n - self.ddof) if n > self.ddof else None
+        if n <= self.ddof:
+            return None
+        # why: Welford's m2 never falls below 0 but by overflow (1e308 then -1e308: inf * -inf),
+        # where the spread of finite values is past the largest float: infinite, as a window says
+        return m2 / (n - self.ddof) if m2 >= 0 or m2 != m2 else math.inf
 
     def get(self) -> float | None:
         return self._result(self.n, self.m2)

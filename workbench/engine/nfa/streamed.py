@@ -18,6 +18,7 @@ holds events.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
@@ -161,6 +162,16 @@ class StreamMatcher:
         if spec.function in ("min", "max"):
             held = agg.get()
             fits = kind is not None and (held is None or _kind(held) == kind)
+            if not fits and kind is not None:
+                # why: the value of the other kind may leave the window with this very event
+                # (the oldest of a count window, an expired time, a new session): ask a copy
+                probe = copy.deepcopy(agg)
+                if spec.unit == "events":
+                    probe.update(None)  # type: ignore[attr-defined]
+                else:
+                    probe.update(None, t=event.time)  # type: ignore[attr-defined]
+                after = probe.get()
+                fits = after is None or _kind(after) == kind
         else:
             fits = kind == "number"
         if fits:

@@ -114,6 +114,8 @@ def replay_columns(
             progress(start, len(events))
             engine.process_many(events[start : start + step])
         progress(len(events), len(events))
+    if rows is not None and cols.rows:  # why: rows left out at the end still moved the input's time
+        engine.pass_time(float(cols.attrs["time"].iloc[-1]))
     engine.finish(until)
     if renumber:
         for d in engine.detections:  # why in place: this engine's detections are not out yet
@@ -171,6 +173,8 @@ def replay_chunks(
         yield engine.process_many(events)
         offset += cols.rows
         newest = times[-1]
+    if np.isfinite(newest):  # why: rows left out at the end still moved the input's time
+        engine.pass_time(float(newest))
     yield engine.finish()
 
 

@@ -218,3 +218,32 @@ def test_derived_events_of_one_time_keep_their_order_through_the_reorder_buffer(
     in_order = deep_seqs()
     assert in_order == [(FIRST_DERIVED_SEQ, FIRST_DERIVED_SEQ - 1)]
     assert deep_seqs(out_of_orderness=2) == in_order
+
+
+def test_derived_events_are_numbered_once_per_run_across_a_restore_and_shards() -> None:
+    # (the counter was the emitter's own: a restored engine and each shard counted from -2 again,
+    # so two derived events of one run shared a seq)
+    from workbench.engine.sharding import ShardedEngine
+    from workbench.language import compile_patterns
+
+    pats = compile_patterns("sequence s\n    emit into z\n    begin a: a\nsequence r\n    begin z1: z\n")
+    events = [{"type": "a", "time": 0, "key": "k0"}, {"type": "a", "time": 1, "key": "k2"}]
+
+    def seqs(detections: list[Detection]) -> list[tuple[int, ...]]:
+        return [d.seqs for d in detections if d.pattern == "r"]
+
+    whole = Engine(pats)
+    whole.process_many(events)
+    whole.finish()
+    assert seqs(whole.detections) == [(-2,), (-3,)]
+    first = Engine(pats)
+    first.process_many(events[:1])
+    second = Engine(pats)
+    second.restore(first.snapshot())
+    second.process_many(events[1:])
+    second.finish()
+    assert seqs(first.detections + second.detections) == [(-2,), (-3,)]
+    sharded = ShardedEngine(pats, shards=2)
+    sharded.process_many(events)
+    sharded.finish()
+    assert seqs(sharded.detections) == [(-2,), (-3,)]

@@ -11,8 +11,10 @@ an :class:`~workbench.engine.events.Event` of type ``TYPE``:
   (when the clock proved the window over) for a timeout;
 * it is an event of the key's stream: a pattern that reads that stream (``prev(e, n)``) sees it
   after the event that completed the detection, even when no stage of it reads the type;
-* its ``seq`` is negative (-2, -3, ... in the order the engine derives them): it is no input row
-  and takes no input position. A consumer's detection lists it among its events like any other
+* its ``seq`` is negative (-2, -3, ... in the order the engine derives them; a snapshot keeps the
+  count, and the shards of a :class:`~workbench.engine.sharding.ShardedEngine` share it, while
+  shards in worker processes count each on their own): it is no input row and takes no input
+  position. A consumer's detection lists it among its events like any other
   (``types`` names the derived type, the detection-events frame shows its fields).
 
 The engine processes a derived event right after the event (or timer) whose transitions produced
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FIRST_DERIVED_SEQ",
     "RESERVED_FIELDS",
+    "DerivedSeq",
     "Emitter",
     "derived_fields",
     "emits_of",
@@ -131,24 +134,38 @@ def cycle_message(cycle: list[str], emits: Mapping[str, str]) -> str:
     )
 
 
+class DerivedSeq:
+    """The ``seq`` the next derived event takes: part of an engine's state (its snapshots keep it),
+    shared by the shards of a sharded engine so that one run numbers its derived events once."""
+
+    __slots__ = ("next",)
+
+    def __init__(self, next_seq: int = FIRST_DERIVED_SEQ) -> None:
+        self.next = next_seq
+
+    def take(self) -> int:
+        seq = self.next
+        self.next = seq - 1
+        return seq
+
+
 class Emitter:
     """Turns the detections of emitting patterns into events (see the module doc)."""
 
-    __slots__ = ("into", "next_seq")
+    __slots__ = ("into", "seqs")
 
-    def __init__(self, into: Mapping[str, str]) -> None:
+    def __init__(self, into: Mapping[str, str], seqs: DerivedSeq | None = None) -> None:
         #: pattern name -> the type its detections become
         self.into = dict(into)
-        self.next_seq = FIRST_DERIVED_SEQ
+        #: where the derived events' positions come from (the engine's own)
+        self.seqs = seqs if seqs is not None else DerivedSeq()
 
     def derive(self, detection: Detection) -> Event | None:
         """The event a detection becomes (``None`` when its pattern emits into no type)."""
         into = self.into.get(detection.pattern)
         if into is None or detection.kind != "match":
             return None  # why not a timeout: an unfinished match is no instance of what the type means
-        seq = self.next_seq
-        self.next_seq = seq - 1
-        return Event(into, detection.time, detection.key, dict(detection.measures), seq)
+        return Event(into, detection.time, detection.key, dict(detection.measures), self.seqs.take())
 
 
 def emitter_of(matchers: Iterable[Matcher]) -> Emitter | None:

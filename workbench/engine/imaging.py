@@ -14,6 +14,7 @@ from typing import NoReturn, cast
 
 from workbench.engine.budget import Budget
 from workbench.engine.clock import EventClock, Watermark
+from workbench.engine.derived import FIRST_DERIVED_SEQ
 from workbench.engine.events import Event
 from workbench.engine.host import KeyHost, KeyState
 from workbench.engine.imagecheck import check_state
@@ -45,6 +46,8 @@ class EngineSnapshot:
     late_count: int
     counters: dict[str, int] = field(default_factory=dict)
     budget: Budget = field(default_factory=Budget)
+    #: the seq of the next derived event (``emit into``); a blob written before it had none
+    next_derived: int = FIRST_DERIVED_SEQ
 
 
 class Imaging(Outputs):
@@ -96,6 +99,7 @@ class Imaging(Outputs):
             self.late_count,
             dict(self.counters),
             self.host.context.budget,
+            self.derived_seqs.next,
         )
         self._timer_seq = itertools.count(snap.next_timer)  # reading the counter must not move it
         self._step = None
@@ -126,6 +130,7 @@ class Imaging(Outputs):
         self.late_count = snap.late_count
         self.counters = dict(snap.counters)
         self.host.context.budget = snap.budget
+        self.derived_seqs.next = snap.next_derived
 
     def _check_image(self, snap: EngineSnapshot) -> None:
         """Refuse an image whose parts are not what this engine writes (a forged or damaged blob)."""
@@ -152,7 +157,7 @@ class Imaging(Outputs):
         wm = getattr(snap, "watermark", None)
         if not (isinstance(wm, tuple) and len(wm) == 2 and _number(wm[0]) and isinstance(wm[1], bool)):
             _bad("the watermark")
-        counters = ("next_seq", "next_timer", "late_count")
+        counters = ("next_seq", "next_timer", "late_count", "next_derived")
         if not _number(getattr(snap, "max_seen", None)) or any(
             type(getattr(snap, c, None)) is not int for c in counters
         ):

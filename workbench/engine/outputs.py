@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TypedDict, TypeVar
 
+from workbench.engine.derived import DerivedSeq
 from workbench.engine.detection import Detection, Reaction, TraceRecord
 from workbench.engine.events import Event, EventLike
 from workbench.engine.faults import ConditionFault, FaultLog, FaultSink
@@ -109,6 +110,9 @@ class Outputs:
         self._pending: list[Pending] = []
         #: the event a delivered detection becomes (``emit into``: :mod:`~workbench.engine.derived`)
         self.derive: Callable[[Detection], Event | None] | None = None
+        #: the positions of derived events (the emitter's; in snapshots; shared by a run's shards,
+        #: whose engines are given the sharded engine's before they are set up)
+        self.derived_seqs: DerivedSeq = getattr(self, "derived_seqs", None) or DerivedSeq()
         if type(self).emit is Outputs.emit:  # why: queueing a detection is then one C call
             self.emit = self._pending.append  # type: ignore[method-assign, assignment]
         #: one owner at a time: every public call holds the lock (re-entered only by callbacks)

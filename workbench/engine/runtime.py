@@ -146,6 +146,8 @@ class Engine(Timekeeping):
             raise PatternError(msg, pattern=matcher.name)
         derive = emitter_of([*self.matchers, matcher])  # why first: a cycle leaves the engine as it was
         index = self.host.add(matcher)
+        if derive is not None:  # why the engine's counter: a new emitter must not count from -2 again
+            derive.seqs = self.derived_seqs
         self.derive = derive.derive if derive is not None else None
         self._loop = self._step = self._make_step = None
         self._adopt_faults(matcher)

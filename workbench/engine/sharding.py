@@ -37,6 +37,7 @@ from importlib import import_module
 from typing import Any, Unpack
 
 from workbench.engine.clock import EventClock, OrderBy, Watermark, stamp
+from workbench.engine.derived import DerivedSeq
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
@@ -121,6 +122,9 @@ class _Shard(Engine):
         self, index: int, shards: int, patterns: Iterable[Pattern | Matcher], **options: Any
     ) -> None:
         self.index, self.shards = index, shards
+        shared: DerivedSeq | None = options.pop("derived_seqs", None)
+        if shared is not None:  # why before the set-up: its emitter numbers with the shared counter
+            self.derived_seqs = shared
         super().__init__(patterns, **options)
 
     def owns(self, key: Hashable) -> bool:
@@ -179,6 +183,7 @@ class ShardedEngine(Outputs):
                 on_trace=self.publish_trace,
                 on_late=self.publish_late,  # why: a shard calls late only events fed back to it
                 collect=False,
+                derived_seqs=self.derived_seqs,  # why: one run numbers its derived events once
             )
             for index in range(shards)
         ]

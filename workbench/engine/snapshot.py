@@ -319,8 +319,20 @@ class _Reader:
                 object.__setattr__(obj, key, value)
             except AttributeError:
                 _fail(f"snapshot: {node['$o']!r} has no field {key!r}")
+        if dataclasses.is_dataclass(cls):  # why: a blob written before a field was added lacks it
+            for f in dataclasses.fields(cls):
+                if f.default is not dataclasses.MISSING and not _has(obj, f.name):
+                    object.__setattr__(obj, f.name, f.default)
         check_slots(obj, "".join(path))  # each slot of the type its class declares
         return obj
+
+
+def _has(obj: object, name: str) -> bool:
+    try:
+        object.__getattribute__(obj, name)
+    except AttributeError:
+        return False
+    return True
 
 
 def _short(value: object) -> str:

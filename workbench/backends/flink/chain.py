@@ -34,7 +34,7 @@ from pyflink.datastream.state import ValueState, ValueStateDescriptor
 from workbench.backends.flink.function import FlinkRecord, MatcherFunction, Startup, millis, record_key
 from workbench.backends.flink.pipeline import watermark_strategy
 from workbench.backends.keyed import HostOutput, KeyedDriver, Order, OutputKind
-from workbench.engine.derived import FIRST_DERIVED_SEQ, Emitter
+from workbench.engine.derived import FIRST_DERIVED_SEQ, DerivedSeq, Emitter
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
 from workbench.engine.host import late_record
@@ -120,8 +120,7 @@ class ChainFunction(MatcherFunction):
     def _derive(self, run: int, detection: Detection, order: Order) -> Iterator[tuple[Any, Any]]:
         """The event a detection becomes: to the results (for numbering) and to the next level."""
         count = self._derived.value() or 0
-        emitter = Emitter(self.emits[run])
-        emitter.next_seq = FIRST_DERIVED_SEQ - (count * self.levels + self.level)
+        emitter = Emitter(self.emits[run], DerivedSeq(FIRST_DERIVED_SEQ - (count * self.levels + self.level)))
         event = emitter.derive(detection)
         if event is None:  # why: a timeout becomes no event
             return

@@ -56,9 +56,10 @@ class Timekeeping(Imaging):
         """The input went on to time ``t`` with events of types no pattern reads, which a pruned
         replay leaves out: the clock moves as such an event would move it (the timers before ``t``
         fire with the next step, as they would have), so the final flush ends where the input does."""
-        clock = self.event_clock
-        if t > clock.max_seen and not is_late(clock.watermark, t):
-            clock.accept_in_order(t)
+        with self._owner("pass_time"):
+            clock = self.event_clock
+            if t > clock.max_seen and not is_late(clock.watermark, t):
+                clock.accept_in_order(t)
 
     def tick(self) -> list[Detection]:
         """Processing-time mode: fire the timers the clock has passed."""

@@ -164,6 +164,7 @@ class _Writer:
             None if tracing else _kernel(m, pindex) for pindex, m in enumerate(matchers)
         ]
         self.single = len(matchers) == 1
+        self.tracing = tracing
 
     def write(self, template: str) -> str:
         """``template`` (:data:`_LOOP` or :data:`_STEP`) with these matchers' routing and steps."""
@@ -260,8 +261,9 @@ class _Writer:
             out.add(*_with_context(kernel.body))
             idle = kernel.idle
         else:
-            # why the cause: the matcher's trace records name the event (a kernel never traces)
-            out.add(_CONTEXT + "; ctx.cause = e.seq", f"{c(m.process)}(st, e, ctx)")
+            # why the cause only when tracing: only trace records name it (a kernel never traces)
+            context = _CONTEXT + "; ctx.cause = e.seq" if self.tracing else _CONTEXT
+            out.add(context, f"{c(m.process)}(st, e, ctx)")
             idle = f"{c(m.is_idle)}(st)"
         # why: an idle state is dropped at once, unless a timer of it is still pending
         out.add(f"if {idle} and not ks.timer_counts.get({pindex}):")

@@ -72,7 +72,7 @@ def read_frame(path: str | Path) -> pd.DataFrame:
         lines = suffix in (".jsonl", ".ndjson")
         if lines or suffix == ".json":
             frame = pd.read_json(p, lines=lines, dtype=False, convert_dates=False, precise_float=True)
-            return _exact_integers(frame, lambda name: _json_values(p, lines, name))
+            return _exact_integers(frame, _JsonRecords(p, lines).column)
         if suffix == ".parquet":
             return pd.read_parquet(p)
     except (ValueError, OSError, ImportError) as err:
@@ -118,11 +118,22 @@ def _csv_numbers(p: Path, name: str) -> list[object]:
     ]
 
 
-def _json_values(p: Path, lines: bool, name: str) -> list[object]:
-    """Field ``name`` of every record of JSON (lines) file ``p``, as Python's json module reads it."""
-    with p.open(encoding="utf-8") as f:
-        records = [json.loads(line) for line in f if line.strip()] if lines else json.load(f)
-    return [r.get(name, math.nan) if isinstance(r, dict) else math.nan for r in records]
+class _JsonRecords:
+    """The records of JSON (lines) file ``p`` as Python's json module reads them, parsed once, when
+    a first column is asked for."""
+
+    def __init__(self, p: Path, lines: bool) -> None:
+        self.p, self.lines = p, lines
+        self.records: list[object] | None = None
+
+    def column(self, name: str) -> list[object]:
+        """Field ``name`` of every record (NaN where a record lacks it)."""
+        if self.records is None:
+            with self.p.open(encoding="utf-8") as f:
+                self.records = (
+                    [json.loads(line) for line in f if line.strip()] if self.lines else json.load(f)
+                )
+        return [r.get(name, math.nan) if isinstance(r, dict) else math.nan for r in self.records]
 
 
 _WHOLE = re.compile(r"\s*[+-]?\d+\s*")

@@ -106,11 +106,17 @@ def count_arg(
 
 
 def window_ms(ctx: Context, window: ast.Duration | None) -> int | float | None:
-    """The milliseconds of a ``within`` window (``None``: none); an empty window can hold no match."""
+    """The milliseconds of a ``within`` window (``None``: none).
+
+    A window of 0 is refused: the API and Flink read ``within(0)`` as *no* window, which the text
+    says by leaving ``within`` out, and a negative one is nonsense."""
     if window is None:
         return None
     if window.ms <= 0:
-        msg = f"a 'within' window must be longer than 0 ms, got {window.ms} ms (no match fits in it)"
+        msg = (
+            f"a 'within' window must be longer than 0 ms, got {window.ms} ms "
+            "(for no window, leave 'within' out)"
+        )
         raise ctx.fail(msg, window.span)
     return window.ms
 

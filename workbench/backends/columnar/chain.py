@@ -29,8 +29,8 @@ import numpy.typing as npt
 
 from workbench.backends.columnar.vector import ColumnSource, event_mask
 from workbench.engine.expr import compile_expr
-from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, Transition
 from workbench.engine.nfa.conditions import And, Cond, Const, Leaf, Not, Or, TypeIn
+from workbench.engine.nfa.graph import Action, CompiledNFA, Kind, Transition
 from workbench.errors import CepError
 
 __all__ = ["Bounds", "Chain", "edge_bounds"]

@@ -39,8 +39,8 @@ from workbench.backends.columnar.chain import Chain, completion, edge_bounds, oc
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.vector import ColumnSource
 from workbench.engine.matcher import Matcher
-from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef
 from workbench.engine.nfa.conditions import type_profile
+from workbench.engine.nfa.graph import Action, CompiledNFA, Kind, StateDef
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine
 

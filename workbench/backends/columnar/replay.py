@@ -40,7 +40,7 @@ from workbench.engine.detection import Detection
 from workbench.engine.detection import renumber as set_instance
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.matchtable import LazyDetections
-from workbench.engine.nfa.compiler import Action
+from workbench.engine.nfa.graph import Action
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine, RunResult
 from workbench.errors import CepError

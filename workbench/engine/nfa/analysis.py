@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef
 from workbench.engine.nfa.conditions import type_profile
+from workbench.engine.nfa.graph import Action, CompiledNFA, Kind, StateDef
 
 __all__ = ["Analysis", "analyse"]
 

@@ -16,7 +16,7 @@ from workbench.engine.detection import TraceKind, new_match
 from workbench.engine.events import Event
 from workbench.engine.matcher import Context
 from workbench.engine.nfa.buffer import Time
-from workbench.engine.nfa.compiler import CompiledNFA
+from workbench.engine.nfa.graph import CompiledNFA
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.trace import cap_detail, warn_cap
 

@@ -27,7 +27,6 @@ from workbench.engine.matcher import Context
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
 from workbench.engine.nfa.chain import WINDOW_TIMER
-from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind
 from workbench.engine.nfa.conditions import (
     Cond,
     Const,
@@ -38,6 +37,7 @@ from workbench.engine.nfa.conditions import (
     needs_context,
 )
 from workbench.engine.nfa.general import final_after_proceed
+from workbench.engine.nfa.graph import Action, CompiledNFA, Kind
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.trace import cap_detail, strict_detail, warn_cap
 

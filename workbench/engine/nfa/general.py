@@ -28,9 +28,9 @@ from workbench.engine.matcher import Context
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time, Version, add_stage, increase
 from workbench.engine.nfa.chain import WINDOW_TIMER
-from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef, Transition
 from workbench.engine.nfa.conditions import ConditionContext, Predicate, compile_predicate, needs_context
 from workbench.engine.nfa.emission import MatchEmission
+from workbench.engine.nfa.graph import Action, CompiledNFA, Kind, StateDef, Transition
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.runaggs import RunAggregates
 from workbench.engine.nfa.skip import SkipRule

@@ -29,8 +29,8 @@ from workbench.engine.matcher import Context, Kernel
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
 from workbench.engine.nfa.chain import WINDOW_TIMER, ChainPlan, ChainState, Done, Run, by_start
-from workbench.engine.nfa.compiler import Action, CompiledNFA
 from workbench.engine.nfa.conditions import TRUE, Cond, Predicate, compile_predicate
+from workbench.engine.nfa.graph import Action, CompiledNFA
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.shapes import linear_chain
 from workbench.engine.nfa.skip import CompletionKey, HeldMatch, SkipRule, Step, completion_key, trace_held

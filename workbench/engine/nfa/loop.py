@@ -29,12 +29,12 @@ from workbench.engine.matcher import Context, Kernel
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import EventId, Time
 from workbench.engine.nfa.chain import ChainPlan, ChainState, Done, by_start
-from workbench.engine.nfa.compiler import CompiledNFA
 from workbench.engine.nfa.conditions import (
     ConditionContext,
     compile_predicate,
     needs_context,
 )
+from workbench.engine.nfa.graph import CompiledNFA
 from workbench.engine.nfa.loopgen import generate, loop_kernel
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.runaggs import RunAggregates

@@ -14,7 +14,8 @@ from workbench.engine.faults import FaultSink
 from workbench.engine.matcher import Context, Kernel
 from workbench.engine.nfa.analysis import analyse
 from workbench.engine.nfa.buffer import Time
-from workbench.engine.nfa.compiler import CompiledNFA, compile_nfa
+from workbench.engine.nfa.compiler import compile_nfa
+from workbench.engine.nfa.graph import CompiledNFA
 from workbench.engine.nfa.linear import LinearPlan
 from workbench.engine.nfa.loop import LoopPlan
 from workbench.engine.nfa.measures import MeasureEvaluator, MeasuringContext

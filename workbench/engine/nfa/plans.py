@@ -25,10 +25,10 @@ from workbench.engine.matcher import Context
 from workbench.engine.nfa.analysis import Analysis
 from workbench.engine.nfa.buffer import Time
 from workbench.engine.nfa.choice import pattern_has_choice
-from workbench.engine.nfa.compiler import CompiledNFA
 from workbench.engine.nfa.eventonly import EventOnlyPlan, EventOnlyState
 from workbench.engine.nfa.flink import FlinkOrderPlan
 from workbench.engine.nfa.general import GeneralPlan
+from workbench.engine.nfa.graph import CompiledNFA
 from workbench.engine.nfa.linear import LinearPlan, LinearState
 from workbench.engine.nfa.loop import LoopPlan, LoopState
 from workbench.engine.nfa.pattern import SequencePattern

@@ -7,8 +7,8 @@ compiler adds (greedy guards, ``until``, optional branches, negations, ``consecu
 
 from __future__ import annotations
 
-from workbench.engine.nfa.compiler import Action, CompiledNFA, Kind, StateDef, Transition
 from workbench.engine.nfa.conditions import TRUE, Cond, Not, needs_context
+from workbench.engine.nfa.graph import Action, CompiledNFA, Kind, StateDef, Transition
 
 __all__ = ["linear_chain", "loop_shape"]
 

@@ -5,7 +5,8 @@ What types cannot say is checked here, once per key and pattern, before the engi
 image: a loop partial match's ``code`` in its plan's range and in the list that holds that code, a
 linear one's stage inside the chain, the general plan's index of runs by NFA state agreeing with
 its runs, shared-buffer nodes that exist, a reaction channel that is a channel of its group,
-counters that are not negative, aggregates of the kind the pattern makes.
+counters that are not negative, aggregates of the kind the pattern makes, and each queued timer's
+token of a shape its matcher schedules (:func:`check_timer`).
 
 A matcher's plan (or the matcher itself) may offer its own ``check_image(state)`` hook that raises
 :class:`~workbench.errors.CepError`; otherwise the checks here are found by the state's class (the
@@ -20,6 +21,7 @@ from typing import NoReturn
 
 from workbench.engine.aggregates.base import Aggregate
 from workbench.engine.aggregates.registry import make_aggregate
+from workbench.engine.nfa.absence import AbsenceMatcher, AbsenceState
 from workbench.engine.nfa.buffer import NodeId, SharedBuffer
 from workbench.engine.nfa.eventonly import EventOnlyPlan, EventOnlyState
 from workbench.engine.nfa.general import GeneralPlan
@@ -27,12 +29,13 @@ from workbench.engine.nfa.linear import LinearPlan, LinearState
 from workbench.engine.nfa.loop import GAP, LAST, LOOP, LoopPlan, LoopRun, LoopState
 from workbench.engine.nfa.state import FlinkState, NFAState, Run
 from workbench.engine.nfa.store import BufferStore
+from workbench.engine.nfa.streamed import StreamMatcher, StreamState
 from workbench.engine.reactions.compiled import CChannel, CGroup
 from workbench.engine.reactions.state import GroupState, InstanceState
 from workbench.engine.slotcheck import matches
 from workbench.errors import CepError
 
-__all__ = ["check_state"]
+__all__ = ["check_state", "check_timer"]
 
 
 def check_state(matcher: object, state: object, where: str) -> None:
@@ -44,7 +47,14 @@ def check_state(matcher: object, state: object, where: str) -> None:
             return
     plan, group = getattr(matcher, "plan", None), getattr(matcher, "group", None)
     # why ``type(state) is``: a class not named here has no checks of its own
-    if type(state) is EventOnlyState and isinstance(plan, EventOnlyPlan):
+    if type(state) is AbsenceState and isinstance(matcher, AbsenceMatcher):
+        if (state.inner is None) != (matcher.inner is None):
+            _bad(where, "a silence's continuation")
+        if state.inner is not None:
+            check_state(matcher.inner, state.inner, where)
+    elif type(state) is StreamState and isinstance(matcher, StreamMatcher):
+        check_state(matcher.inner, state.inner, where)
+    elif type(state) is EventOnlyState and isinstance(plan, EventOnlyPlan):
         _event_only(plan, state, where)
     elif type(state) is LinearState and isinstance(plan, LinearPlan):
         _linear(plan, state, where)
@@ -54,6 +64,44 @@ def check_state(matcher: object, state: object, where: str) -> None:
         _general(plan, state, where)
     elif type(state) is GroupState and isinstance(group, CGroup):
         _group(group, state, where)
+
+
+def check_timer(matcher: object, token: object, where: str) -> None:
+    """Refuse a queued timer's ``token`` unless it is one ``matcher`` schedules (its ``on_timer``
+    reads the token's parts without further checks)."""
+    inner = getattr(matcher, "inner", None)
+    if isinstance(matcher, AbsenceMatcher):
+        if token == ("silence",):
+            return
+        if not (isinstance(token, tuple) and len(token) == 3 and token[0] == "then" and _count(token[1])):
+            _bad(where, f"a silence's timer {token!r}")
+        if inner is not None:
+            check_timer(inner, token[2], where)
+        return
+    group = getattr(matcher, "group", None)
+    if isinstance(group, CGroup):
+        _group_timer(matcher, token, where)
+    elif inner is not None and inner is not matcher:  # why: a wrapper (the key's stream) passes it on
+        check_timer(inner, token, where)
+
+
+#: a reaction group's timers: kind -> the token's length
+_GROUP_TIMERS = {"start": 2, "gt": 3, "ct": 4, "tick": 4, "hop": 4}
+
+
+def _group_timer(matcher: object, token: object, where: str) -> None:
+    size = _GROUP_TIMERS.get(token[0], 0) if isinstance(token, tuple) and token else 0
+    if not (isinstance(token, tuple) and len(token) == size and _count(token[1])):
+        _bad(where, f"a group's timer {token!r}")
+    if token[0] == "start":
+        if token[1] >= len(getattr(getattr(matcher, "pattern", None), "instances", ())):
+            _bad(where, f"a start-up timer {token!r} (the pattern declares no instance {token[1]})")
+        return
+    path = token[2]
+    if not (isinstance(path, tuple) and all(isinstance(name, str) for name in path)):
+        _bad(where, f"a group's timer {token!r} (its nested-group path)")
+    if size == 4 and not _count(token[3]):
+        _bad(where, f"a group's timer {token!r} (its channel)")
 
 
 def _bad(where: str, what: str) -> NoReturn:
@@ -159,8 +207,9 @@ def _general(plan: GeneralPlan, state: NFAState, where: str) -> None:
     shared = isinstance(plan.store, BufferStore)
     fresh = plan.aggs.fresh()
     runs = [*state.runs.values(), *state.completed, *getattr(state, "pq", ())]
+    stages = frozenset(plan.nfa.stage_names)
     for run in runs:
-        _run(run, names, state.buffer if shared else None, where)
+        _run(run, names, stages, state.buffer if shared else None, where)
         _aggregates(run.aggs, fresh, where)
     for rid, run in state.runs.items():
         if run.rid != rid or rid not in state.by_state.get(run.state, ()):
@@ -169,12 +218,14 @@ def _general(plan: GeneralPlan, state: NFAState, where: str) -> None:
         if any(state.runs[i].state != name if i in state.runs else True for i in ids):
             _bad(where, f"the index of runs waiting in {name!r}")
     if shared:
-        _buffer(state.buffer, where)
+        _buffer(state.buffer, stages, where)
     elif state.buffer.events or state.buffer.nodes:
         _bad(where, "a shared buffer (this pattern keeps paths)")
 
 
-def _run(run: Run, names: Container[str], buffer: SharedBuffer | None, where: str) -> None:
+def _run(
+    run: Run, names: Container[str], stages: Container[str], buffer: SharedBuffer | None, where: str
+) -> None:
     if run.state not in names or not run.version or run.inst < 0:
         _bad(where, f"partial match {run.rid} (state {run.state!r})")
     node = run.node
@@ -183,11 +234,11 @@ def _run(run: Run, names: Container[str], buffer: SharedBuffer | None, where: st
     if buffer is not None:
         if not (len(node) == 2 and isinstance(node[1], str) and node in buffer.nodes):
             _bad(where, f"partial match {run.rid}'s buffer node")
-    elif not all(isinstance(step, tuple) and len(step) == 3 for step in node):
-        _bad(where, f"partial match {run.rid}'s path")
+    elif not all(isinstance(step, tuple) and len(step) == 3 and step[0] in stages for step in node):
+        _bad(where, f"partial match {run.rid}'s path (a step of no stage of the pattern)")
 
 
-def _buffer(buffer: SharedBuffer, where: str) -> None:
+def _buffer(buffer: SharedBuffer, stages: Container[str], where: str) -> None:
     """``events[id] = [event, refs]``, ``nodes[node] = [refs, edges]``, edge ``[node, version, refs]``.
 
     Reference counts are not negative and every node an edge or a partial match names is there.
@@ -197,8 +248,12 @@ def _buffer(buffer: SharedBuffer, where: str) -> None:
     for entry in buffer.events.values():
         if not (len(entry) == 2 and isinstance(entry[0], Event) and _count(entry[1])):
             _bad(where, "a shared-buffer event")
-    for (eid, _), node in buffer.nodes.items():
-        if eid not in buffer.events or not (len(node) == 2 and _count(node[0]) and isinstance(node[1], list)):
+    for (eid, stage), node in buffer.nodes.items():
+        if (
+            eid not in buffer.events
+            or stage not in stages
+            or not (len(node) == 2 and _count(node[0]) and isinstance(node[1], list))
+        ):
             _bad(where, "a shared-buffer node")
         for edge in node[1]:
             if not (isinstance(edge, list) and len(edge) == 3 and _count(edge[2]) and _version(edge[1])):
@@ -234,6 +289,10 @@ def _instance(inst: InstanceState, group: CGroup, next_cid: int, where: str) -> 
             _bad(where, f"channel {cid} of group {group.name!r} (a nested group's place)")
         _counts(where, seen=ch.seen, target=ch.target, empty_windows=ch.empty_windows)
         window = members[ch.member].window  # type: ignore[union-attr]
+        if (ch.hop is not None) != (members[ch.member].spec.hop is not None) or (  # type: ignore[union-attr]
+            ch.hop is not None and ch.hop.panes.maxlen is not None
+        ):
+            _bad(where, f"the hopping windows of channel {cid} of group {group.name!r}")
         for acc in (ch.acc, *(p.acc for p in (ch.hop.panes if ch.hop else ()))):
             if acc is not None and window is None:
                 _bad(where, f"an accumulator on channel {cid} of group {group.name!r}, which has none")

@@ -17,7 +17,7 @@ from workbench.engine.clock import EventClock, Watermark
 from workbench.engine.derived import FIRST_DERIVED_SEQ
 from workbench.engine.events import Event
 from workbench.engine.host import KeyHost, KeyState
-from workbench.engine.imagecheck import check_state
+from workbench.engine.imagecheck import check_state, check_timer
 from workbench.engine.matcher import Matcher
 from workbench.engine.outputs import Outputs
 from workbench.engine.snapshot import dump, fingerprints, load
@@ -147,6 +147,9 @@ class Imaging(Outputs):
                 _bad("a timer")
             if not (type(timer[3]) is int and 0 <= timer[3] < n):
                 _bad("a timer's pattern")
+            check_timer(
+                self.matchers[timer[3]], timer[4], f"the timers of pattern {self.matchers[timer[3]].name!r}"
+            )
         self._check_timer_counts(snap)
         _expect(snap, "buffer", list, "a list")
         for item in cast("list[object]", snap.buffer):

@@ -27,6 +27,7 @@ workbench.errors.CepError: snapshot: KeyState.instances at state.keys['k'].insta
 from __future__ import annotations
 
 import collections.abc as abc
+import reprlib
 import types
 import typing
 from collections import deque
@@ -35,7 +36,7 @@ from typing import Any, NoReturn
 
 from workbench.errors import CepError
 
-__all__ = ["check_slots", "hints_of", "matches"]
+__all__ = ["check_slots", "hints_of", "matches", "short_repr"]
 
 
 class _Mismatch(Exception):
@@ -239,6 +240,17 @@ def _describe(value: object) -> str:
     return f"{type(value).__name__} {_short(value)}"
 
 
-def _short(value: object) -> str:
-    text = repr(value)
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxtuple = _REPR.maxlist = _REPR.maxset = _REPR.maxfrozenset = _REPR.maxdict = 4
+_REPR.maxstring = 36
+
+
+def short_repr(value: object) -> str:
+    """A repr of at most 40 characters, with bounded work however large or shared ``value`` is
+    (containers are cut after a few items and levels; an engine object is asked for its own repr)."""
+    text = _REPR.repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+_short = short_repr

@@ -46,6 +46,7 @@ from functools import cache
 from typing import NoReturn
 
 from workbench.engine.slotcheck import check_slots
+from workbench.engine.slotcheck import short_repr as _short
 from workbench.errors import CepError
 
 __all__ = ["FORMAT", "VERSION", "allowed", "dump", "fingerprint", "fingerprints", "load", "register"]
@@ -54,6 +55,11 @@ FORMAT = "cep-workbench-snapshot"
 VERSION = 1
 #: nesting allowed while reading or writing (state is shallow; this bounds hostile blobs)
 MAX_DEPTH = 5_000
+
+#: the most values a tuple, set or frozenset may hold counted as a tree, every shared reference
+#: counted again: what hashing or printing it walks (a few bytes of back references could
+#: otherwise make a key whose hash takes days)
+MAX_EXPANDED = 2_000_000
 
 Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 
@@ -226,9 +232,14 @@ class _Reader:
     def __init__(self) -> None:
         self.table: dict[int, object] = {}
         self.path: list[str] = ["state"]  # where the reader is, for messages
+        #: object number -> its size counted as a tree (what a hash or repr of it walks)
+        self.sizes: dict[int, int] = {}
+        #: the tree size read so far inside each value being built, innermost last
+        self.sizing: list[int] = [0]
 
     def read(self, node: Json, depth: int = 0) -> object:
         if node is None or isinstance(node, bool | int | float | str):
+            self.sizing[-1] += 1
             return node
         if depth > MAX_DEPTH:
             _fail(f"snapshot: nested deeper than {MAX_DEPTH} levels")
@@ -238,14 +249,32 @@ class _Reader:
             ref = node["$r"]
             if not isinstance(ref, int) or ref not in self.table:
                 _fail(f"snapshot: reference {ref!r} to nothing written before it")
+            self.sizing[-1] += self.sizes[ref]
             return self.table[ref]
+        self.sizing.append(0)
         value = self._untag(node, depth + 1)
+        size = self.sizing.pop() + 1
+        if "$o" in node:  # why: a state object hashes by identity, or by value up to a dict field
+            size = 1
+        self.sizing[-1] += size
         number = node.get("#")
         if number is not None:
             if not isinstance(number, int) or number in self.table:
                 _fail(f"snapshot: bad object number {number!r}")
             self.table[number] = value
+            self.sizes[number] = size
         return value
+
+    def _hashed(self, node: dict[str, Json], tag: str, depth: int) -> list[object]:
+        """The items of a tuple, set or frozenset, refused when hashing them would walk too much."""
+        items = self._items(node, tag, depth)
+        if self.sizing[-1] > MAX_EXPANDED:
+            where = "".join(self.path)
+            _fail(
+                f"snapshot: the {_KINDS[tag]} at {where} holds more than {MAX_EXPANDED:,} values "
+                "counting each shared reference again"
+            )
+        return items
 
     def _items(self, node: dict[str, Json], tag: str, depth: int) -> list[object]:
         items = node[tag]
@@ -277,8 +306,12 @@ class _Reader:
         for pair in pairs:
             if not isinstance(pair, list) or len(pair) != 2:
                 _fail("snapshot: a dict entry is not a [key, value] pair")
+            self.sizing.append(0)
+            self.path.append("{key}")
             key = self.read(pair[0], depth)
-            self.path.append(f"[{_short(key)}]")
+            if self.sizing.pop() > MAX_EXPANDED:
+                _fail(f"snapshot: a key at {''.join(self.path)} is too large to hash")
+            self.path[-1] = f"[{_short(key)}]"
             out[key] = self.read(pair[1], depth)
             self.path.pop()
         return out
@@ -300,7 +333,7 @@ class _Reader:
         cls = self._class(node, "$n")
         if not issubclass(cls, tuple):
             _fail(f"snapshot: {node['$n']!r} is not a named tuple")
-        return tuple.__new__(cls, self._items(node, "v", depth))
+        return tuple.__new__(cls, self._hashed(node, "v", depth))
 
     def _object(self, node: dict[str, Json], depth: int) -> object:
         cls = self._class(node, "$o")
@@ -335,11 +368,6 @@ def _has(obj: object, name: str) -> bool:
     return True
 
 
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def _maxlen(value: Json) -> int | None:
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         return value
@@ -347,12 +375,13 @@ def _maxlen(value: Json) -> int | None:
 
 
 _Node = dict[str, Json]
+_KINDS = {"$t": "tuple", "$s": "set", "$z": "frozenset", "v": "named tuple"}
 #: how each tag is read back (built once, not per node)
 _BUILDERS: dict[str, Callable[[_Reader, _Node, int], object]] = {
     "$l": lambda r, n, d: r._items(n, "$l", d),
-    "$t": lambda r, n, d: tuple(r._items(n, "$t", d)),
-    "$s": lambda r, n, d: set(r._items(n, "$s", d)),
-    "$z": lambda r, n, d: frozenset(r._items(n, "$z", d)),
+    "$t": lambda r, n, d: tuple(r._hashed(n, "$t", d)),
+    "$s": lambda r, n, d: set(r._hashed(n, "$s", d)),
+    "$z": lambda r, n, d: frozenset(r._hashed(n, "$z", d)),
     "$q": lambda r, n, d: deque(r._items(n, "$q", d), maxlen=_maxlen(n.get("m"))),
     "$d": lambda r, n, d: r._dict(n, d),
     "$f": lambda r, n, d: _float(n["$f"]),

@@ -32,6 +32,8 @@ def declared(cls: type) -> dict[str, object]:
 @cache
 def _table() -> dict[str, dict[str, object]]:
     from workbench.engine.aggregates.base import Aggregate
+    from workbench.engine.expr.stream import WindowAggregate
+    from workbench.engine.nfa.streamed import StreamState
 
     modes = Literal["none", "fifo", "any"]
     agg = "workbench.engine.aggregates."
@@ -86,6 +88,19 @@ def _table() -> dict[str, dict[str, object]]:
             "period": Time,
             "values": deque[tuple[Time, object]],
             "now": Time,
+        },
+        "workbench.engine.nfa.absence:AbsenceState": {
+            "seen": bool,
+            "start": Time | None,
+            "pending": Time | None,
+            "gates": int,
+            "gate": int,
+            "opened": tuple[Time, Time],
+            "inner": StreamState | None,
+        },
+        "workbench.engine.expr.stream:KeyStream": {
+            "history": deque[_event()],  # type: ignore[misc]
+            "windows": dict[str, dict[str, WindowAggregate]],
         },
         agg + "session:Session": {
             "agg": Aggregate,

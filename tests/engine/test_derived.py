@@ -247,3 +247,24 @@ def test_derived_events_are_numbered_once_per_run_across_a_restore_and_shards() 
     sharded.process_many(events)
     sharded.finish()
     assert seqs(sharded.detections) == [(-2,), (-3,)]
+
+
+def burst_and_attack() -> list[SequencePattern]:
+    """The factory :func:`~workbench.engine.sharding.run_sharded`'s workers call."""
+    return [BURST, ATTACK]
+
+
+def test_worker_shards_number_their_derived_events_apart() -> None:
+    # (each worker's engine counted from -2: two derived events of one run shared a seq)
+    from workbench.engine.sharding import run_sharded
+
+    keys = ["a", "b", "c", "d", "e"]
+    events = [{"type": "fail", "time": t, "key": k} for t in range(12) for k in keys]
+    detections, _ = run_sharded("tests.engine.test_derived:burst_and_attack", events, 3, processes=0)
+    derived: dict[int, tuple[object, ...]] = {}
+    for d in detections:
+        for e in d.events:
+            if e.seq < 0:
+                assert derived.setdefault(e.seq, (e.key, e.time, e.fields)) == (e.key, e.time, e.fields)
+    want = run([BURST, ATTACK], events).detections
+    assert len(derived) == sum(d.pattern == "burst" for d in want) > 3

@@ -13,9 +13,11 @@ an :class:`~workbench.engine.events.Event` of type ``TYPE``:
   after the event that completed the detection, even when no stage of it reads the type;
 * its ``seq`` is negative (-2, -3, ... in the order the engine derives them; a snapshot keeps the
   count, and the shards of a :class:`~workbench.engine.sharding.ShardedEngine` share it, while
-  shards in worker processes count each on their own): it is no input row and takes no input
-  position. A consumer's detection lists it among its events like any other
-  (``types`` names the derived type, the detection-events frame shows its fields).
+  the shards of :func:`~workbench.engine.sharding.run_sharded` count each on their own, apart:
+  shard ``i`` of ``n`` takes ``-2 - i``, ``-2 - i - n``, ..., so the numbers stay unique but are not
+  a single engine's): it is no input row and takes no input position. A consumer's detection
+  lists it among its events like any other (``types`` names the derived type, the
+  detection-events frame shows its fields).
 
 The engine processes a derived event right after the event (or timer) whose transitions produced
 the detection, through the same path as events fed back from a callback
@@ -136,16 +138,27 @@ def cycle_message(cycle: list[str], emits: Mapping[str, str]) -> str:
 
 class DerivedSeq:
     """The ``seq`` the next derived event takes: part of an engine's state (its snapshots keep it),
-    shared by the shards of a sharded engine so that one run numbers its derived events once."""
+    shared by the shards of a sharded engine so that one run numbers its derived events once.
 
-    __slots__ = ("next",)
+    ``step``: how far apart one counter's numbers are. The shards of
+    :func:`~workbench.engine.sharding.run_sharded` count on their own, in worker processes; shard
+    ``i`` of ``n`` starts at ``-2 - i`` with step ``n``, so no two derived events of one run share
+    a number.
 
-    def __init__(self, next_seq: int = FIRST_DERIVED_SEQ) -> None:
+    >>> seqs = DerivedSeq(-3, 2)
+    >>> seqs.take(), seqs.take()
+    (-3, -5)
+    """
+
+    __slots__ = ("next", "step")
+
+    def __init__(self, next_seq: int = FIRST_DERIVED_SEQ, step: int = 1) -> None:
         self.next = next_seq
+        self.step = step
 
     def take(self) -> int:
         seq = self.next
-        self.next = seq - 1
+        self.next = seq - self.step
         return seq
 
 

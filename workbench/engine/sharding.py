@@ -37,7 +37,7 @@ from importlib import import_module
 from typing import Any, Unpack
 
 from workbench.engine.clock import EventClock, OrderBy, Watermark, stamp
-from workbench.engine.derived import DerivedSeq
+from workbench.engine.derived import FIRST_DERIVED_SEQ, DerivedSeq
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
@@ -407,6 +407,8 @@ def _run_shard(
         _load_patterns(factory, args),
         out_of_orderness=job.out_of_orderness,
         order_by=job.order_by,
+        # why apart: the shards count on their own, and two derived events must not share a seq
+        derived_seqs=DerivedSeq(FIRST_DERIVED_SEQ - job.index, job.shards),
     )
     for e in events:
         engine.process(e)

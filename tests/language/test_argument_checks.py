@@ -139,3 +139,28 @@ def test_never_open_finds_channels_that_only_wait_for_each_other() -> None:
     assert never_open(chain) == []
     chain["n300"] = ["n0"]
     assert len(never_open(chain)) == 301
+
+
+def test_a_lone_carriage_return_is_a_line_break_for_conditions_too() -> None:
+    (d,) = compile_text("sequence s\r begin a\r next b where\r e.x >\r 1")
+    (same,) = compile_text("sequence s\n begin a\n next b where\n e.x >\n 1")
+    assert d.pattern == same.pattern
+
+
+def test_too_many_stages_are_refused_at_the_first_one_too_many() -> None:
+    text = " ".join(["sequence s begin a0", *(f"next a{i}" for i in range(1, 1002))])
+    with pytest.raises(CepCompileError, match="at most 1,000 stages; this one has 1,002") as info:
+        compile_text(text)
+    assert info.value.span.column == text.index("a1000 ") + 1  # the 1,001st stage
+
+
+def test_a_field_declared_twice_is_refused() -> None:
+    with pytest.raises(CepCompileError, match="declares field 'x' twice") as info:
+        compile_text("event a(x, y, x)\nsequence s begin q: a")
+    assert info.value.span.column == 15
+
+
+def test_a_huge_whole_number_is_refused_in_the_language_s_words() -> None:
+    with pytest.raises(CepCompileError, match="a whole number has more than 4300 digits") as info:
+        compile_text("sequence s begin a where e.x == " + "1" * 5000)
+    assert "sys" not in str(info.value)

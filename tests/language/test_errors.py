@@ -625,6 +625,8 @@ def test_a_misspelt_keyword_after_a_stage_name_still_gets_its_suggestion() -> No
         ("sequence s begin a: login where !(e.x > 1)", "(write 'not' for '!')"),
         ("sequence s begin a: login where e.amount = 10", "(write '==' for '=')"),
         ("sequence s begin a: login where e.amount <> 10", "(write '!=' for '<>')"),
+        ("sequence s begin a: login where ~(e.x > 1)", "(write 'not' for '~')"),
+        ("sequence s begin a: login where e.x | e.y", "(write 'or' for '|' in a condition"),
     ],
 )
 def test_another_language_s_spelling_is_named_with_this_one_s(text: str, hint: str) -> None:

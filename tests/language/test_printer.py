@@ -76,3 +76,18 @@ def test_only_flink_chains_of_conditions_print() -> None:
 def test_unknown_objects_are_refused() -> None:
     with pytest.raises(PatternError, match="cannot print"):
         format_pattern(object())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sequence s begin a where e.x > 1e400",  # overflows to inf: printed 1e999, not 'inf' (a name)
+        "sequence s begin a where e.x > -1e400 and e.y < 1e309",
+        "sequence s within 0.0000000001ms begin a next b",  # repr would write 1e-10ms
+        "group g const X = 1e400 instance 1e400 @and { a: x where e.v > X }",
+        "receive r x(v = -1e400)",
+    ],
+)
+def test_overflowing_numbers_and_tiny_durations_read_back(text: str) -> None:
+    pattern = compile_pattern(text)
+    assert compile_pattern(format_pattern(pattern)) == pattern

@@ -72,6 +72,10 @@ RECEIVE_ANNOTATIONS: dict[str, tuple[int, int]] = {"count": (1, 1)}
 #: the largest count a quantifier may name (``times N``): each occurrence becomes an NFA state.
 MAX_COUNT = 1_000
 
+#: the most stages a sequence may have (each is at least one NFA state; compiling grows faster
+#: than linearly with them)
+MAX_STAGES = 1_000
+
 
 # ---- helpers ---------------------------------------------------------------------------------------
 

@@ -146,6 +146,15 @@ def compile_script(script: ast.Script, **options: Unpack[CompileOptions]) -> lis
     emitted: dict[str, SourceSpan] = {}  # pattern -> its 'emit into' clause
     for item in script.items:
         if isinstance(item, ast.EventDecl):
+            firsts: dict[str, SourceSpan] = {}
+            for f in item.fields:
+                if f.text in firsts:
+                    msg = (
+                        f"event {item.type.text!r} declares field {f.text!r} twice "
+                        f"(first at column {firsts[f.text].column})"
+                    )
+                    raise ctx.fail(msg, f.span)
+                firsts[f.text] = f.span
             ctx.schema[item.type.text] = tuple(f.text for f in item.fields)
             typed = zip((f.text for f in item.fields), item.types or (None,) * len(item.fields), strict=True)
             ctx.field_types[item.type.text] = {f: t for f, t in typed if t}

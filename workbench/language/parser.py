@@ -16,6 +16,7 @@ like a typo:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from lark import Token, Tree
@@ -426,12 +427,18 @@ class _Builder:
         return ast.ChannelHead(self.name(type_), tuple(built), self.span(tree))
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
 def parse(text: str, *, first_line: int = 1) -> ast.Script:
     """Parse ``text`` into a :class:`~workbench.language.ast.Script`.
 
     ``first_line`` is the line number of the text's first line in the caller's coordinates (2 for the
     body of a ``%%cep`` cell). Raises :class:`~workbench.errors.CepSyntaxError`.
     """
+    # why: a lone CR (old Mac line ends) is a line break too; one character for one keeps every
+    # offset, and conditions (read by Python's tokenizer) see the same lines as the grammar
+    text = _LONE_CR.sub("\n", text)
     check_nesting(text, first_line)
     try:
         tree = lark_parser().parse(text)

@@ -13,7 +13,7 @@ from workbench.engine.nfa.measures import UNIVERSAL
 from workbench.errors import PatternError, SourceSpan
 from workbench.language import ast
 from workbench.language.alternation import choice_names, lower_choice
-from workbench.language.arguments import MAX_COUNT, window_ms
+from workbench.language.arguments import MAX_COUNT, MAX_STAGES, window_ms
 from workbench.language.conditions import EVENT_ATTRIBUTES, Scope, check_condition, nearest
 from workbench.language.context import Context
 
@@ -43,6 +43,9 @@ class SequenceCompiler:
         ctx = self.ctx
         seen: dict[str, SourceSpan] = {}
         self._collect_names(node.stages, seen)
+        if len(seen) > MAX_STAGES:
+            msg = f"a sequence has at most {MAX_STAGES:,} stages; this one has {len(seen):,}"
+            raise ctx.fail(msg, seen[list(seen)[MAX_STAGES]])
         self.stage_names = set(seen)
         self.stage_order = tuple(seen)
         self.spans = seen

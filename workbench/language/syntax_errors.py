@@ -90,6 +90,7 @@ _FOREIGN = {
     "&": "and",
     "||": "or",
     "!": "not",
+    "~": "not",
     "=": "==",
     "<>": "!=",
 }
@@ -102,10 +103,16 @@ def _foreign_hint(text: str, line: int, col: int) -> str:
         return ""
     rest = lines[line - 1][col - 1 :]
     before = lines[line - 1][: col - 1]
-    word = re.match(r"[A-Za-z_]\w*|&&|&|\|\||!(?!=)|<>|=(?!=)", rest)
+    word = re.match(r"[A-Za-z_]\w*|&&|&|\|\||!(?!=)|~|<>|=(?!=)", rest)
     got = word.group(0) if word else ""
     if rest.startswith("|") and before.endswith("|"):
         got = "||"  # why: the first '|' parsed (a stage alternation); the second is the error
+    elif (rest.startswith(".") and re.search(r"\|\s*[A-Za-z_]\w*$", before)) or (
+        rest.startswith("|") and not rest.startswith("||")
+    ):
+        # why: 'e.x | e.y' parsed '| e' as an alternative stage named e, and the '.' is the error;
+        # or the '|' itself is, where no alternative can start
+        return " (write 'or' for '|' in a condition; '|' separates alternative stages)"
     elif rest.startswith(">") and before.endswith("<"):
         got = "<>"  # why: '<' parsed as a comparison; the '>' after it is the error
     if got not in _FOREIGN or (got == "=" and before.endswith(("<", ">", "!", "="))):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import keyword
 import math
+from decimal import Decimal
 
 from workbench.engine.expr import ir, print_expr
 from workbench.engine.nfa import pattern as seq
@@ -31,6 +32,8 @@ def format_duration(ms: int | float) -> str:
 
     >>> format_duration(250), format_duration(10_000), format_duration(300_000), format_duration(1.5)
     ('250ms', '10s', '5min', '1.5ms')
+    >>> format_duration(1e-10)
+    '0.0000000001ms'
     """
     if isinstance(ms, bool) or ms < 0 or not math.isfinite(ms):
         msg = f"not a printable duration: {ms!r}"
@@ -42,7 +45,8 @@ def format_duration(ms: int | float) -> str:
             if whole and whole % size == 0:
                 return f"{whole // size}{unit}"
         return f"{whole}ms"
-    return f"{ms!r}ms"
+    # why positional: repr writes 1e-10, which the duration grammar does not read
+    return f"{format(Decimal(repr(float(ms))), 'f')}ms"
 
 
 def format_name(name: str) -> str:
@@ -70,11 +74,17 @@ def ident_arg(name: str) -> str:
 
 
 def literal(value: object) -> str:
-    text = repr(value)
-    if isinstance(value, float) and not math.isfinite(value):
+    """A constant as written in text (an overflowing number as ``1e999``, which reads back as it).
+
+    >>> literal(float("inf")), literal(-float("inf")), literal("a")
+    ('1e999', '-1e999', "'a'")
+    """
+    if isinstance(value, float) and math.isinf(value):
+        return "1e999" if value > 0 else "-1e999"
+    if isinstance(value, float) and value != value:
         msg = f"constant {value!r} cannot be written in pattern text"
         raise PatternError(msg)
-    return text
+    return repr(value)
 
 
 def condition_text(cond: object) -> str:

@@ -13,6 +13,7 @@ Compare(op='>', left=Attr(obj=Name(name='e'), name='price'), right=Binary(op='*'
 from __future__ import annotations
 
 import ast
+import sys
 
 from workbench.engine.expr import ir
 from workbench.engine.expr.durations import DurationMarks, duration_marks
@@ -87,7 +88,10 @@ def parse_expr(text: str, *, origin: SourceSpan | None = None) -> ir.Node:
     except SyntaxError as err:
         col = max(1, (err.offset or 1) + shift)
         span = SourceSpan(err.lineno or 1, col, err.lineno or 1, col + 1)
-        msg = f"invalid expression: {err.msg}"
+        detail = err.msg
+        if "integer string conversion" in detail:  # why: Python's advice (sys, hex) does not apply here
+            detail = f"a whole number has more than {sys.get_int_max_str_digits()} digits"
+        msg = f"invalid expression: {detail}"
         raise ExpressionError(msg, source=stripped, span=_place(span, lead, text, origin)) from None
     except (RecursionError, MemoryError, ValueError) as err:
         msg = f"the expression cannot be read: {type(err).__name__}" + (

@@ -12,6 +12,7 @@ Parentheses appear only where precedence needs them.
 from __future__ import annotations
 
 import keyword
+import math
 from typing import Literal as L
 
 from workbench.engine.expr import ir
@@ -157,6 +158,11 @@ def _literal(value: object) -> tuple[str, int]:
     """A literal's text and level: a negative number binds as a unary minus."""
     if isinstance(value, bool) or value is None:
         return repr(value), _ATOM
+    if isinstance(value, float) and not math.isfinite(value):
+        # why 1e999: the text reads back as the float it overflows to (``inf`` would be a name)
+        if value != value:
+            return "(1e999 - 1e999)", _ATOM
+        return ("1e999", _ATOM) if value > 0 else ("-1e999", _UNARY)
     if isinstance(value, int | float):
         return repr(value), (_UNARY if value < 0 or repr(value).startswith("-") else _ATOM)
     return repr(value), _ATOM

@@ -12,7 +12,9 @@ an :class:`~workbench.engine.events.Event` of type ``TYPE``:
 * it is an event of the key's stream: a pattern that reads that stream (``prev(e, n)``) sees it
   after the event that completed the detection, even when no stage of it reads the type;
 * its ``seq`` is negative (-2, -3, ... in the order the engine derives them; a snapshot keeps the
-  count, and the shards of a :class:`~workbench.engine.sharding.ShardedEngine` share it, while
+  count, and the shards of a :class:`~workbench.engine.sharding.ShardedEngine` share it (with an
+  ``out_of_orderness``, each shard releases its buffered events at its own moments, so the
+  numbers can be taken in another order than one engine takes them), while
   the shards of :func:`~workbench.engine.sharding.run_sharded` count each on their own, apart:
   shard ``i`` of ``n`` takes ``-2 - i``, ``-2 - i - n``, ..., so the numbers stay unique but are not
   a single engine's): it is no input row and takes no input position. A consumer's detection

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import ipywidgets as widgets
 
-__all__ = ["LOAD_MIME", "bokehjs_loader", "control_row", "figure_area", "unshrinking"]
+__all__ = ["LOAD_MIME", "bokehjs_loader", "control_row", "figure_area", "load_bokeh", "unshrinking"]
 
 JS_MIME = "application/javascript"
 LOAD_MIME = "application/vnd.bokehjs_load.v0+json"
@@ -94,3 +94,16 @@ def unshrinking() -> widgets.Layout:
 def control_row(children: list[widgets.Widget]) -> widgets.HBox:
     """A row of controls that wraps onto a second line instead of squeezing its members."""
     return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
+
+
+def load_bokeh(force: bool = False) -> None:
+    """Load BokehJS inline into the current output (``BokehModel`` needs ``window.Bokeh``).
+
+    Timelines do not need this: each one ensures BokehJS in every page that shows it
+    (:mod:`workbench.widgets.bokehjs`). It is for other ``BokehModel`` figures; ``force`` is kept
+    for compatibility and has no effect, since the loader does nothing in a page that has BokehJS.
+    """
+    from IPython.display import display
+
+    del force
+    display(bokehjs_loader(), raw=True)

@@ -28,21 +28,20 @@ from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
-from bokeh.embed import file_html
 from bokeh.models import ColumnDataSource, Range1d
 from bokeh.plotting import figure
-from bokeh.resources import INLINE
 
 from workbench.engine.detection import Detection, TraceRecord
 from workbench.engine.events import Event
 from workbench.engine.runtime import Engine, RunResult
 from workbench.session.shown import Shown
 from workbench.session.times import NUMBERS, TimeFormat, of_engine
-from workbench.widgets.bokehjs import bokehjs_loader, figure_area
 from workbench.widgets.bokehjs import control_row as _row
+from workbench.widgets.bokehjs import figure_area, load_bokeh
 from workbench.widgets.bokehjs import unshrinking as _unshrinking
 from workbench.widgets.breakpoints import stop_note, stop_ring
 from workbench.widgets.detail import detail_table
+from workbench.widgets.export import save_page, standalone_figure
 from workbench.widgets.figure import (
     band_columns,
     build_figure,
@@ -53,49 +52,13 @@ from workbench.widgets.figure import (
     time_axis,
     x_extent,
 )
+from workbench.widgets.filters import ALL, filter_choice, frozen
 from workbench.widgets.live import LiveMode
 from workbench.widgets.model import TimelineModel
 from workbench.widgets.rows import View
 from workbench.widgets.sync import SentView
 
 __all__ = ["Timeline", "load_bokeh"]
-
-_ALL = "(all)"
-
-
-def _filter_choice(chosen: Collection[Hashable] | None, names: list[str], noun: str) -> tuple[list[str], str]:
-    """A filter dropdown's options and value: ``(all)``, each name, and the filter set when it is
-    not one of the names (``keys=["a", "b"]`` given to the constructor shows as ``(2 keys: a, b)``).
-
-    >>> _filter_choice({"b"}, ["a", "b"], "keys")
-    (['(all)', 'a', 'b'], 'b')
-    >>> _filter_choice({"a", "b"}, ["a", "b"], "keys")
-    (['(all)', 'a', 'b', '(2 keys: a, b)'], '(2 keys: a, b)')
-    """
-    if chosen is None:
-        return [_ALL, *names], _ALL
-    shown = sorted(str(c) for c in chosen)
-    if len(shown) == 1 and shown[0] in names:
-        return [_ALL, *names], shown[0]
-    label = f"({len(shown)} {noun}: {', '.join(shown[:3])}{', ...' if len(shown) > 3 else ''})"
-    return [_ALL, *names, label], label
-
-
-def _frozen(chosen: Collection[Hashable] | None) -> frozenset[Hashable] | None:
-    return None if chosen is None else frozenset(chosen)
-
-
-def load_bokeh(force: bool = False) -> None:
-    """Load BokehJS inline into the current output (``BokehModel`` needs ``window.Bokeh``).
-
-    Timelines do not need this: each one ensures BokehJS in every page that shows it
-    (:mod:`workbench.widgets.bokehjs`). It is for other ``BokehModel`` figures; ``force`` is kept
-    for compatibility and has no effect, since the loader does nothing in a page that has BokehJS.
-    """
-    from IPython.display import display
-
-    del force
-    display(bokehjs_loader(), raw=True)
 
 
 class Timeline(LiveMode):
@@ -209,8 +172,8 @@ class Timeline(LiveMode):
             layout=widgets.Layout(width="260px"),
         )
         self.time_label = widgets.HTML(layout=widgets.Layout(min_width="230px"))
-        self.key_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="key")
-        self.pattern_filter = widgets.Dropdown(options=[_ALL], value=_ALL, description="pattern")
+        self.key_filter = widgets.Dropdown(options=[ALL], value=ALL, description="key")
+        self.pattern_filter = widgets.Dropdown(options=[ALL], value=ALL, description="pattern")
         self.detection_select = widgets.Dropdown(
             options=[("(none)", -1)], value=-1, description="detection", layout=widgets.Layout(width="480px")
         )
@@ -432,12 +395,12 @@ class Timeline(LiveMode):
                 (self.key_filter, self.keys, [str(k) for k in m.keys], "keys"),
                 (self.pattern_filter, self.patterns, list(m.patterns), "patterns"),
             ):
-                options, value = _filter_choice(chosen, names, noun)
+                options, value = filter_choice(chosen, names, noun)
                 if list(dropdown.options) != options:
                     dropdown.options = options
                 if dropdown.value != value:
                     dropdown.value = value
-            shown = (len(m.detections), self.selected, _frozen(self.keys), _frozen(self.patterns))
+            shown = (len(m.detections), self.selected, frozen(self.keys), frozen(self.patterns))
             if shown != self._detections_shown:
                 self._detections_shown = shown
                 self.detection_select.options = [("(none)", -1)] + [
@@ -482,10 +445,10 @@ class Timeline(LiveMode):
         by_name = {str(k): k for k in self.model.keys}
         k, p = self.key_filter.value, self.pattern_filter.value
         # why the names test: the constructor's set of several keys (or patterns) is an option too
-        if k == _ALL or k in by_name:
-            self.keys = None if k == _ALL else {by_name[k]}
-        if p == _ALL or p in self.model.patterns:
-            self.patterns = None if p == _ALL else {p}
+        if k == ALL or k in by_name:
+            self.keys = None if k == ALL else {by_name[k]}
+        if p == ALL or p in self.model.patterns:
+            self.patterns = None if p == ALL else {p}
         self.page = 0
         self._sent.view = None
         self.refresh()
@@ -513,32 +476,8 @@ class Timeline(LiveMode):
     # ------------------------------------------------------------------ export
     def standalone_figure(self, title: str | None = None) -> figure:
         """A new bokeh figure of the whole run (current filters), with its own data sources."""
-        page = None if self.page_rows is None else self.page
-        view = self.model.view(
-            keys=self.keys, patterns=self.patterns, page=page, page_rows=self.page_rows or 30, **self.limits
-        )
-        lo, hi = view.extent if view.extent is not None else (self.model.first, self.model.horizon)
-        sources = {
-            "bands": ColumnDataSource(band_columns(view.bands)),
-            "markers": ColumnDataSource(marker_columns(view.markers)),
-            "detections": ColumnDataSource(detection_columns(view.detections)),
-            "highlight": ColumnDataSource({"row": [], "time": []}),
-        }
-        fig, _, _ = build_figure(
-            view.rows,
-            sources,
-            width=self.width,
-            title=title or self.title,
-            cursor=None,
-            extent=x_extent(lo, hi),
-            dates=self._dates(),
-        )
-        show_used_entries(fig, view)
-        return fig
+        return standalone_figure(self, title or self.title)
 
     def save(self, path: str | Path, *, title: str | None = None) -> Path:
         """Write the figure (full run, current filters) as a standalone HTML page with inline BokehJS."""
-        fig = self.standalone_figure(title)
-        out = Path(path)
-        out.write_text(file_html(fig, INLINE, title or self.title), encoding="utf-8")
-        return out
+        return save_page(self, Path(path), title or self.title)

@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.resume import finished, resumed, signature
+from workbench.engine.fingerprint import fingerprint
 from workbench.engine.nfa import Contiguity, Quantifier, SequencePattern, Stage
 from workbench.engine.reactions import Channel, Initiator, ReactionGroup
 from workbench.engine.runtime import Engine
 from workbench.engine.sharding import ShardedEngine
-from workbench.engine.snapshot import FORMAT, VERSION, _digest, dump, fingerprint, load
+from workbench.engine.snapshot import FORMAT, VERSION, _digest, dump, load
 from workbench.errors import CepError
 
 

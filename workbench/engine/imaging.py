@@ -16,11 +16,12 @@ from workbench.engine.budget import Budget
 from workbench.engine.clock import EventClock, Watermark
 from workbench.engine.derived import FIRST_DERIVED_SEQ
 from workbench.engine.events import Event
+from workbench.engine.fingerprint import fingerprints
 from workbench.engine.host import KeyHost, KeyState
 from workbench.engine.imagecheck import check_state, check_timer
 from workbench.engine.matcher import Matcher
 from workbench.engine.outputs import Outputs
-from workbench.engine.snapshot import dump, fingerprints, load
+from workbench.engine.snapshot import dump, load
 from workbench.errors import CepError
 
 __all__ = ["EngineSnapshot", "Imaging", "Time", "Timer"]

@@ -41,11 +41,12 @@ from workbench.engine.derived import FIRST_DERIVED_SEQ, DerivedSeq
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
 from workbench.engine.families import compile_matcher
+from workbench.engine.fingerprint import fingerprints
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.outputs import Fed, OutputOptions, Outputs
 from workbench.engine.runtime import Engine, EngineSnapshot
 from workbench.engine.shedding import DEFAULT_MAX_LIVE, Shedder
-from workbench.engine.snapshot import dump, fingerprints, load
+from workbench.engine.snapshot import dump, load
 from workbench.errors import CepError, EventError
 
 __all__ = [

@@ -14,8 +14,9 @@ written as JSON with a small closed set of tags, so reading one back builds only
   each pattern's matcher when the engine adopts the image (:mod:`workbench.engine.imagecheck`).
 
 Anything else, a wrong format or version, a truncated or garbage blob, or a pattern whose
-fingerprint (:func:`fingerprint`, a hash of its canonical definition) differs from the one the
-snapshot was taken with is refused with a :class:`~workbench.errors.CepError` that says what.
+fingerprint (:mod:`workbench.engine.fingerprint`: a hash of its canonical definition) differs
+from the one the snapshot was taken with is refused with a :class:`~workbench.errors.CepError`
+that says what.
 
 >>> from workbench.engine.host import KeyState
 >>> blob = dump(KeyState(states={0: [1, (2.5, float("nan"))]}), [("p", "f1")])
@@ -49,7 +50,7 @@ from workbench.engine.slotcheck import check_slots
 from workbench.engine.slotcheck import short_repr as _short
 from workbench.errors import CepError
 
-__all__ = ["FORMAT", "VERSION", "allowed", "dump", "fingerprint", "fingerprints", "load", "register"]
+__all__ = ["FORMAT", "VERSION", "allowed", "dump", "load", "register"]
 
 FORMAT = "cep-workbench-snapshot"
 VERSION = 1
@@ -501,46 +502,3 @@ def _check_envelope(envelope: object, patterns: Sequence[tuple[str, str]]) -> No
         intact = False
     if not intact:
         _fail("snapshot is damaged: its state does not match its checksum")
-
-
-# ---------------------------------------------------------------------------------- fingerprints
-def fingerprint(definition: object) -> str:
-    """A short hash of a pattern definition's canonical form (same definition, same fingerprint).
-
-    Frozen dataclasses are walked field by field; callables count by their qualified name.
-
-    >>> from workbench.engine.nfa import SequencePattern, Stage
-    >>> a = fingerprint(SequencePattern("p", (Stage("a"),)))
-    >>> a == fingerprint(SequencePattern("p", (Stage("a"),)))
-    True
-    >>> a == fingerprint(SequencePattern("p", (Stage("b"),)))
-    False
-    """
-    return hashlib.sha256(_canonical(definition, 0).encode("utf-8")).hexdigest()[:16]
-
-
-def fingerprints(matchers: Sequence[object]) -> list[tuple[str, str]]:
-    """``(name, fingerprint)`` of compiled matchers, in order (a matcher's ``pattern`` is its definition)."""
-    return [(str(getattr(m, "name", "")), fingerprint(getattr(m, "pattern", type(m)))) for m in matchers]
-
-
-def _canonical(value: object, depth: int) -> str:
-    if depth > 200:
-        return "..."
-    if value is None or isinstance(value, bool | int | float | str | bytes | enum.Enum):
-        return repr(value)
-    c = _canonical
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        parts = (f"{f.name}={c(getattr(value, f.name), depth + 1)}" for f in dataclasses.fields(value))
-        return f"{type(value).__qualname__}({', '.join(parts)})"
-    if isinstance(value, dict):
-        items = sorted(f"{c(k, depth + 1)}:{c(v, depth + 1)}" for k, v in value.items())
-        return "{" + ", ".join(items) + "}"
-    if isinstance(value, set | frozenset):
-        return "{" + ", ".join(sorted(c(v, depth + 1) for v in value)) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(c(v, depth + 1) for v in value) + "]"
-    if callable(value):
-        name = getattr(value, "__qualname__", type(value).__qualname__)
-        return f"<callable {getattr(value, '__module__', '?')}.{name}>"
-    return f"<{type(value).__qualname__}>"

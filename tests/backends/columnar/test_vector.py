@@ -139,3 +139,22 @@ def test_mask_is_a_plain_bool_array() -> None:
     mask = event_mask(parse_expr("e.f > 1"), frame.get, 1)
     assert isinstance(mask, np.ndarray)
     assert mask.dtype == bool
+
+
+@pytest.mark.parametrize(
+    ("values", "dtype"),
+    [
+        ([2**64 - 1, 2**63, 7], "uint64"),  # (as int64 they wrapped negative: 'e.v > 5' missed them)
+        ([2**64 - 1, None, 7], "UInt64"),
+        ([-(2**63), 0, 7], "int64"),  # (np.abs of the smallest int64 is negative: no bound)
+        ([3, 2**53 + 1, 7], "uint64"),
+    ],
+)
+@pytest.mark.parametrize("text", ["e.v > 5", "e.v < 100", "e.v + 0 > 5", "e.v * 2 > 5", "e.v == 7"])
+def test_extreme_integer_columns_equal_the_scalar_path(
+    values: list[int | None], dtype: str, text: str
+) -> None:
+    frame = pd.DataFrame({"type": "x", "time": [0, 1, 2], "v": pd.array(values, dtype=dtype)})
+    mask = event_mask(parse_expr(text), frame.get, len(frame))
+    if mask is not None:
+        assert mask.tolist() == scalar_truths(text, frame), text

@@ -126,6 +126,8 @@ def _column(s: pd.Series, rows: int) -> Vec:
     if pd.api.types.is_bool_dtype(dtype):
         return _filled("bool", s.to_numpy(dtype=bool, na_value=False), null)
     if pd.api.types.is_integer_dtype(dtype):
+        if pd.api.types.is_unsigned_integer_dtype(dtype) and len(s) and not null.all() and s.max() > EXACT:
+            raise Unsupported  # why: as int64, an unsigned value of 2**63 or more would wrap negative
         values = s.to_numpy(dtype=np.int64, na_value=0)
         return _filled("num", values, null, _int_bound(values), True)
     if pd.api.types.is_float_dtype(dtype):
@@ -153,7 +155,8 @@ def _column(s: pd.Series, rows: int) -> Vec:
 
 
 def _int_bound(values: Values) -> float:
-    bound = float(np.abs(values).max()) if len(values) else 0.0
+    # why Python ints: np.abs of the smallest int64 overflows to itself, a negative bound
+    bound = float(max(-int(values.min()), int(values.max()))) if len(values) else 0.0
     if bound > EXACT:
         raise Unsupported
     return bound

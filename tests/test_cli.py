@@ -362,3 +362,31 @@ def test_a_text_column_compared_with_a_number_is_named(tmp_path: Path) -> None:
     assert "(event #2 holds '?', not a number)" in result.stderr
     events.write_text("type,time,sym,qty\nquote,0,A,5\nquote,1,A,7\n")
     assert "is text" not in cli("run", str(patterns), str(events), "-o", str(tmp_path / "o.csv")).stderr
+
+
+@pytest.mark.parametrize(
+    ("outputs", "message"),
+    [
+        (["-o", "{events}"], "-o/--out {events} is the events file"),
+        (["--late", "./{events}"], "is the events file"),
+        (["-o", "{both}", "--late", "{both}"], "--late {both} is the -o/--out file"),
+    ],
+)
+def test_an_output_that_is_an_input_or_another_output_is_refused_before_the_run(
+    tmp_path: Path, outputs: list[str], message: str
+) -> None:
+    # (the events file was overwritten by the detections, its data lost)
+    patterns = tmp_path / "s.cep"
+    patterns.write_text("sequence ab\n    begin a: a\n    followed by b: b\n", encoding="utf-8")
+    events = tmp_path / "events.csv"
+    events.write_text("type,time,key\na,1,k\nb,2,k\n", encoding="utf-8")
+    names = {"events": "events.csv", "patterns": "s.cep", "both": "both.csv"}
+    args = [a.format(**names) for a in outputs]
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "run", "s.cep", "events.csv", "-q", *args],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert message.format(**names) in result.stderr
+    assert events.read_text(encoding="utf-8") == "type,time,key\na,1,k\nb,2,k\n"
+    assert not (tmp_path / "both.csv").exists()

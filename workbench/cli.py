@@ -216,8 +216,29 @@ class _Inputs:
 
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse an output file that cannot be written (suffix, folder) before any event is replayed."""
-    for option, out in (("-o/--out", args.out), ("--late", args.late), ("--errors", args.errors)):
+    outputs = (("-o/--out", args.out), ("--late", args.late), ("--errors", args.errors))
+    for option, out in outputs:
         _check_output(option, out)
+    _check_apart(args, outputs)
+
+
+def _check_apart(args: argparse.Namespace, outputs: tuple[tuple[str, str | None], ...]) -> None:
+    """Refuse an output file that is an input file (it would be overwritten: the data lost) or
+    another output (one would replace the other), compared as resolved paths."""
+    inputs = (("the patterns", getattr(args, "patterns", None)), ("the events", getattr(args, "on", None)),
+              ("the events", getattr(args, "events", None)))  # fmt: skip
+    taken: dict[Path, str] = {}
+    for what, path in inputs:
+        if path is not None:
+            taken.setdefault(Path(path).resolve(), f"{what} file")
+    for option, out in outputs:
+        if out is None:
+            continue
+        where = Path(out).resolve()
+        if where in taken:
+            msg = f"{option} {out} is {taken[where]}: write it to another file"
+            raise CepError(msg)
+        taken[where] = f"the {option} file"
 
 
 def _check_output(option: str, out: str | None) -> None:
@@ -268,6 +289,7 @@ def _examples(args: argparse.Namespace) -> int:
         msg = f"no pattern {', '.join(map(repr, missing))} in {args.patterns}"
         raise CepError(msg)
     _check_output("-o/--out", args.out)  # why now: before the search for examples, not after it
+    _check_apart(args, (("-o/--out", args.out),))
     frames = []
     for d in chosen:
         found = generate_examples(d.pattern, count=args.count, max_events=args.max_events)
@@ -390,6 +412,7 @@ def _debug(args: argparse.Namespace) -> int:
     session = CepSession()
     session.define(_read(args.patterns))
     _check_output("-o/--out", getattr(args, "out", None))  # why now: before the replays, not after
+    _check_apart(args, (("-o/--out", getattr(args, "out", None)),))
     data = inputs.read(args.on)  # why: as `run` reads it (ISO text times as dates, --time-unit)
     if args.command == "diff":
         from workbench.session.diff import diff_patterns

@@ -28,3 +28,14 @@ def test_detections_with_empty_mappings_and_lists_round_trip(tmp_path: Path) -> 
     assert back["extra"].tolist() == ["{}"]  # a mapping Arrow cannot type is JSON text
     assert [list(v) for v in back["events"]] == [[0, 1]]
     assert back["pattern"].tolist() == ["s"]
+
+
+def test_an_int_beyond_64_bits_is_written_as_text_not_a_traceback(tmp_path: Path) -> None:
+    # (pyarrow raised OverflowError, which the JSON-text fallback did not catch)
+    pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({"id": pd.Series([2**64 + 1, 3], dtype=object), "n": [1, 2]})
+    out = tmp_path / "big.parquet"
+    write_frame(frame, str(out))
+    back = pd.read_parquet(out)
+    assert back["id"].tolist() == [str(2**64 + 1), "3"]
+    assert back["n"].tolist() == [1, 2]

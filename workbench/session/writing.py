@@ -126,7 +126,7 @@ def _arrow_ready(frame: pd.DataFrame) -> pd.DataFrame:
         try:
             pa.array(column.tolist(), from_pandas=True)
             empty_struct = any(isinstance(v, Mapping) and not v for v in column)
-        except (pa.ArrowException, TypeError, ValueError):
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):  # (an int beyond 64 bits)
             empty_struct = True
         if empty_struct:  # why: Arrow has no type for {} (a struct with no field) or for a mix
             if out is frame:

@@ -194,6 +194,18 @@ def test_json_lines_keep_their_values_as_written(tmp_path: Path) -> None:
     ]
 
 
+def test_a_csv_column_with_a_zero_padded_number_stays_text(tmp_path: Path) -> None:
+    # (keys 007 and 7 became one partition, 7, and the field 001 came back as 1.0)
+    path = tmp_path / "events.csv"
+    path.write_text('type,time,key,v,n,f\na,1,007,001,5,0.5\nb,2,7,,6,1.5\nc,3,"0042",x,7,2\n')
+    frame = read_frame(path)
+    assert frame["key"].tolist() == ["007", "7", "0042"]
+    assert frame["v"].tolist()[0] == "001"
+    assert frame["n"].tolist() == [5, 6, 7]  # no padded cell: numbers
+    assert frame["f"].tolist() == [0.5, 1.5, 2.0]  # '0.5' is no padding
+    assert len({e.key for e in load_events(frame, key="key")}) == 3
+
+
 @pytest.mark.parametrize("source", ["frame", "csv", "mappings"])
 def test_a_seq_column_is_a_field_in_every_input(source: str, tmp_path: Path) -> None:
     # (a market feed's 'seq' was silently dropped: e.fields['seq'] never matched)

@@ -65,7 +65,8 @@ def read_frame(path: str | Path) -> pd.DataFrame:
         _check_csv_header(p)
     try:
         if suffix == ".csv":
-            return _exact_integers(pd.read_csv(p), lambda name: _csv_numbers(p, name))
+            frame = _zero_padded(pd.read_csv(p), p)
+            return _exact_integers(frame, lambda name: _csv_numbers(p, name))
         # why dtype and convert_dates off: JSON says what is a string ("02134") and what a number
         # (1700000000 in a 'created_at' field), so nothing is guessed from the values or the names;
         # precise_float: pandas' fast float parser is one unit in the last place off now and then
@@ -105,6 +106,30 @@ def _exact_integers(frame: pd.DataFrame, raw: Callable[[str], list[object]]) -> 
         exact = raw(str(name))
         if any(type(v) is int and abs(v) >= _EXACT_LIMIT for v in exact):
             frame[name] = pd.Series(exact, index=frame.index, dtype=object)
+    return frame
+
+
+#: a CSV cell that starts with a zero before another digit (``007``, ``"0042"``, ``-01``)
+_PADDED = re.compile(rb'(?:^|,)"?[+-]?0[0-9]', re.MULTILINE)
+
+
+def _zero_padded(frame: pd.DataFrame, p: Path) -> pd.DataFrame:
+    """Keep as text each column pandas read as numbers that holds a zero-padded number: ``007``
+    is an identifier (a ZIP code, an account), and as the number 7 it would be one with ``7``.
+
+    The file is searched for such a cell first; only when one is there is it read again as text.
+    """
+    import numpy as np
+    import pandas as pd
+
+    numeric = [name for name in frame.columns if frame[name].dtype.kind in "iuf"]
+    if not numeric or not _PADDED.search(p.read_bytes()):
+        return frame
+    texts = pd.read_csv(p, usecols=numeric, dtype=str)
+    for name in numeric:
+        column = texts[name]
+        if column.str.fullmatch(r"\s*[+-]?0[0-9].*", na=False).any():
+            frame[name] = column.astype(object).where(column.notna(), np.nan)
     return frame
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from tests.engine.oracle import feed, is_type, seqs
 from workbench.engine.families import compile_matcher
-from workbench.engine.nfa import SequencePattern, Stage, begin
+from workbench.engine.nfa import Quantifier, SequencePattern, Stage, begin
 from workbench.engine.runtime import Engine, run
 from workbench.errors import PatternError
 
@@ -69,3 +69,34 @@ def test_times_window_limits_gaps_between_occurrences() -> None:
     p2 = p.followed_by("c").where(is_type("c")).build("p")
     assert seqs(feed(p2, "abbbc", times=[0, 1, 2, 3, 4])) == [(0, 1, 2, 3, 4)]
     assert seqs(feed(p2, "abbbc", times=[0, 1, 5, 6, 7])) == []
+
+
+def _optional_then_prev_window() -> SequencePattern:
+    # begin a, followed by optional c, followed by b within 2 of the previous event
+    return SequencePattern(
+        "p",
+        (
+            Stage("a", is_type("a")),
+            Stage("c", is_type("c"), quantifier=Quantifier(optional=True)),
+            Stage("b", is_type("b"), within_prev_ms=2),
+        ),
+    )
+
+
+@pytest.mark.parametrize("out_of_orderness", [0, 5])
+def test_windows_are_checked_once_per_timestamp_as_in_flink_s_operator(out_of_orderness: int) -> None:
+    # (the engine checked before each event: x@18 moved the partial match past the optional c into
+    # b's window, which ends at 18, so b@18 found it timed out; Flink's CepOperator advances time
+    # once per timestamp, then processes every event of it: (a, b) matches)
+    events = [{"type": t, "time": time, "key": "k"} for t, time in (("a", 16), ("x", 18), ("b", 18))]
+    out = run(_optional_then_prev_window(), events, out_of_orderness=out_of_orderness).detections
+    assert [(d.kind, d.seqs, d.time) for d in out] == [("match", (0, 2), 18)]
+
+
+def test_the_nfa_harness_still_advances_before_every_event() -> None:
+    from workbench.testing import NFATestHarness
+
+    harness = NFATestHarness(_optional_then_prev_window())
+    for t, time in (("a", 16), ("x", 18), ("b", 18)):
+        harness.feed({"type": t, "time": time})
+    assert [(d.kind, d.seqs, d.time) for d in harness.detections] == [("timeout", (0,), 18)]

@@ -95,11 +95,15 @@ class GeneralPlan(MatchEmission):
     def process(self, state: NFAState, event: Event, ctx: Context) -> None:
         """Advance time to the event, then feed it to the partial matches it can change."""
         t = event.time
-        first, prev = state.first_deadlines, state.prev_deadlines
-        if (first and first[0][0] <= t) or (prev and prev[0][0] <= t):
-            self.advance(state, t, ctx)  # why: a window deadline has passed
-        elif state.time is None or t > state.time:
-            state.time = t
+        if state.time is None or t > state.time:
+            # why only at a new time: as Flink's operator, windows are checked once per timestamp,
+            # before its first event; a partial match that an event of this time moved into a
+            # previous-event window ending now still sees the other events of this time
+            first, prev = state.first_deadlines, state.prev_deadlines
+            if (first and first[0][0] <= t) or (prev and prev[0][0] <= t):
+                self.advance(state, t, ctx)  # why: a window deadline has passed
+            else:
+                state.time = t
         sw = self._start_wakes
         starts = sw is None or event.type in sw
         if not starts and not state.runs and self.skips_idle:

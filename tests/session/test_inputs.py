@@ -194,6 +194,18 @@ def test_json_lines_keep_their_values_as_written(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_json_with_a_byte_order_mark_is_read(tmp_path: Path, suffix: str) -> None:
+    # (pandas refused it: "Expected object or value at position 0")
+    rows = ['{"type": "a", "time": 1, "v": 9007199254740993}', '{"type": "b", "time": 2}']
+    text = "\n".join(rows) if suffix == ".jsonl" else "[" + ", ".join(rows) + "]"
+    path = tmp_path / f"events{suffix}"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    frame = read_frame(path)
+    assert frame["type"].tolist() == ["a", "b"]
+    assert frame["v"].tolist()[0] == 9007199254740993  # the exact re-read skips the mark too
+
+
 def test_a_csv_column_with_a_zero_padded_number_stays_text(tmp_path: Path) -> None:
     # (keys 007 and 7 became one partition, 7, and the field 001 came back as 1.0)
     path = tmp_path / "events.csv"

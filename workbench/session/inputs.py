@@ -72,7 +72,9 @@ def read_frame(path: str | Path) -> pd.DataFrame:
         # precise_float: pandas' fast float parser is one unit in the last place off now and then
         lines = suffix in (".jsonl", ".ndjson")
         if lines or suffix == ".json":
-            frame = pd.read_json(p, lines=lines, dtype=False, convert_dates=False, precise_float=True)
+            frame = pd.read_json(
+                p, lines=lines, dtype=False, convert_dates=False, precise_float=True, encoding="utf-8-sig"
+            )  # why utf-8-sig: a byte-order mark (Windows tools write one) is no JSON value
             return _exact_integers(frame, _JsonRecords(p, lines).column)
         if suffix == ".parquet":
             return pd.read_parquet(p)
@@ -154,7 +156,7 @@ class _JsonRecords:
     def column(self, name: str) -> list[object]:
         """Field ``name`` of every record (NaN where a record lacks it)."""
         if self.records is None:
-            with self.p.open(encoding="utf-8") as f:
+            with self.p.open(encoding="utf-8-sig") as f:
                 self.records = (
                     [json.loads(line) for line in f if line.strip()] if self.lines else json.load(f)
                 )

@@ -73,3 +73,16 @@ def test_time_and_duration_measures_become_dates_for_datetime_input() -> None:
     assert pd.isna(dated["took"][1])
     assert dated["v"].tolist() == [2, 3]
     assert dated["emit_time"][0] == pd.Timestamp("1970-01-01 00:00:01", tz="UTC")
+
+
+def test_a_run_without_detections_still_has_its_patterns_measure_columns() -> None:
+    # (the columns came from the detections: no detection, no 'av' column, and res["av"] failed)
+    from workbench.session.session import CepSession
+
+    session = CepSession()
+    session.define("sequence ab\n    measures av = first(a).v, n = count(b)\n    begin a: a\n    next b: b\n")
+    for types, rows in ((["a", "b"], 1), (["a", "a"], 0)):
+        session.replay(["ab"], pd.DataFrame({"type": types, "time": [1, 2], "key": "k", "v": [1, 2]}))
+        frame = session.matches("ab")
+        assert list(frame.columns[-2:]) == ["av", "n"]
+        assert len(frame) == rows

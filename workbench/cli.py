@@ -337,7 +337,7 @@ def _run(args: argparse.Namespace) -> int:
         **inputs.replay_options(),
     )
     outcome = done.outcome
-    frame = to_frame(outcome.detections, session.times, session.partitions())
+    frame = to_frame(outcome.detections, session.times, session.partitions(), session.measure_names(names))
     if args.out:
         _write(frame, args.out)
     elif not frame.empty:

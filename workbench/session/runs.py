@@ -78,15 +78,27 @@ def to_frame(
     detections: Sequence[Detection],
     times: TimeFormat = NUMBERS,
     partitions: Mapping[str, Partition] | None = None,
+    measures: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Detections as a DataFrame (the single place that picks the conversion); with ``times`` of a
     datetime input, ``time``/``first_time``/``last_time`` are Timestamps in the input's zone, and so
     are the keys of patterns that ``partitions`` (pattern name: its partition fields) says are
-    partitioned by a datetime field."""
+    partitioned by a datetime field. ``measures``: the measure columns the run's patterns declare,
+    there (all missing) even when no detection has them, so a run's columns do not depend on what
+    it found."""
+    import pandas as pd
+
     from workbench.results import detections_to_frame
     from workbench.session.shown import keys_as_dates
 
-    return keys_as_dates(times.frame(detections_to_frame(detections)), times, partitions or {})
+    frame = keys_as_dates(times.frame(detections_to_frame(detections)), times, partitions or {})
+    absent = [name for name in dict.fromkeys(measures) if name not in frame.columns]
+    if absent:
+        attrs = dict(frame.attrs)
+        blank = {name: pd.Series([None] * len(frame), index=frame.index, dtype=object) for name in absent}
+        frame = pd.concat([frame, pd.DataFrame(blank, index=frame.index)], axis=1)
+        frame.attrs.update(attrs)
+    return frame
 
 
 @dataclass

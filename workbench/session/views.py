@@ -6,7 +6,7 @@ runs patterns and keeps what they produced); it reads the session's state and ch
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from workbench.engine.detection import Detection, TraceRecord
@@ -85,7 +85,9 @@ class SessionViews:
 
     def matches(self, name: str) -> pd.DataFrame:
         """The detections of the last run of ``name`` as a DataFrame."""
-        return to_frame(self.detections(name), self.runs[name].times, self.partitions())
+        return to_frame(
+            self.detections(name), self.runs[name].times, self.partitions(), self.measure_names([name])
+        )
 
     def listing(self) -> pd.DataFrame:
         """One row per defined pattern: name, kind, elements, partition, detections of the last run."""
@@ -159,6 +161,17 @@ class SessionViews:
         """How the last run of ``name`` reads: its input's dates, its partition keys as dates too."""
         run = self.runs.get(name)
         return Shown(NUMBERS if run is None else run.times, self.get(name).partition)
+
+    def measure_names(self, names: Iterable[str]) -> list[str]:
+        """The measure columns of the named patterns' detections, in declared order."""
+        from workbench.engine.derived import derived_fields
+
+        out: dict[str, None] = {}
+        for name in names:
+            d = self.definitions.get(name)
+            if d is not None:
+                out.update(dict.fromkeys(derived_fields(d.pattern)))
+        return list(out)
 
     def partitions(self) -> dict[str, Partition]:
         """Each defined pattern's ``partition by`` field(s) (``None``: the events' own keys)."""

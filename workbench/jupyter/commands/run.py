@@ -119,7 +119,7 @@ def replay(
         print("note: " + dropped_note(outcome.dropped))
     if outcome.errors:
         print("note: " + errors_note(outcome.errors, "see them with %cep errors", session.times.text))
-    return to_frame(outcome.detections, session.times, session.partitions())
+    return to_frame(outcome.detections, session.times, session.partitions(), session.measure_names(names))
 
 
 def run(magics: CepMagics, argv: Sequence[str]) -> object:

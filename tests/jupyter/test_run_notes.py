@@ -106,3 +106,16 @@ def test_a_field_that_is_the_type_column_is_pointed_to_e_type(
     out = capsys.readouterr().out
     assert "reads field 'event', which no input event has" in out
     assert "(column 'event' is the events' type: read it as e.type)" in out
+
+
+def test_times_finer_than_a_millisecond_get_a_note(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # (they were cut to the millisecond without a word: joining detections back on time failed)
+    times = pd.to_datetime(["2024-05-01 10:00:00.000250", "2024-05-01 10:00:01.000000"]).tz_localize("UTC")
+    ip.user_ns["fine"] = pd.DataFrame({"type": ["login", "logout"], "time": times, "user": ["u", "u"]})
+    ip.run_line_magic("cep", "run tu --on fine")
+    assert (
+        "note: column 'time' has times finer than a millisecond (row 0: 2024-05-01" in capsys.readouterr().out
+    )
+    ip.user_ns["whole"] = pd.DataFrame({"type": ["login"], "time": times[1:], "user": ["u"]})
+    ip.run_line_magic("cep", "run tu --on whole")
+    assert "finer than a millisecond" not in capsys.readouterr().out

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.reactions.patterns import ReactionGroup, Receive
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["describe", "errors_note", "kind_of", "late_note", "missing_key_note", "partition_note"]
 
@@ -97,12 +101,16 @@ def time_unit_note(data: object, time: str | None, unit: str | None = None) -> s
     """
     import pandas as pd
 
-    if unit is not None or not isinstance(data, pd.DataFrame):
+    if not isinstance(data, pd.DataFrame):
         return None
     name = time or ("time" if "time" in data.columns else "t")
     if name not in data.columns or data.columns.duplicated().any():
         return None
     column = data[name]
+    if isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(column.dtype):
+        return _sub_millisecond_note(column, name)
+    if unit is not None:
+        return None
     if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
         return None
     values = pd.to_numeric(column, errors="coerce").dropna()
@@ -123,3 +131,21 @@ def time_unit_note(data: object, time: str | None, unit: str | None = None) -> s
 
 
 _UNIT_WORDS = {"s": "seconds", "us": "microseconds", "ns": "nanoseconds"}
+
+
+def _sub_millisecond_note(column: pd.Series, name: str) -> str | None:
+    """A note when datetimes have parts finer than a millisecond, which the engine's clock drops.
+
+    >>> import pandas as pd
+    >>> _sub_millisecond_note(pd.Series(pd.to_datetime(["2024-01-01 00:00:00.123456"])), "time")[:60]
+    "column 'time' has times finer than a millisecond (row 0: 2024"
+    """
+    finer = ((column.dt.microsecond % 1000 != 0) | (column.dt.nanosecond != 0)) & column.notna()
+    if not finer.any():
+        return None
+    row = int(finer.to_numpy().argmax())
+    return (
+        f"column {name!r} has times finer than a millisecond (row {row}: {column.iloc[row]}); the "
+        "engine's clock counts milliseconds, so windows and the detections' times use them cut to "
+        "the millisecond (events keep their order)"
+    )

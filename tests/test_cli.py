@@ -370,6 +370,7 @@ def test_a_text_column_compared_with_a_number_is_named(tmp_path: Path) -> None:
         (["-o", "{events}"], "-o/--out {events} is the events file"),
         (["--late", "./{events}"], "is the events file"),
         (["-o", "{both}", "--late", "{both}"], "--late {both} is the -o/--out file"),
+        (["-o", "{link}"], "-o/--out {link} is the events file"),  # a hard link to the events
     ],
 )
 def test_an_output_that_is_an_input_or_another_output_is_refused_before_the_run(
@@ -380,7 +381,8 @@ def test_an_output_that_is_an_input_or_another_output_is_refused_before_the_run(
     patterns.write_text("sequence ab\n    begin a: a\n    followed by b: b\n", encoding="utf-8")
     events = tmp_path / "events.csv"
     events.write_text("type,time,key\na,1,k\nb,2,k\n", encoding="utf-8")
-    names = {"events": "events.csv", "patterns": "s.cep", "both": "both.csv"}
+    (tmp_path / "link.csv").hardlink_to(events)
+    names = {"events": "events.csv", "patterns": "s.cep", "both": "both.csv", "link": "link.csv"}
     args = [a.format(**names) for a in outputs]
     result = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "run", "s.cep", "events.csv", "-q", *args],

@@ -227,18 +227,29 @@ def _check_apart(args: argparse.Namespace, outputs: tuple[tuple[str, str | None]
     another output (one would replace the other), compared as resolved paths."""
     inputs = (("the patterns", getattr(args, "patterns", None)), ("the events", getattr(args, "on", None)),
               ("the events", getattr(args, "events", None)))  # fmt: skip
-    taken: dict[Path, str] = {}
+    taken: dict[object, str] = {}
     for what, path in inputs:
         if path is not None:
-            taken.setdefault(Path(path).resolve(), f"{what} file")
+            taken.setdefault(_file_id(path), f"{what} file")
     for option, out in outputs:
         if out is None:
             continue
-        where = Path(out).resolve()
+        where = _file_id(out)
         if where in taken:
             msg = f"{option} {out} is {taken[where]}: write it to another file"
             raise CepError(msg)
         taken[where] = f"the {option} file"
+
+
+def _file_id(path: str) -> object:
+    """What names one file: its device and inode when it exists (a hard link, another spelling on a
+    case-insensitive disk), else its resolved path."""
+    p = Path(path).resolve()
+    try:
+        st = p.stat()
+    except OSError:
+        return p
+    return (st.st_dev, st.st_ino)
 
 
 def _check_output(option: str, out: str | None) -> None:

@@ -173,3 +173,18 @@ sequence s
     found = e.process_many([{"type": t, "time": i, "v": v} for i, (t, v) in enumerate(rows)])
     assert sorted(tuple(x.seq for x in d.events) for d in found) == [(0, 1, 2, 3, 4)]
     assert [f.first_seq for f in e.errors] == [2]
+
+
+@pytest.mark.parametrize("built", [False, True])
+def test_a_str_subclass_type_is_its_text(built: bool) -> None:
+    # (numpy's str_, from an object column, was refused: "event type must be a string")
+    import numpy as np
+
+    e = engine("sequence s\n    begin a: price\n    next b: price\n")
+    rows = [{"type": np.str_("price"), "time": t, "key": "k"} for t in (1, 2)]
+    events = [Event(r["type"], r["time"], "k") for r in rows] if built else rows
+    found = e.process_many(events)
+    assert [d.seqs for d in found] == [(0, 1)]
+    assert all(type(x.type) is str for x in found[0].events)
+    with pytest.raises(EventError, match="event type must be a string"):
+        e.process({"type": 5, "time": 3, "key": "k"})

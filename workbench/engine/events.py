@@ -186,6 +186,8 @@ def make_event(raw: object, position: int | None = None) -> Event:
     if not isinstance(typ, str):  # any string is a type, the empty one too (Flink's test events)
         msg = f"event type must be a string, got {typ!r}"
         raise EventError(msg, position=position, field="type")
+    if type(typ) is not str:  # why: a str subclass (numpy's str_ from an object column) is its text
+        typ = str.__str__(typ)
     time = _check_time(time, position)
     return Event(typ, time, _check_key(key, position), dict(fields))
 
@@ -213,9 +215,13 @@ def check_built(event: Event, position: int | None) -> Event:
         if checked is not time:
             event = Event(event.type, checked, event.key, event.fields, event.seq)
             time = checked
-    if type(event.type) is not str:
-        msg = f"event type must be a string, got {event.type!r}"
-        raise EventError(msg, position=position, field="type")
+    kind: object = event.type  # why object: a built Event's type went unchecked so far
+    if type(kind) is not str:
+        if not isinstance(kind, str):
+            msg = f"event type must be a string, got {event.type!r}"
+            raise EventError(msg, position=position, field="type")
+        # why: a str subclass (numpy's str_ from an object column) is its text
+        event = Event(str.__str__(kind), event.time, event.key, event.fields, event.seq)
     fields: object = event.fields  # why object: a built Event's fields went unchecked so far
     if not isinstance(fields, Mapping):
         msg = f"event fields must be a mapping of names to values, got {type(fields).__name__}"

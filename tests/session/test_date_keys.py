@@ -111,3 +111,19 @@ def test_a_key_as_a_date_is_the_same_moment(ms: int, zone: str | None) -> None:
     moment = stamp if stamp.tzinfo is not None else stamp.tz_localize("UTC")
     epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
     assert (moment.to_pydatetime() - epoch) == datetime.timedelta(milliseconds=ms)
+
+
+def test_a_key_finer_than_a_millisecond_is_refused_not_merged() -> None:
+    # (.123456 and .123999 were cut to the same millisecond: one partition, and a false match)
+    import pytest
+
+    from workbench.errors import EventError
+
+    session = CepSession()
+    session.define("sequence m\n  partition by day, user\n  begin a: price\n  followed by b: price")
+    day = pd.to_datetime(["2024-01-01 00:00:00.123456", "2024-01-01 00:00:00.123999"]).tz_localize("UTC")
+    frame = pd.DataFrame({"type": "price", "time": [0, 1], "day": day, "user": "u"})
+    with pytest.raises(EventError, match=r"partition key column 'day' holds a time finer than a millisecond"):
+        session.replay(["m"], frame)
+    session.replay(["m"], frame.assign(day=frame["day"].dt.floor("ms")))  # what the message says to do
+    assert len(session.matches("m")) == 1

@@ -266,7 +266,29 @@ def _check_keys(frame: pd.DataFrame, key: KeyFields, allow_missing: bool) -> int
             f"({count} row(s) in all); fill it, {MISSING_KEY_HINT}"
         )
         raise EventError(msg, position=row, field=column)
+    for column in parts:
+        _check_key_precision(frame[column], column)
     return count
+
+
+def _check_key_precision(values: pd.Series, column: str) -> None:
+    """Refuse a datetime key column with parts finer than a millisecond: the engine keeps times in
+    milliseconds, so keys that differ only there would silently be one partition."""
+    import pandas as pd
+
+    dtype = values.dtype
+    if not (isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype)):
+        return
+    finer = ((values.dt.microsecond % 1000 != 0) | (values.dt.nanosecond != 0)) & values.notna()
+    if finer.any():
+        row = int(finer.to_numpy().argmax())
+        msg = (
+            f"row {row} (index {values.index[row]!r}): the partition key column {column!r} holds a time "
+            f"finer than a millisecond ({values.iloc[row]}), which the engine's times cannot hold, so keys "
+            f"that differ only there would be one partition; floor it (df[{column!r}].dt.floor('ms')) "
+            f"or partition by its text (df[{column!r}].astype(str))"
+        )
+        raise EventError(msg, position=row, field=column)
 
 
 #: the column that holds a composite key's tuples (no column of the user's can have this name)

@@ -272,3 +272,13 @@ def test_a_csv_row_wider_than_its_header_is_named(tmp_path: Path) -> None:
     path.write_text("type,time,sym,qty\nquote,0,A,5,9\nquote,1,A,7,9\n")
     with pytest.raises(CepError, match="its first row has 5 fields but the header names 4 columns"):
         read_frame(path)
+
+
+def test_an_unhashable_part_of_a_composite_key_is_named_by_its_column() -> None:
+    # (the message named the internal tuples column '\x00key')
+    frame = pd.DataFrame({"type": "a", "time": [0, 1], "sym": "X", "v": [[1], [2]]})
+    with pytest.raises(
+        EventError, match=r"row 0 \(index 0\), column 'v': a partition key must be hashable"
+    ) as info:
+        load_events(frame, key=("sym", "v"))
+    assert "\x00" not in str(info.value)

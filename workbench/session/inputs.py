@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard, cast
 
 from workbench.engine.events import Event, inline_fields, make_event
+from workbench.engine.slotcheck import short_repr
 from workbench.engine.expr.durations import UNITS, duration_ms
 from workbench.engine.expr.values import is_null
 from workbench.errors import CepError, EventError
@@ -304,9 +305,25 @@ def _keyed(frame: pd.DataFrame, key: tuple[str, ...]) -> pd.DataFrame:
     from workbench.backends.columnar.frame import convert_column
 
     missing = frame[list(key)].isna().any(axis=1).to_numpy()
-    rows = zip(*(convert_column(frame[k]).tolist() for k in key), strict=True)
+    parts = [convert_column(frame[k]).tolist() for k in key]
+    for name, values in zip(key, parts, strict=True):
+        _check_hashable(frame, name, values)  # why here: the tuples' column has no name of the user's
+    rows = zip(*parts, strict=True)
     tuples = [None if blank else t for t, blank in zip(rows, missing.tolist(), strict=True)]
     return frame.assign(**{_TUPLES: pd.Series(tuples, index=frame.index, dtype=object)})
+
+
+def _check_hashable(frame: pd.DataFrame, column: str, values: list[object]) -> None:
+    """Refuse a value of a composite key's part ``column`` that cannot be a key (a list, a dict)."""
+    for row, value in enumerate(values):
+        try:
+            hash(value)
+        except TypeError:
+            msg = (
+                f"row {row} (index {frame.index[row]!r}), column {column!r}: a partition key must be "
+                f"hashable, got {type(value).__name__} {short_repr(value)}"
+            )
+            raise EventError(msg, position=row, field=column) from None
 
 
 def load_columns(

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard, cast
 
 from workbench.engine.events import Event, inline_fields, make_event
-from workbench.engine.slotcheck import short_repr
 from workbench.engine.expr.durations import UNITS, duration_ms
 from workbench.engine.expr.values import is_null
+from workbench.engine.slotcheck import short_repr
 from workbench.errors import CepError, EventError
 from workbench.frame_columns import SEQ_IS_POSITION
 from workbench.language.conditions import nearest

@@ -272,3 +272,21 @@ def test_a_bad_out_of_orderness_names_the_option_and_what_it_takes(ip: Any) -> N
     err = cell_error(ip, "%%cep --on events --out-of-orderness 2secs\nsequence not_defined begin a")
     assert str(err) == expected
     assert "not_defined" not in current_session().definitions  # refused before the cell is defined
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        "--on events --time-unit bogus",
+        "--on events --backend nope",
+        "--on events -o class",
+        "--on events --key nope",
+    ],
+)
+def test_a_cell_whose_run_fails_leaves_the_patterns_as_they_were(ip: Any, options: str) -> None:
+    # (the error was shown, but the cell had already replaced 's' and defined 't')
+    before = current_session().sources["s"]
+    result = ip.run_cell(f"%%cep {options}\nsequence s\n  begin a: logout\nsequence t\n  begin b: login")
+    assert result.error_in_exec is not None
+    assert current_session().sources["s"] == before
+    assert "t" not in current_session().definitions

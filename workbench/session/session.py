@@ -110,6 +110,22 @@ class CepSession(SessionViews):
                     self.field_types[item.type.text] = {k: v for k, v in typed if v}
         return defs
 
+    @contextlib.contextmanager
+    def undone_on_error(self) -> Iterator[None]:
+        """Definitions made inside the block are undone when it raises (a ``%%cep --on`` cell
+        whose run fails leaves the patterns, their sources, runs and the event schema as they were)."""
+        tables: tuple[dict[str, object], ...] = (
+            self.definitions, self.sources, self.runs, self.schema, self.field_types,  # type: ignore[assignment]
+        )  # fmt: skip
+        saved = [dict(t) for t in tables]
+        try:
+            yield
+        except BaseException:
+            for table, before in zip(tables, saved, strict=True):
+                table.clear()
+                table.update(before)
+            raise
+
     def remove(self, name: str) -> None:
         """Forget a pattern."""
         self.get(name)

@@ -49,14 +49,17 @@ def define(magics: CepMagics, argv: Sequence[str], cell: str) -> object:
     if args.on is not None:
         magics.resolve(args.on)  # why first: a misspelt --on variable leaves the session as it was
         out_of_orderness_ms(args.out_of_orderness)  # why first: so does a bad --out-of-orderness
-    defs = magics.session.define(cell, first_line=CELL_FIRST_LINE, default_name=args.name)
-    names = [d.pattern.name for d in defs]
-    if not args.quiet and args.on is None:
-        for d in defs:
-            print(f"defined {d.pattern.name!r}: {describe(d.pattern)}")
-        if not defs:
-            print(f"event types known: {', '.join(sorted(magics.session.schema)) or 'none'}")
     if args.on is None:
+        defs = magics.session.define(cell, first_line=CELL_FIRST_LINE, default_name=args.name)
+        if not args.quiet:
+            for d in defs:
+                print(f"defined {d.pattern.name!r}: {describe(d.pattern)}")
+            if not defs:
+                print(f"event types known: {', '.join(sorted(magics.session.schema)) or 'none'}")
         return None
-    frame = replay_args(magics, names, args)
+    # why undone on error: the user sees only the run's error, so the cell must not have
+    # replaced the patterns either (a bad --time-unit or backend, a missing key column, ...)
+    with magics.session.undone_on_error():
+        defs = magics.session.define(cell, first_line=CELL_FIRST_LINE, default_name=args.name)
+        frame = replay_args(magics, [d.pattern.name for d in defs], args)
     return None if args.out else frame

@@ -137,8 +137,8 @@ def _sub_millisecond_note(column: pd.Series, name: str) -> str | None:
     """A note when datetimes have parts finer than a millisecond, which the engine's clock drops.
 
     >>> import pandas as pd
-    >>> _sub_millisecond_note(pd.Series(pd.to_datetime(["2024-01-01 00:00:00.123456"])), "time")[:60]
-    "column 'time' has times finer than a millisecond (row 0: 2024"
+    >>> _sub_millisecond_note(pd.Series(pd.to_datetime(["2024-01-01 00:00:00.123456"])), "time")[:64]
+    "column 'time' has times finer than a millisecond (row 0: 2024-01"
     """
     finer = ((column.dt.microsecond % 1000 != 0) | (column.dt.nanosecond != 0)) & column.notna()
     if not finer.any():

@@ -214,9 +214,9 @@ class _Inputs:
         return with_time_unit(read_frame(source), self.time, self.time_unit)
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
-    """Refuse an output file that cannot be written (suffix, folder) before any event is replayed."""
-    outputs = (("-o/--out", args.out), ("--late", args.late), ("--errors", args.errors))
+def _check_outputs(args: argparse.Namespace, *outputs: tuple[str, str | None]) -> None:
+    """Refuse an output file (option, path) that cannot be written (suffix, folder), or that is an
+    input or another output, before any event is replayed."""
     for option, out in outputs:
         _check_output(option, out)
     _check_apart(args, outputs)
@@ -299,8 +299,7 @@ def _examples(args: argparse.Namespace) -> int:
     if missing:
         msg = f"no pattern {', '.join(map(repr, missing))} in {args.patterns}"
         raise CepError(msg)
-    _check_output("-o/--out", args.out)  # why now: before the search for examples, not after it
-    _check_apart(args, (("-o/--out", args.out),))
+    _check_outputs(args, ("-o/--out", args.out))  # why now: before the search for examples, not after it
     frames = []
     for d in chosen:
         found = generate_examples(d.pattern, count=args.count, max_events=args.max_events)
@@ -329,7 +328,8 @@ def _run(args: argparse.Namespace) -> int:
     from workbench.backends import get_backend
 
     inputs = _Inputs.of(args)  # a bad option fails now, not after reading the events
-    _check_outputs(args)  # a bad output path fails now, not after the whole replay
+    outputs = (("-o/--out", args.out), ("--late", args.late), ("--errors", args.errors))
+    _check_outputs(args, *outputs)  # a bad output path fails now, not after the whole replay
     get_backend(args.backend)  # an unknown or uninstalled backend fails before the events are read
     session = CepSession()
     defs = session.define(_read(args.patterns))
@@ -422,8 +422,7 @@ def _debug(args: argparse.Namespace) -> int:
     inputs = _Inputs.of(args)
     session = CepSession()
     session.define(_read(args.patterns))
-    _check_output("-o/--out", getattr(args, "out", None))  # why now: before the replays, not after
-    _check_apart(args, (("-o/--out", getattr(args, "out", None)),))
+    _check_outputs(args, ("-o/--out", getattr(args, "out", None)))  # why now: before the replays, not after
     data = inputs.read(args.on)  # why: as `run` reads it (ISO text times as dates, --time-unit)
     if args.command == "diff":
         from workbench.session.diff import diff_patterns

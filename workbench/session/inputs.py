@@ -24,6 +24,7 @@ from workbench.engine.slotcheck import short_repr
 from workbench.errors import CepError, EventError
 from workbench.frame_columns import SEQ_IS_POSITION
 from workbench.language.conditions import nearest
+from workbench.session.times import finer_than_ms
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -275,14 +276,8 @@ def _check_keys(frame: pd.DataFrame, key: KeyFields, allow_missing: bool) -> int
 def _check_key_precision(values: pd.Series, column: str) -> None:
     """Refuse a datetime key column with parts finer than a millisecond: the engine keeps times in
     milliseconds, so keys that differ only there would silently be one partition."""
-    import pandas as pd
-
-    dtype = values.dtype
-    if not (isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype)):
-        return
-    finer = ((values.dt.microsecond % 1000 != 0) | (values.dt.nanosecond != 0)) & values.notna()
-    if finer.any():
-        row = int(finer.to_numpy().argmax())
+    row = finer_than_ms(values)
+    if row is not None:
         msg = (
             f"row {row} (index {values.index[row]!r}): the partition key column {column!r} holds a time "
             f"finer than a millisecond ({values.iloc[row]}), which the engine's times cannot hold, so keys "

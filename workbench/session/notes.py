@@ -10,6 +10,7 @@ from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.reactions.patterns import ReactionGroup, Receive
+from workbench.session.times import finer_than_ms
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -140,10 +141,9 @@ def _sub_millisecond_note(column: pd.Series, name: str) -> str | None:
     >>> _sub_millisecond_note(pd.Series(pd.to_datetime(["2024-01-01 00:00:00.123456"])), "time")[:64]
     "column 'time' has times finer than a millisecond (row 0: 2024-01"
     """
-    finer = ((column.dt.microsecond % 1000 != 0) | (column.dt.nanosecond != 0)) & column.notna()
-    if not finer.any():
+    row = finer_than_ms(column)
+    if row is None:
         return None
-    row = int(finer.to_numpy().argmax())
     return (
         f"column {name!r} has times finer than a millisecond (row {row}: {column.iloc[row]}); the "
         "engine's clock counts milliseconds, so windows and the detections' times use them cut to "

@@ -29,7 +29,15 @@ from workbench.errors import CepError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NUMBERS", "TIME_UNITS", "TimeFormat", "of_engine", "wall_clock", "with_time_unit"]
+__all__ = [
+    "NUMBERS",
+    "TIME_UNITS",
+    "TimeFormat",
+    "finer_than_ms",
+    "of_engine",
+    "wall_clock",
+    "with_time_unit",
+]
 
 TIME_COLUMNS = ("emit_time", "time", "first_time", "last_time")
 """The columns of the detections DataFrame that hold engine times."""
@@ -315,3 +323,21 @@ def _not_a_time(column: pd.Series, parsed: pd.Series, name: str, what: str, unit
     value = value.item() if hasattr(value, "item") else value
     msg = f"column {name!r}, row {column.index[pos]}: {value!r} is not {what} (--time-unit {unit})"
     raise CepError(msg)
+
+
+def finer_than_ms(column: pd.Series) -> int | None:
+    """The position of the first datetime in ``column`` with parts finer than a millisecond, which
+    the engine's clock cannot hold; ``None`` when there is none or the column holds no datetimes.
+
+    >>> import pandas as pd
+    >>> finer_than_ms(pd.Series(pd.to_datetime(["2024-01-01 00:00:00.123", "2024-01-01 00:00:00.123456"])))
+    1
+    >>> finer_than_ms(pd.Series([1.5])) is None
+    True
+    """
+    import pandas as pd
+
+    if not (isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(column.dtype)):
+        return None
+    finer = ((column.dt.microsecond % 1000 != 0) | (column.dt.nanosecond != 0)) & column.notna()
+    return int(finer.to_numpy().argmax()) if finer.any() else None

@@ -119,3 +119,18 @@ def test_times_finer_than_a_millisecond_get_a_note(ip: Any, capsys: pytest.Captu
     ip.user_ns["whole"] = pd.DataFrame({"type": ["login"], "time": times[1:], "user": ["u"]})
     ip.run_line_magic("cep", "run tu --on whole")
     assert "finer than a millisecond" not in capsys.readouterr().out
+
+
+def test_a_column_mixing_datetimes_and_text_gets_a_note(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import datetime
+
+    opened = [datetime.datetime(2024, 5, 1, 9), "unknown"]  # noqa: DTZ001  # naive, as a driver gives it
+    ip.user_ns["mixed"] = pd.DataFrame(
+        {"type": ["login", "logout"], "time": [0, 60_000], "user": ["u", "u"], "opened": opened}
+    )
+    ip.run_line_magic("cep", "run tu --on mixed")
+    out = capsys.readouterr().out
+    assert "note: column 'opened' mixes datetimes with values of another kind (row 1: 'unknown'" in out
+    ip.user_ns["one_kind"] = ip.user_ns["mixed"].assign(opened=[opened[0], None])
+    ip.run_line_magic("cep", "run tu --on one_kind")
+    assert "mixes datetimes" not in capsys.readouterr().out

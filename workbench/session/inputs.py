@@ -23,7 +23,7 @@ from workbench.errors import CepError, EventError
 from workbench.frame_columns import SEQ_IS_POSITION
 from workbench.language.conditions import nearest
 from workbench.session.files import SUFFIXES, read_frame
-from workbench.session.times import finer_than_ms
+from workbench.session.times import finer_than_ms, with_datetimes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -206,6 +206,7 @@ def load_columns(
     if not isinstance(source, pd.DataFrame):
         return None
     check_columns(source)
+    source = with_datetimes(source)  # why: datetime objects, pyarrow and categorical dates as datetime64
     for part in (key,) if isinstance(key, str) else key or ():
         if part not in source.columns:
             columns = [str(c) for c in source.columns]

@@ -10,12 +10,20 @@ from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.reactions.patterns import ReactionGroup, Receive
-from workbench.session.times import finer_than_ms
+from workbench.session.times import datetimes, finer_than_ms, mixed_datetimes
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["describe", "errors_note", "kind_of", "late_note", "missing_key_note", "partition_note"]
+__all__ = [
+    "describe",
+    "errors_note",
+    "kind_of",
+    "late_note",
+    "missing_key_note",
+    "mixed_dates_note",
+    "partition_note",
+]
 
 
 def kind_of(pattern: object) -> str:
@@ -108,8 +116,9 @@ def time_unit_note(data: object, time: str | None, unit: str | None = None) -> s
     if name not in data.columns or data.columns.duplicated().any():
         return None
     column = data[name]
-    if isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(column.dtype):
-        return _sub_millisecond_note(column, name)
+    dated = datetimes(column)  # why: datetime objects and pyarrow dates are datetimes to the engine
+    if dated is not None:
+        return _sub_millisecond_note(dated, name)
     if unit is not None:
         return None
     if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
@@ -149,3 +158,29 @@ def _sub_millisecond_note(column: pd.Series, name: str) -> str | None:
         "engine's clock counts milliseconds, so windows and the detections' times use them cut to "
         "the millisecond (events keep their order)"
     )
+
+
+def mixed_dates_note(data: object) -> str | None:
+    """A note naming the first column of a DataFrame that mixes datetimes or dates with values of
+    another kind: unlike a column of one kind, it stays as given, so a condition comparing it with
+    ``timestamp(...)`` fails on its events; ``None`` when there is none.
+
+    >>> import datetime, pandas as pd
+    >>> mixed_dates_note(pd.DataFrame({"at": [datetime.datetime(2024, 1, 2), "n/a"]}))[:62]
+    "column 'at' mixes datetimes with values of another kind (row 1"
+    """
+    import pandas as pd
+
+    if not isinstance(data, pd.DataFrame) or data.columns.duplicated().any():
+        return None
+    for name, column in data.items():
+        pos = mixed_datetimes(column)
+        if pos is not None:
+            first = column.dropna().iloc[0]
+            return (
+                f"column {name!r} mixes datetimes with values of another kind (row {pos}: "
+                f"{column.iloc[pos]!r}, first value: {first!r}), so it stays as given and a condition "
+                f"comparing it with timestamp(...) fails on those events; make it one kind, such as "
+                f"pd.to_datetime(df[{name!r}], errors='coerce', utc=True)"
+            )
+    return None

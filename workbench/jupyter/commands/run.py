@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
-from workbench.session.notes import errors_note, late_note, missing_key_note, partition_note, time_unit_note
+from workbench.session.notes import (
+    errors_note,
+    late_note,
+    missing_key_note,
+    mixed_dates_note,
+    partition_note,
+    time_unit_note,
+)
 from workbench.session.ordering import ORDER_BY_HELP
 from workbench.session.runs import dropped_note
 from workbench.session.session import to_frame
@@ -84,6 +91,7 @@ def replay(
     elif isinstance(data, Iterator):
         data = list(data)  # read once; each partition group loads the events again
     unit_note = time_unit_note(data, time, time_unit)
+    dates_note = mixed_dates_note(data)
     data = with_time_unit(data, time, time_unit)
     done = session.replay(
         names,
@@ -101,8 +109,9 @@ def replay(
     )
     outcome = done.outcome
     patterns = [session.get(n).pattern for n in names]
-    if unit_note is not None:
-        print(f"note: {unit_note}")
+    for note in (unit_note, dates_note):
+        if note is not None:
+            print(f"note: {note}")
     dated = session.times.dated()
     for note in input_mismatches(patterns, done.types, done.fields, dated, type_, time, data):
         print(f"note: {note}")

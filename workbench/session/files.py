@@ -1,8 +1,10 @@
 """Event files read into DataFrames by their suffix, every value as the file wrote it.
 
-pandas reads the file; what its guessing would change is given back: CSV columns with a
+pandas reads CSV and Parquet; what its guessing would change is given back: CSV columns with a
 zero-padded number stay text, and whole numbers of 2**53 or more that a float column rounded are
-read again as written. JSON keeps its own types (a byte-order mark is skipped).
+read again as written. JSON (lines) is read by Python's json module, record by record, so every
+value keeps its own type: a column is typed only when all its records agree (ints with a record
+that lacks the field stay ints beside NaN, not floats). A byte-order mark is skipped.
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ import csv
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
+from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from workbench.errors import CepError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 __all__ = ["SUFFIXES", "read_frame"]
@@ -41,15 +46,10 @@ def read_frame(path: str | Path) -> pd.DataFrame:
         if suffix == ".csv":
             frame = _zero_padded(pd.read_csv(p), p)
             return _exact_integers(frame, lambda name: _csv_numbers(p, name))
-        # why dtype and convert_dates off: JSON says what is a string ("02134") and what a number
-        # (1700000000 in a 'created_at' field), so nothing is guessed from the values or the names;
-        # precise_float: pandas' fast float parser is one unit in the last place off now and then
-        lines = suffix in (".jsonl", ".ndjson")
-        if lines or suffix == ".json":
-            frame = pd.read_json(
-                p, lines=lines, dtype=False, convert_dates=False, precise_float=True, encoding="utf-8-sig"
-            )  # why utf-8-sig: a byte-order mark (Windows tools write one) is no JSON value
-            return _exact_integers(frame, _JsonRecords(p, lines).column)
+        if suffix in (".jsonl", ".ndjson"):
+            return _records_frame(_json_lines(p))
+        if suffix == ".json":
+            return _records_frame(_json_document(p))
         if suffix == ".parquet":
             return pd.read_parquet(p)
     except (ValueError, OSError, ImportError) as err:
@@ -119,24 +119,6 @@ def _csv_numbers(p: Path, name: str) -> list[object]:
     ]
 
 
-class _JsonRecords:
-    """The records of JSON (lines) file ``p`` as Python's json module reads them, parsed once, when
-    a first column is asked for."""
-
-    def __init__(self, p: Path, lines: bool) -> None:
-        self.p, self.lines = p, lines
-        self.records: list[object] | None = None
-
-    def column(self, name: str) -> list[object]:
-        """Field ``name`` of every record (NaN where a record lacks it)."""
-        if self.records is None:
-            with self.p.open(encoding="utf-8-sig") as f:
-                self.records = (
-                    [json.loads(line) for line in f if line.strip()] if self.lines else json.load(f)
-                )
-        return [r.get(name, math.nan) if isinstance(r, dict) else math.nan for r in self.records]
-
-
 _WHOLE = re.compile(r"\s*[+-]?\d+\s*")
 
 
@@ -163,3 +145,148 @@ def _check_csv_header(p: Path) -> None:
             msg = f"cannot read {p}: its header names column {name!r} twice ({where}); rename one"
             raise CepError(msg)
         first[name] = i
+
+
+#: JSON's names for the Python types its values are read as (for messages)
+_JSON_KINDS = {
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+#: a JSON record: one event's fields by name
+Record = dict[str, object]
+
+
+def _json_lines(p: Path) -> list[Record]:
+    """The records of JSON-lines file ``p``, one object a line; blank lines are skipped (a file of
+    none is no records: zero events, as a CSV file with only its header)."""
+    decode = json.JSONDecoder().raw_decode  # why not json.loads: a third faster on many short lines
+    records: list[Record] = []
+    with p.open(encoding="utf-8-sig") as f:  # why utf-8-sig: a byte-order mark is no JSON value
+        for number, line in enumerate(f, 1):
+            start = len(line) - len(line.lstrip(_JSON_SPACE))
+            if start == len(line):
+                continue
+            try:
+                record, end = decode(line, start)
+            except json.JSONDecodeError as err:
+                column = min(err.pos, len(line.rstrip("\r\n"))) + 1  # why min: not past the line's end
+                msg = f"cannot read {p}: line {number} column {column}: {err.msg}"
+                raise CepError(msg) from None
+            after = line[end:].lstrip(_JSON_SPACE)
+            if after:
+                column = len(line) - len(after) + 1
+                msg = f"cannot read {p}: line {number} column {column}: more after its object ({_ONE_A_LINE})"
+                raise CepError(msg)
+            if not isinstance(record, dict):
+                msg = (
+                    f"cannot read {p}: line {number} is a JSON {_kind(record)}, not an object ({_ONE_A_LINE})"
+                )
+                raise CepError(msg)
+            records.append(record)
+    return records
+
+
+#: what a JSON-lines file holds
+_ONE_A_LINE = "one event object a line"
+
+#: the white space JSON allows around a value (str.strip() would also take a no-break space)
+_JSON_SPACE = " \t\r\n"
+
+
+def _json_document(p: Path) -> list[Record]:
+    """The records of JSON file ``p``: a list of objects, or an object of columns as pandas'
+    ``to_json`` writes them (``{"type": ["a", "b"]}`` or ``{"type": {"0": "a", "1": "b"}}``)."""
+    text = p.read_text(encoding="utf-8-sig")
+    if not text.strip():
+        msg = f"cannot read {p}: the file is empty; a .json file holds a list of events ([] for none)"
+        raise CepError(msg)
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as err:
+        msg = f"cannot read {p}: line {err.lineno} column {err.colno}: {err.msg}"
+        raise CepError(msg) from None
+    if isinstance(document, dict):
+        return _column_records(p, document)
+    if not isinstance(document, list):
+        msg = f"cannot read {p}: it holds a JSON {_kind(document)}; a .json file holds a list of events"
+        raise CepError(msg)
+    for i, item in enumerate(document):
+        if not isinstance(item, dict):
+            msg = f"cannot read {p}: item {i} of its list is a JSON {_kind(item)}, not an object (an event)"
+            raise CepError(msg)
+    return document
+
+
+def _column_records(p: Path, columns: dict[str, object]) -> list[Record]:
+    """The records of a JSON object of columns: lists of equal length, or objects by row label
+    (a row that lacks a label in a column lacks that field)."""
+    values = list(columns.values())
+    if all(isinstance(v, list) for v in values):
+        lists = cast("dict[str, list[object]]", columns)
+        lengths = {len(v) for v in lists.values()}
+        if len(lengths) > 1:
+            sizes = ", ".join(map(str, sorted(lengths)))
+            msg = f"cannot read {p}: its columns have different lengths ({sizes})"
+            raise CepError(msg)
+        rows = range(lengths.pop() if lengths else 0)
+        return [{name: column[i] for name, column in lists.items()} for i in rows]
+    if all(isinstance(v, dict) for v in values):
+        labelled = cast("dict[str, dict[str, object]]", columns)
+        labels = dict.fromkeys(label for column in labelled.values() for label in column)
+        return [{name: c[label] for name, c in labelled.items() if label in c} for label in labels]
+    msg = f"cannot read {p}: it holds a JSON object that is not columns; a .json file holds a list of events"
+    raise CepError(msg)
+
+
+def _kind(value: object) -> str:
+    """The JSON name of ``value``'s type."""
+    return _JSON_KINDS.get(type(value), "object")
+
+
+def _records_frame(records: list[Record]) -> pd.DataFrame:
+    """The DataFrame of ``records``: a column per field, in the order the fields first appear."""
+    import pandas as pd
+
+    # why by shape: the fields and how many records hold each, with one step per record (not per field)
+    counts: dict[str, int] = {}
+    for shape, n in Counter(map(tuple, records)).items():
+        for name in shape:
+            counts[name] = counts.get(name, 0) + n
+    columns = {name: _column(records, name, len(records) - n) for name, n in counts.items()}
+    return pd.DataFrame(columns, index=pd.RangeIndex(len(records)))
+
+
+def _column(records: list[Record], name: str, gaps: int) -> np.ndarray | pd.Series:
+    """Field ``name`` of every record, NaN in the ``gaps`` records that lack it."""
+    values = [r.get(name, math.nan) for r in records] if gaps else list(map(itemgetter(name), records))
+    kinds = Counter(map(type, values))
+    kinds[float] -= gaps  # the NaN put in for a gap is no value's kind
+    return _typed(values, {kind for kind, n in kinds.items() if n > 0}, complete=not gaps)
+
+
+def _typed(values: list[object], kinds: set[type], complete: bool) -> np.ndarray | pd.Series:
+    """``values`` as a column of the one type they share, else as Python objects, unchanged.
+
+    Why not pandas' inference: it makes floats of ints beside a NaN (1 -> 1.0, and 2**53 + 1 rounded)
+    and of ints beside a float; here a column is typed only where no value changes.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if complete and kinds == {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:  # beyond int64: Python ints
+            return pd.Series(values, dtype=object)
+    if complete and kinds == {bool}:
+        return np.array(values, dtype=np.bool_)
+    if kinds <= {float, type(None)}:
+        return np.array(values, dtype=np.float64)  # a null, like a gap, is NaN
+    if kinds <= {str, type(None)}:
+        return pd.Series(values)  # pandas' own text column (NaN in the gaps)
+    return pd.Series(values, dtype=object)

@@ -205,6 +205,7 @@ def load_columns(
         source = read_frame(source)
     if not isinstance(source, pd.DataFrame):
         return None
+    source = _with_columns(source, time, key, type)
     check_columns(source)
     source = with_datetimes(source)  # why: datetime objects, pyarrow and categorical dates as datetime64
     for part in (key,) if isinstance(key, str) else key or ():
@@ -234,6 +235,19 @@ def load_columns(
     return EventColumns.from_frame(
         source, type_column=type or "type", time_column=time, key_column=key or "key"
     )
+
+
+def _with_columns(
+    frame: pd.DataFrame, time: str | None, key: KeyFields | None, type: str | None
+) -> pd.DataFrame:
+    """``frame``, or for a frame of no rows and no columns (an empty JSON-lines file, ``[]``, an empty
+    ``pd.DataFrame()``) the columns the run reads: zero events, as a CSV with only its header."""
+    import pandas as pd
+
+    if len(frame.columns) or len(frame):
+        return frame
+    parts = (key,) if isinstance(key, str) else key or ()
+    return pd.DataFrame({name: [] for name in dict.fromkeys((type or "type", time or "time", *parts))})
 
 
 def load_events(

@@ -130,9 +130,9 @@ def _keeps_average_by_rescan(e: Event, ctx: ConditionContext) -> bool:
     total = 0.0
     n = 0
     for x in ctx.matched("b"):
-        total += x.price
+        total += x["price"]
         n += 1
-    return bool((total + e.price) / (n + 1) > MIN_AVG)
+    return bool((total + e["price"]) / (n + 1) > MIN_AVG)
 
 
 def p5_pattern(rescan: bool) -> SequencePattern:

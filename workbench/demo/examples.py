@@ -42,7 +42,7 @@ SCHEMA: Mapping[str, tuple[str, ...]] = {
 }
 
 _LOGIN = Initiator("login", bind={"User": "user", "IP": "ip"})
-_SUSPICIOUS = "Suspicious login {User} {IP} {e.ip}"
+_SUSPICIOUS = "Suspicious login {User} {IP} {e[ip]}"
 
 
 class Message(TypedDict):

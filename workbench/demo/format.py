@@ -5,7 +5,7 @@ Prova prints a message as ``[XID,Protocol,From,Verb,[type,arg1,arg2,...]]`` and 
 ``[not,[XID,async,0,Verb,[type,...]]]`` with its still-free variables shown as ``<_>`` (Prova
 prints a run-dependent ``<N>``). A channel continuation such as
 ``println(["Suspicious login",User,IP,IP2]," ")`` is written here as a template
-``"Suspicious login {User} {IP} {e.ip}"``: names are the instance's variables, ``e`` the event.
+``"Suspicious login {User} {IP} {e[ip]}"``: names are the instance's variables, ``e`` the event.
 
 >>> from workbench.engine.events import Event
 >>> e = Event("login", 3, "user3", {"user": "user3", "ip": "60.60.60.60"})

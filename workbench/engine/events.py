@@ -25,9 +25,10 @@ _RESERVED = frozenset({"type", "time", "t", "key", "seq"})
 class Event:
     """One immutable event.
 
-    Fields are read with ``event["price"]``, ``event.get("price")`` or, when the name does not clash
-    with an attribute (``type``, ``time``, ``key``, ``fields``, ``seq``), ``event.price``;
-    ``event.fields`` is the whole mapping. ``seq`` is ``-1`` until the engine accepts the event.
+    Fields are read with ``event["price"]`` or ``event.get("price")``; ``event.fields`` is the whole
+    mapping. ``seq`` is ``-1`` until the engine accepts the event. (No ``event.price``: a class with
+    ``__getattr__`` makes every attribute read of every event several times slower, the engine's
+    own reads of ``type``, ``time`` and ``key`` included.)
 
     >>> e = Event("trade", 5, "k1", {"price": 101.5})
     >>> e["price"], e.key, e.time
@@ -46,20 +47,6 @@ class Event:
         except KeyError:
             msg = f"event #{self.seq} ({self.type!r}) has no field {name!r}; fields: {sorted(self.fields)}"
             raise KeyError(msg) from None
-
-    def __getattr__(self, name: str) -> Any:
-        # Only called when normal lookup fails: ``e.price`` reads the field (conditions use it).
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            fields = object.__getattribute__(self, "fields")
-        except AttributeError:
-            raise AttributeError(name) from None
-        try:
-            return fields[name]
-        except KeyError:
-            msg = f"event {self.type!r} (#{self.seq}) has no field {name!r}; fields: {sorted(fields)}"
-            raise AttributeError(msg) from None
 
     @property
     def t(self) -> int | float:

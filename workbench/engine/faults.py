@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from workbench.engine.events import Event
 from workbench.errors import CepRuntimeError
 
 __all__ = ["ConditionFault", "FaultLog", "FaultSink"]
@@ -62,19 +63,20 @@ class FaultLog:
     def record(self, pattern: str, where: str, error: BaseException, event: object) -> None:
         """Count ``error``; with ``strict``, raise it as a :class:`CepRuntimeError` instead."""
         kind = type(error).__name__
+        text = _text(error)
         seq = getattr(event, "seq", -1)
         time = getattr(event, "time", None)
         if self.strict:
             msg = (
                 f"pattern {pattern!r}, {where} failed on event #{seq} "
-                f"({getattr(event, 'type', '?')!r} at {time}): {kind}: {error}"
+                f"({getattr(event, 'type', '?')!r} at {time}): {kind}: {text}"
             )
             raise CepRuntimeError(msg) from error
         slot = (pattern, where, kind)
         fault = self._faults.get(slot)
         if fault is None:
             self._faults[slot] = ConditionFault(
-                pattern, where, kind, str(error), seq, time, getattr(event, "key", None), 1, seq
+                pattern, where, kind, text, seq, time, getattr(event, "key", None), 1, seq
             )
         elif seq != fault.last_seq or seq < 0:
             # Why: one event meets a condition once per partial match; count events, not evaluations
@@ -85,6 +87,26 @@ class FaultLog:
     def faults(self) -> list[ConditionFault]:
         """The distinct errors, first seen first."""
         return list(self._faults.values())
+
+
+def _text(error: BaseException) -> str:
+    """The error's message; a Python condition that read a field as an attribute (``e.price``) is
+    told how to read it.
+
+    >>> from workbench.engine.events import Event
+    >>> e = Event("trade", 1, fields={"price": 2.5})
+    >>> try:
+    ...     e.price
+    ... except AttributeError as err:
+    ...     _text(err)
+    "'Event' object has no attribute 'price' (a field: read it with e['price'] or e.get('price'))"
+    """
+    text = str(error)
+    if isinstance(error, AttributeError) and isinstance(error.obj, Event):
+        name = error.name
+        if isinstance(name, str) and name in error.obj.fields:
+            return f"{text} (a field: read it with e[{name!r}] or e.get({name!r}))"
+    return text
 
 
 class FaultSink:

@@ -50,7 +50,7 @@ def w_pattern(skip: str) -> SequencePattern:
 
 def reference(events: list[Event], skip: str) -> list[tuple[tuple[int, int], ...]]:
     ostages = [
-        OStage(name, (lambda m: lambda e: e.move == m)(move), "strict", 1, None, False, "strict")
+        OStage(name, (lambda m: lambda e: e["move"] == m)(move), "strict", 1, None, False, "strict")
         for name, move in LEGS
     ]
     oracle = Oracle(ostages, events, [e.time for e in events], within=20)

@@ -93,7 +93,7 @@ def test_callable_conditions_receive_event_and_variables() -> None:
 
     def other_ip(e: Any, env: Any) -> bool:
         seen.append(dict(env))
-        return bool(e.ip != env["IP"])
+        return bool(e["ip"] != env["IP"])
 
     g = ReactionGroup("g", "or", channels=(Channel("c", "login", where=other_ip),), initiator=LOGIN)
     res = run(

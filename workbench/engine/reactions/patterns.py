@@ -16,7 +16,7 @@ Every condition (``where`` of a channel or initiator, the group's ``where``) is 
   NULL) plus every variable bound so far by name (the initiator's ``bind``, ``state``, the group's
   ``constants``, earlier channels' ``binds`` and, in a group ``where``, the ``@vars`` bindings); or
 * a **callable** ``cond(e, env) -> bool`` where ``e`` is the :class:`~workbench.engine.events.Event`
-  and ``env`` a read-only mapping of the same variables (``lambda e, env: e.ip != env["IP"]``).
+  and ``env`` a read-only mapping of the same variables (``lambda e, env: e["ip"] != env["IP"]``).
   A group ``where`` callable receives ``e`` = the current event.
 
 Match values (``match={"user": Var("User")}``) compare an event field with a literal or with a bound

@@ -13,11 +13,12 @@ import datetime
 import pandas as pd
 import pytest
 
+from workbench.session.datetimes import as_datetimes, mixed_datetimes
 from workbench.session.inputs import load_columns
 from workbench.session.notes import mixed_dates_note, time_unit_note
 from workbench.session.runs import to_frame
 from workbench.session.session import CepSession
-from workbench.session.times import TimeFormat, as_datetimes, mixed_datetimes
+from workbench.session.times import TimeFormat
 
 PATTERN = """sequence s
     partition by order

@@ -22,8 +22,9 @@ from workbench.engine.slotcheck import short_repr
 from workbench.errors import CepError, EventError
 from workbench.frame_columns import SEQ_IS_POSITION
 from workbench.language.conditions import nearest
+from workbench.session.datetimes import with_datetimes
 from workbench.session.files import SUFFIXES, read_frame
-from workbench.session.times import finer_than_ms, with_datetimes
+from workbench.session.times import finer_than_ms
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -10,7 +10,8 @@ from workbench.engine.events import Event
 from workbench.engine.faults import ConditionFault
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.reactions.patterns import ReactionGroup, Receive
-from workbench.session.times import datetimes, finer_than_ms, mixed_datetimes
+from workbench.session.datetimes import datetimes, mixed_datetimes
+from workbench.session.times import finer_than_ms
 
 if TYPE_CHECKING:
     import pandas as pd

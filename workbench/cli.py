@@ -364,13 +364,12 @@ def _run(args: argparse.Namespace) -> int:
 def _notes(session: CepSession, names: Sequence[str], done: Replay, inputs: _Inputs, data: object) -> None:
     """What the input lacked, on stderr: types and fields no pattern meets, keys, time units, dates
     compared with text."""
-    from workbench.session.notes import missing_key_note, partition_note, time_unit_note
+    from workbench.session.notes import input_notes, missing_key_note, partition_note
     from workbench.session.typecheck import input_mismatches
 
     patterns = [session.get(n).pattern for n in names]
-    unit_note = time_unit_note(data, inputs.time, inputs.time_unit)
     for note in [
-        *([unit_note] if unit_note is not None else []),
+        *input_notes(data, inputs.time, inputs.time_unit),
         *input_mismatches(
             patterns, done.types, done.fields, session.times.dated(), inputs.type, inputs.time, data
         ),

@@ -24,6 +24,7 @@ from workbench.frame_columns import SEQ_IS_POSITION
 from workbench.language.conditions import nearest
 from workbench.session.datetimes import with_datetimes
 from workbench.session.files import SUFFIXES, read_frame
+from workbench.session.records import plain_record
 from workbench.session.times import finer_than_ms
 
 if TYPE_CHECKING:
@@ -281,7 +282,7 @@ def load_events(
         if isinstance(item, Event):
             out.append(make_event(item, i))  # why: a built Event is checked too (a NaN time, ...)
         elif isinstance(item, Mapping):
-            raw = dict(item)
+            raw = plain_record(item)  # why: dates and durations as milliseconds, as in a DataFrame
             mappings = True
             if time is not None and time in raw:
                 raw["time"] = raw.pop(time)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "describe",
     "errors_note",
+    "input_notes",
     "kind_of",
     "late_note",
     "missing_key_note",
@@ -185,3 +186,50 @@ def mixed_dates_note(data: object) -> str | None:
                 f"pd.to_datetime(df[{name!r}], errors='coerce', utc=True)"
             )
     return None
+
+
+def fine_fields_note(data: object, time: str | None) -> str | None:
+    """A note naming the first datetime or timedelta field of a DataFrame (not its time column) with
+    parts finer than a millisecond: the engine holds such fields in milliseconds, so conditions
+    and detections read them cut to the millisecond; ``None`` when there is none.
+
+    >>> import pandas as pd
+    >>> fine_fields_note(pd.DataFrame({"time": [1], "wait": pd.to_timedelta(["1.5ms"])}), None)[:57]
+    "column 'wait' has parts finer than a millisecond (row 0: "
+    """
+    import pandas as pd
+
+    if not isinstance(data, pd.DataFrame) or data.columns.duplicated().any():
+        return None
+    name = time or ("time" if "time" in data.columns else "t")
+    for field, column in data.items():
+        if field == name:
+            continue
+        dated = datetimes(column)
+        row = finer_than_ms(dated) if dated is not None else _finer_duration(column)
+        if row is not None:
+            return (
+                f"column {field!r} has parts finer than a millisecond (row {row}: {column.iloc[row]}); "
+                "the engine holds its values in milliseconds, so conditions and detections read them "
+                "cut to the millisecond"
+            )
+    return None
+
+
+def _finer_duration(column: pd.Series) -> int | None:
+    """The position of the first timedelta in ``column`` with parts finer than a millisecond."""
+    import pandas as pd
+
+    if not pd.api.types.is_timedelta64_dtype(column.dtype):
+        return None
+    nanos = column.dt.components  # why parts: exact for any unit, NaT rows NaN
+    finer = ((nanos["microseconds"] != 0) | (nanos["nanoseconds"] != 0)) & column.notna()
+    return int(finer.to_numpy().argmax()) if finer.any() else None
+
+
+def input_notes(data: object, time: str | None, unit: str | None) -> list[str]:
+    """What a user should know about an input before its run (``data`` as given, before
+    ``--time-unit`` reads it): times that look like another unit or are finer than the clock,
+    columns that mix dates with other values, fields finer than a millisecond."""
+    notes = (time_unit_note(data, time, unit), mixed_dates_note(data), fine_fields_note(data, time))
+    return [n for n in notes if n is not None]

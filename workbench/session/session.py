@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from workbench.engine.detection import Detection, TraceKind
 from workbench.engine.events import Event
@@ -27,6 +27,7 @@ from workbench.session.feeders import derived_shape, with_feeders
 from workbench.session.inputs import KeyFields, key_text, with_key
 from workbench.session.locate import locate_element
 from workbench.session.ordering import check_order_by, order_fields
+from workbench.session.records import plain_record, records_format
 from workbench.session.runs import (
     Progress,
     Replay,
@@ -211,7 +212,8 @@ class CepSession(SessionViews):
             data = read_frame(data)  # read once for every group
         elif isinstance(data, Iterator):
             data = list(data)  # read once: each partition group loads the events again
-        self.times = TimeFormat.of_input(data, time)  # why: the run shows its input's dates as dates
+        # why: the run shows its input's dates as dates (a DataFrame's columns, or event mappings')
+        self.times = records_format(data, time) if isinstance(data, list) else TimeFormat.of_input(data, time)
         outcomes: list[RunOutcome] = []
         types: frozenset[str] = frozenset()
         fields: frozenset[str] = frozenset()
@@ -314,9 +316,11 @@ class CepSession(SessionViews):
             )
 
     def times_of(self, names: Sequence[str]) -> TimeFormat:
-        """How the last runs of ``names`` show times (dates when any of them read datetimes)."""
+        """How the last runs of ``names`` show times (dates when any of them read datetimes, else
+        the datetime and timedelta fields of any of them)."""
         formats = [self.runs[n].times for n in names if n in self.runs]
-        return next((f for f in formats if f.dates), NUMBERS)
+        fielded = next((f for f in formats if f.fields or f.durations), NUMBERS)
+        return next((f for f in formats if f.dates), fielded)
 
     def partition_groups(
         self, names: Sequence[str], key: KeyFields | None
@@ -377,16 +381,19 @@ class CepSession(SessionViews):
             raise CepError(msg)
         import pandas as pd
 
-        rows: Iterable[Event | Mapping[str, object]] = (
-            cast("list[Mapping[str, object]]", items.to_dict("records"))  # why: iterating gives column names
-            if isinstance(items, pd.DataFrame)
-            else items
-        )
-        out: list[Detection] = []
         key = self.live_key
+        rows: Iterable[Event | Mapping[str, object]]
+        if isinstance(items, pd.DataFrame):
+            rows = _feed_frame(items, key)
+            self.live_times = self.live_times.with_input(TimeFormat.of_input(items))
+            key = None  # why: the rows are keyed already, as a replay keys them
+        else:
+            rows = items if isinstance(items, list) else list(items)
+            self.live_times = self.live_times.with_input(records_format(rows))
+        out: list[Detection] = []
         with self._located(self.live_names):
             for i, item in enumerate(rows):
-                raw = dict(item) if isinstance(item, Mapping) else item
+                raw = plain_record(item) if isinstance(item, Mapping) else item  # why: dates as milliseconds
                 if isinstance(raw, dict) and key is not None:
                     raw = with_key(raw, key)  # why: as a replay keys them, by the partition's fields
                     if raw["key"] is None:
@@ -414,6 +421,18 @@ class CepSession(SessionViews):
             for e in d.events:
                 self.live_events[e.seq] = e
         self._keep(self.live_names, result, self.live_events, self.live_times)
+
+
+def _feed_frame(frame: pd.DataFrame, key: KeyFields | None) -> list[Event]:
+    """The rows of ``frame`` as events for a live feed, read as a replay reads them (datetime and
+    timedelta columns as milliseconds, keyed by ``key``); a frame without a time column gets time 0,
+    which the feed's clock replaces, as it replaces any time an event gives."""
+    from workbench.session.inputs import load_events
+
+    named = {str(c) for c in frame.columns}
+    if "time" not in named and "t" not in named:
+        frame = frame.assign(time=0)
+    return load_events(frame, key=key)
 
 
 def _load(

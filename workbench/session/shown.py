@@ -53,9 +53,16 @@ class Shown:
         return self.times.text(t)
 
     def field(self, name: str, value: object) -> str:
-        """Field ``name``'s value as text: a datetime field's milliseconds as its date, else ``repr``."""
+        """Field ``name``'s value as text: a datetime field's milliseconds as its date, a timedelta
+        field's as its duration, else ``repr``."""
+        if not _is_ms(value):
+            return repr(value)
+        if name in self.times.durations:  # why: a timedelta field's milliseconds, as a duration
+            with contextlib.suppress(OverflowError):  # why: beyond a timedelta's 999,999,999 days
+                return repr(str(datetime.timedelta(milliseconds=value)))  # type: ignore[arg-type]  # _is_ms
+            return repr(value)
         zone = self._zones().get(name)
-        if zone is None or not _is_ms(value):
+        if zone is None:
             return repr(value)
         return repr(zone.text(value))  # type: ignore[arg-type]  # _is_ms: a finite number
 

@@ -51,12 +51,14 @@ class TimeFormat:
     ``tz`` is ``None`` for naive datetimes (shown as they were written: UTC wall time). ``fields``
     are the input's other datetime columns (epoch milliseconds in the engine, like the time), each
     with its zone: a measure that picks one (``first(a).opened``) is shown as a date too, and a
-    difference of two such as a duration.
+    difference of two such as a duration. ``durations`` are the input's timedelta columns (integer
+    milliseconds in the engine): they, and measures that pick or add them, come back as Timedeltas.
     """
 
     dates: bool = False
     tz: datetime.tzinfo | str | None = None
     fields: tuple[tuple[str, datetime.tzinfo | str | None], ...] = ()
+    durations: tuple[str, ...] = ()
 
     @classmethod
     def of_column(cls, column: pd.Series) -> TimeFormat:
@@ -85,7 +87,19 @@ class TimeFormat:
             for c, column in columns.items()
             if c != name and (form := cls.of_column(column)).dates
         )
-        return cls(base.dates, base.tz, fields) if fields else base
+        durations = tuple(
+            c
+            for c, column in columns.items()
+            if c != name and pd.api.types.is_timedelta64_dtype(column.dtype)
+        )
+        return cls(base.dates, base.tz, fields, durations) if fields or durations else base
+
+    def with_input(self, other: TimeFormat) -> TimeFormat:
+        """This format (a live feed's clock) with the datetime and timedelta fields of ``other`` (an
+        input fed to it) added: a feed learns its fields' kinds as batches arrive."""
+        fields = dict(self.fields) | dict(other.fields)
+        durations = dict.fromkeys(self.durations) | dict.fromkeys(other.durations)
+        return TimeFormat(self.dates, self.tz, tuple(fields.items()), tuple(durations))
 
     def dated(self) -> tuple[str, ...]:
         """The attributes that hold datetimes of this input: its datetime fields, and ``time`` and
@@ -132,7 +146,7 @@ class TimeFormat:
         that are differences of times as Timedeltas (a copy); ``frame`` itself for numbers."""
         import pandas as pd
 
-        if not self.dates and not self.fields:
+        if not self.dates and not self.fields and not self.durations:
             return frame
         out = frame.copy()
         for c in columns if self.dates else ():
@@ -149,12 +163,17 @@ class TimeFormat:
 
     def events(self, frame: pd.DataFrame) -> pd.DataFrame:
         """An events frame (``time`` and one column per field) with its datetimes back as dates."""
-        if not self.dates and not self.fields:
+        if not self.dates and not self.fields and not self.durations:
             return frame
+        import pandas as pd
+
         out = self.frame(frame, ("time",)) if self.dates else frame.copy()
         for name, tz in self.fields:
             if name in out.columns:
                 out[name] = TimeFormat(True, tz).series(out[name])
+        for name in self.durations:
+            if name in out.columns:
+                out[name] = pd.to_timedelta(pd.to_numeric(out[name], errors="coerce"), unit="ms")
         return out
 
     def _measures(self, frame: pd.DataFrame) -> dict[str, tuple[str, TimeFormat]]:
@@ -181,7 +200,10 @@ class TimeFormat:
             except CepError:  # why: text that does not read back (edited attrs) keeps the engine's kind
                 continue
             read = [n.name for n in walk(expr) if isinstance(n, Attr) and n.name in zones]
-            out[name] = (measure_kind(expr, zones.keys()), zones[read[0]] if read else self)
+            kind = measure_kind(expr, zones.keys(), self.durations)
+            if kind == "duration" and not self.dates and measure_kind(expr, {*zones, *TIME_ATTRS}) == "time":
+                kind = "time"  # why: a number time plus a duration is a time, shown as the number it is
+            out[name] = (kind, zones[read[0]] if read else self)
         return out
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from workbench.engine.events import Event
 from workbench.engine.expr.values import clean
 from workbench.session.session import CepSession
 
@@ -59,9 +60,10 @@ def test_sums_and_averages_of_numpy_integers_are_exact() -> None:
 
 def test_a_value_an_aggregate_cannot_take_is_a_recorded_fault_whatever_its_error_class() -> None:
     """numpy's error for adding two datetime64 needs its dtypes to be built: saying it again with
-    the aggregate's words as that class raised a TypeError out of the run."""
+    the aggregate's words as that class raised a TypeError out of the run. (Built events: a mapping's
+    datetime64 is read as milliseconds, as a DataFrame's datetime column is.)"""
     day = np.datetime64("2024-01-01")
-    events = [{"type": "a", "time": 1, "price": day}, {"type": "a", "time": 2, "price": day}]
+    events = [Event("a", 1, None, {"price": day}), Event("a", 2, None, {"price": day})]
     session = CepSession()
     session.define(
         "sequence s begin a: a where e.price is not None one or more next b: b where b.price > avg(a.price)"

@@ -56,34 +56,55 @@ _PICKS = frozenset({"first", "last", "min", "max", "prev", "avg"})
 TIME_ATTRS = frozenset({"time", "t"})
 
 
-def measure_kind(node: ir.Node, dated: Collection[str] = TIME_ATTRS) -> MeasureKind:
-    """Whether ``node`` is an event time (``x.time``, ``first(a).t``, ``max(a.time)``), a difference of
-    two times (a duration), or any other value: results show times as dates when the input's are.
+def measure_kind(
+    node: ir.Node, dated: Collection[str] = TIME_ATTRS, durations: Collection[str] = ()
+) -> MeasureKind:
+    """Whether ``node`` is an event time (``x.time``, ``first(a).t``, ``max(a.time)``), a duration (a
+    difference of two times, or a field in ``durations``), or any other value: results show times as
+    dates when the input's are, and durations as durations.
 
-    ``dated``: the attributes that hold times (a DataFrame's datetime fields are times too).
+    ``dated``: the attributes that hold times (a DataFrame's datetime fields are times too);
+    ``durations``: the attributes that hold durations (its timedelta fields). A time plus or minus a
+    duration is a time; durations add, subtract and scale (``* 2``, ``/ 2``) to durations.
 
     >>> from workbench.engine.expr import parse_expr
     >>> [measure_kind(parse_expr(t)) for t in ("max(matched('a').time)", "e.x", "last(matched('a')).t + 5")]
     ['time', 'value', 'time']
     >>> measure_kind(parse_expr("last(matched('b')).shipped - e.opened"), {"shipped", "opened"})
     'duration'
+    >>> texts = ("e.time + e.wait", "sum(e.wait) / 2", "e.wait / e.wait")
+    >>> [measure_kind(parse_expr(t), durations={"wait"}) for t in texts]
+    ['time', 'duration', 'value']
     """
     if isinstance(node, ir.Attr):
-        return "time" if node.name in dated else "value"
-    if isinstance(node, ir.Call) and node.func in _PICKS and len(node.args) == 1:
-        return measure_kind(node.args[0], dated)
+        return "time" if node.name in dated else "duration" if node.name in durations else "value"
+    if isinstance(node, ir.Call) and len(node.args) == 1 and node.func in _PICKS | {"sum", "abs"}:
+        kind = measure_kind(node.args[0], dated, durations)
+        # why: a sum or absolute value of times is no time, of durations a duration
+        return kind if node.func in _PICKS or kind == "duration" else "value"
     if isinstance(node, ir.IfElse):
-        kinds = {measure_kind(node.then, dated), measure_kind(node.orelse, dated)}
+        kinds = {measure_kind(node.then, dated, durations), measure_kind(node.orelse, dated, durations)}
         return kinds.pop() if len(kinds) == 1 else "value"
-    if isinstance(node, ir.Binary) and node.op in ("+", "-"):
-        left, right = measure_kind(node.left, dated), measure_kind(node.right, dated)
-        if node.op == "-" and left == right == "time":
-            return "duration"
-        if "time" in (left, right) and "duration" not in (left, right):
-            return "time" if (left == "time") != (right == "time") else "value"
-        if left == right == "duration":
-            return "duration"
+    if isinstance(node, ir.Binary) and node.op in ("+", "-", "*", "/"):
+        left, right = measure_kind(node.left, dated, durations), measure_kind(node.right, dated, durations)
+        return _combined(node.op, left, right)
     return "value"
+
+
+def _combined(op: str, left: MeasureKind, right: MeasureKind) -> MeasureKind:
+    """The kind of ``left op right``: time arithmetic (a number added to a time counts milliseconds)."""
+    kinds = (left, right)
+    if op in ("*", "/"):
+        # why: a duration scaled by a number is one; a ratio of two durations is a number
+        scaled = (left == "duration" and right == "value") or (op == "*" and kinds == ("value", "duration"))
+        return "duration" if scaled else "value"
+    if op == "-" and left == right == "time":
+        return "duration"
+    if "time" in kinds:
+        if kinds.count("time") == 2 or (op == "-" and right == "time"):
+            return "value"  # why: a sum of times, or a duration minus a time, means no time
+        return "time"
+    return "duration" if "duration" in kinds else "value"
 
 
 @dataclass(frozen=True, slots=True)

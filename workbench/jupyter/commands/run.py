@@ -10,14 +10,7 @@ from typing import TYPE_CHECKING
 from workbench.jupyter.commands import ArgParser
 from workbench.jupyter.commands.timeline import build as build_timeline
 from workbench.jupyter.progress import make_progress
-from workbench.session.notes import (
-    errors_note,
-    late_note,
-    missing_key_note,
-    mixed_dates_note,
-    partition_note,
-    time_unit_note,
-)
+from workbench.session.notes import errors_note, input_notes, late_note, missing_key_note, partition_note
 from workbench.session.ordering import ORDER_BY_HELP
 from workbench.session.runs import dropped_note
 from workbench.session.session import to_frame
@@ -90,8 +83,7 @@ def replay(
         data = read_frame(data)
     elif isinstance(data, Iterator):
         data = list(data)  # read once; each partition group loads the events again
-    unit_note = time_unit_note(data, time, time_unit)
-    dates_note = mixed_dates_note(data)
+    notes = input_notes(data, time, time_unit)
     data = with_time_unit(data, time, time_unit)
     done = session.replay(
         names,
@@ -109,9 +101,8 @@ def replay(
     )
     outcome = done.outcome
     patterns = [session.get(n).pattern for n in names]
-    for note in (unit_note, dates_note):
-        if note is not None:
-            print(f"note: {note}")
+    for note in notes:
+        print(f"note: {note}")
     dated = session.times.dated()
     for note in input_mismatches(patterns, done.types, done.fields, dated, type_, time, data):
         print(f"note: {note}")

@@ -202,3 +202,12 @@ def test_rank_orders_lexicographically() -> None:
     assert not make((1, 3)) < make((1, 2))
     assert not make((1, 2)) < make((1, 2))
     assert make((1, None)) < make((2, 0))
+
+
+def test_a_key_function_reading_a_field_as_an_attribute_is_told_how_to_read_it() -> None:
+    events = [
+        {"type": "a", "time": 1, "key": "k", "rank": 2},
+        {"type": "a", "time": 1, "key": "k", "rank": 1},
+    ]
+    with pytest.raises(CepError, match=r"AttributeError: .*read it with e\['rank'\]"):
+        run(_pattern(), events, order_by=lambda e: e.rank)

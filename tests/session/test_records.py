@@ -205,7 +205,9 @@ def test_fields_finer_than_a_millisecond_get_a_note_naming_the_first() -> None:
     )
     note = fine_fields_note(frame, None)
     assert note is not None
-    assert note.startswith("column 'at' has parts finer than a millisecond (row 1: 2026-01-01 00:00:00.000001)")
+    assert note.startswith(
+        "column 'at' has parts finer than a millisecond (row 1: 2026-01-01 00:00:00.000001)"
+    )
     assert fine_fields_note(frame.drop(columns=["at"]), None) is None  # the time has its own note
     assert [n[:13] for n in input_notes(frame, None, None)] == ["column 'time'", "column 'at' h"]
     assert fine_fields_note(pd.DataFrame({"time": [1], "w": pd.to_timedelta(["1us"])}), None) is not None

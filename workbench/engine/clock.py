@@ -19,7 +19,7 @@ import heapq
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-from workbench.engine.events import Event, EventLike, check_built, make_event
+from workbench.engine.events import Event, EventLike, check_built, error_text, make_event
 from workbench.errors import CepError
 
 __all__ = [
@@ -247,7 +247,8 @@ def _called(fn: Callable[[Event], object]) -> Callable[[Event], Rank]:
         try:
             return Rank((fn(e),))
         except Exception as err:  # why: a user's key function must not crash the engine unnamed
-            msg = f"order_by key function failed on event #{e.seq} ({e.type!r}, time {e.time}): {err!r}"
+            problem = f"{type(err).__name__}: {error_text(err)}"
+            msg = f"order_by key function failed on event #{e.seq} ({e.type!r}, time {e.time}): {problem}"
             raise CepError(msg) from err
 
     return rank

@@ -16,7 +16,7 @@ from typing import Any
 
 from workbench.errors import EventError
 
-__all__ = ["Event", "EventLike", "make_event", "time_problem"]
+__all__ = ["Event", "EventLike", "error_text", "make_event", "time_problem"]
 
 _RESERVED = frozenset({"type", "time", "t", "key", "seq"})
 
@@ -222,3 +222,22 @@ def check_built(event: Event, position: int | None) -> Event:
     ):
         return Event(event.type, time, None, event.fields, event.seq)  # why: a NaN key is the key None
     return event
+
+
+def error_text(error: BaseException) -> str:
+    """The message of an error a user's Python function raised; one that read a field as an
+    attribute (``e.price``) is told how to read it.
+
+    >>> e = Event("trade", 1, fields={"price": 2.5})
+    >>> try:
+    ...     e.price
+    ... except AttributeError as err:
+    ...     error_text(err)
+    "'Event' object has no attribute 'price' (a field: read it with e['price'] or e.get('price'))"
+    """
+    text = str(error)
+    if isinstance(error, AttributeError) and isinstance(error.obj, Event):
+        name = error.name
+        if isinstance(name, str) and name in error.obj.fields:
+            return f"{text} (a field: read it with e[{name!r}] or e.get({name!r}))"
+    return text

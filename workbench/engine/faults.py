@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from workbench.engine.events import Event
+from workbench.engine.events import error_text
 from workbench.errors import CepRuntimeError
 
 __all__ = ["ConditionFault", "FaultLog", "FaultSink"]
@@ -63,7 +63,7 @@ class FaultLog:
     def record(self, pattern: str, where: str, error: BaseException, event: object) -> None:
         """Count ``error``; with ``strict``, raise it as a :class:`CepRuntimeError` instead."""
         kind = type(error).__name__
-        text = _text(error)
+        text = error_text(error)
         seq = getattr(event, "seq", -1)
         time = getattr(event, "time", None)
         if self.strict:
@@ -87,26 +87,6 @@ class FaultLog:
     def faults(self) -> list[ConditionFault]:
         """The distinct errors, first seen first."""
         return list(self._faults.values())
-
-
-def _text(error: BaseException) -> str:
-    """The error's message; a Python condition that read a field as an attribute (``e.price``) is
-    told how to read it.
-
-    >>> from workbench.engine.events import Event
-    >>> e = Event("trade", 1, fields={"price": 2.5})
-    >>> try:
-    ...     e.price
-    ... except AttributeError as err:
-    ...     _text(err)
-    "'Event' object has no attribute 'price' (a field: read it with e['price'] or e.get('price'))"
-    """
-    text = str(error)
-    if isinstance(error, AttributeError) and isinstance(error.obj, Event):
-        name = error.name
-        if isinstance(name, str) and name in error.obj.fields:
-            return f"{text} (a field: read it with e[{name!r}] or e.get({name!r}))"
-    return text
 
 
 class FaultSink:

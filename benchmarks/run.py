@@ -30,6 +30,7 @@ the cluster's edge; ``flink`` is the Python path, the events read by the client.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import hashlib
 import math
@@ -47,9 +48,13 @@ from benchmarks.reference import PATTERNS, REFERENCE, SHA256
 from benchmarks.workload import HEADER, WorkloadSpec, write_csv
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
+from workbench.engine.expr import parse_expr
 from workbench.engine.matcher import Pattern
+from workbench.engine.nfa.measures import Measure
+from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.runtime import Engine
 from workbench.engine.sharding import ShardedEngine, run_sharded
+from workbench.errors import CepError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -433,6 +438,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "event; replay: a DataFrame in, a detections DataFrame out"
         ),
     )
+    ap.add_argument(
+        "--measure",
+        action="append",
+        default=[],
+        metavar="NAME=EXPR",
+        help="add a measure to every pattern (repeatable; EXPR as FORMAT.md writes it, e.g. "
+        "\"n=len(matched('a'))\"): the detections and checksums stay the same",
+    )
     args = ap.parse_args(argv)
     if args.mode != "stream" and (
         args.backend != "local" or args.shards > 1 or args.processes > 0 or args.one_pass
@@ -458,6 +471,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("give --csv FILE or --generate")
     names = [p.strip() for p in args.patterns.split(",") if p.strip()]
     available = _patterns(args.source)
+    if args.measure:
+        try:
+            available = {name: _measured(p, args.measure) for name, p in available.items()}
+        except CepError as err:
+            ap.error(f"--measure: {err}")
     unknown = [n for n in names if n not in available]
     if unknown:
         ap.error(f"unknown pattern(s) {unknown}; known: {', '.join(available)}")
@@ -513,6 +531,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         events = (loaded or Loaded.read(csv_path, args.limit, "stream")).events
         status = max(status, one_pass([available[n] for n in names], events, results))
     return status
+
+
+def _measured(pattern: Pattern, measures: Sequence[str]) -> Pattern:
+    """``pattern`` with the measures ``NAME=EXPR`` added (a sequence pattern; any other as it is)."""
+    if not isinstance(pattern, SequencePattern):
+        return pattern
+    added = []
+    for text in measures:
+        name, sep, expr = text.partition("=")
+        if not sep:
+            msg = f"{text!r} is not NAME=EXPR"
+            raise CepError(msg)
+        added.append(Measure(name.strip(), parse_expr(expr.strip())))
+    return dataclasses.replace(pattern, measures=(*pattern.measures, *added))
 
 
 def _on_flink(

@@ -211,13 +211,15 @@ class _Writer:
             kernel = self.kernels[pindex]
             assert kernel is not None
             idle = f"{c(m.is_idle)}(st)"
+            measured = self.measured(out, pindex)
             if kernel.timer is not None:  # why: the matcher's on_timer as statements, no call
                 self.src.consts.update(kernel.consts)
                 out.add(*kernel.timer.splitlines())
                 idle = kernel.idle  # why: exact once the timer ran (a pending timer keeps the state)
             else:
                 out.add("ctx.key = tkey; ctx.now = tt; ctx.keystate = tks")
-                out.add(f"{c(m.on_timer)}(st, tt, token, ctx)")
+                out.add(f"{c(_plain(m, 'on_timer'))}(st, tt, token, ctx)")
+            out.add(*measured)
             # why: as the host: an idle state is dropped unless a timer of it is still pending
             out.add(f"if {idle} and not counts.get({pindex}):")
             out.add(f"    counts.pop({pindex}, None)", f"    del tks.states[{pindex}]")
@@ -258,7 +260,9 @@ class _Writer:
             out.add(f"ctx.pindex = {pindex}", f"ctx.pattern = {c(m.name)}")
         if kernel is not None:
             self.src.consts.update(kernel.consts)
+            measured = self.measured(out, pindex)
             out.add(*_with_context(kernel.body))
+            out.add(*measured)
             idle = kernel.idle
         else:
             # why the cause only when tracing: only trace records name it (a kernel never traces)
@@ -272,6 +276,34 @@ class _Writer:
         out.depth -= 1
         if wants is not None:
             out.depth -= 1
+
+    def measured(self, out: _Lines, pindex: int) -> list[str]:
+        """For a kernel of a matcher with measures: the line that notes where its detections will
+        start in ``pending`` (added to ``out`` now) and the lines that add the measures to them
+        (to add after the kernel's own lines); nothing for a matcher without measures."""
+        measures = getattr(self.matchers[pindex], "measures", None)
+        if measures is None:
+            return []
+        out.add("n0 = _len(pending)")
+        # why after: a kernel queues its detections itself, past the context's emit
+        return ["if _len(pending) > n0:", f"    _measure(pending, n0, {self.c(measures.apply)})"]
+
+
+def _measure(pending: list[object], start: int, apply: Callable[[Detection], Detection]) -> None:
+    """The measures added to the detections a kernel queued from ``pending[start]`` on (all of one
+    matcher: nothing else runs in between)."""
+    for i in range(start, len(pending)):
+        d = pending[i]
+        if d.__class__ is Detection:
+            pending[i] = apply(d)
+
+
+def _plain(matcher: Matcher, name: str) -> Callable[..., None]:
+    """A matcher's ``process``/``on_timer`` without its measures (which the loop adds: see
+    :meth:`_Writer.measured`), else its own."""
+    plain = getattr(matcher, "plain_steps", None)
+    step: Callable[..., None] = plain[name] if plain is not None else getattr(matcher, name)
+    return step
 
 
 class _Lines:
@@ -327,6 +359,8 @@ def _build(writer: _Writer, template: str, name: str, filename: str) -> Callable
         "_next": next,
         "_stamp": stamp,
         "_sync": _sync,
+        "_measure": _measure,
+        "_len": len,
         "_int": int,
         "_float": float,
         "_str": str,

@@ -21,7 +21,7 @@ from workbench.engine.nfa.loop import LoopPlan
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine
 from workbench.language import compile_patterns
-from workbench.results import detections_to_frame
+from workbench.results import detections_to_frame, frame_to_events
 
 TYPES = ("a", "b", "c", "d")
 LOOP_CONDITIONS = (
@@ -223,3 +223,21 @@ def test_one_long_run_is_left_to_the_engine() -> None:
     engine = Engine(compile_patterns(text))
     assert vector_detections(engine, EventColumns.from_frame(frame)) is None
     assert replay_frame(compile_patterns(text), frame).detections == engine_run(text, frame)
+
+
+@settings(max_examples=150, deadline=None)
+@given(loops(), frames(nulls=True))
+def test_a_loop_with_measures_is_measured_alike_on_every_path(text: str, frame: pd.DataFrame) -> None:
+    """The loop plan's kernel (fused loop), its traced interpreter and the replay give the same
+    measured detections and errors."""
+    text = text.replace(" no timeouts", " no timeouts measures k = count(b), mean = avg(b.x), r = 1 / a.x", 1)
+    events = frame_to_events(frame)
+    runs = []
+    for trace in (False, True):
+        engine = Engine(compile_patterns(text), trace=trace)
+        engine.process_many(events)
+        engine.finish()
+        runs.append((engine.detections, [(f.where, f.kind, f.count) for f in engine.errors]))
+    replay = replay_frame(compile_patterns(text), frame)
+    runs.append((list(replay.detections), [(f.where, f.kind, f.count) for f in replay.errors]))
+    assert runs[0] == runs[1] == runs[2]

@@ -174,7 +174,6 @@ SKIP = ("no timeouts", "no timeouts skip past last event")
         (changed(("no timeouts", "")), "timeouts"),
         (changed(("no timeouts", "no timeouts skip to next")), "skip strategy"),
         (changed(SKIP, ("followed by b", "followed by any b")), "with followed by any"),
-        (changed(("no timeouts", "no timeouts measures n = count(b)")), "measures"),
         (changed(("followed by b: b", "followed by b: b times 2 or more")), "chain"),
         (changed(("followed by b: b", "not next x: d\n    followed by b: b")), "chain"),
     ],
@@ -186,6 +185,29 @@ def test_features_outside_the_class_are_named_and_the_engine_runs(text: str, rea
     assert reason in why
     assert plan_reason(engine.matchers[0]) is not None
     assert replay_frame(compile_patterns(text), FRAME).detections == engine_run(text, FRAME)
+
+
+def test_a_pattern_with_measures_is_vectorised_and_measured_as_the_engine_measures() -> None:
+    """Measures are a function of the finished match: added to the plan's detections, in order,
+    with a failing one recorded as the engine records it (its value missing)."""
+    text = changed(("no timeouts", "no timeouts measures n = count(b), gap = b.time - a.time, r = a.x / b.x"))
+    zero = FRAME.assign(x=[1.0, 0.0, None, 3.0, 1.0, 0.0, 5.0, 1.0, 2.0, 2.0])
+    engine = Engine(compile_patterns(text))
+    assert engine_reason(engine, None) is None
+    fast = replay_frame(compile_patterns(text), zero)
+    slow = Engine(compile_patterns(text))
+    slow.process_many(frame_to_events(zero))
+    slow.finish()
+    assert fast.detections == slow.detections
+    assert [dict(d.measures) for d in fast.detections] == [
+        {"n": 1, "gap": 1, "r": None},  # 1 / 0: the error below
+        {"n": 1, "gap": 2, "r": None},  # a missing x: NULL, no error
+        {"n": 1, "gap": 0, "r": 0.5},
+    ]
+    assert [(f.where, f.kind, f.count, f.first_seq) for f in fast.errors] == [
+        (f.where, f.kind, f.count, f.first_seq) for f in slow.errors
+    ]
+    assert [f.kind for f in fast.errors] == ["ZeroDivisionError"]
 
 
 NEGATED = "sequence s no timeouts\n    begin a: a\n    not followed by n: b\n    followed by c: b\n"
@@ -284,3 +306,27 @@ def test_followed_by_any_in_the_middle_branches_in_the_engines_order() -> None:
     assert got == engine_run(text, frame)
     expected = [(0, 1, 3, 6), (0, 2, 3, 6), (0, 1, 5, 6), (0, 2, 5, 6), (0, 4, 5, 6)]
     assert [d.seqs for d in got or []] == expected
+
+
+MEASURES = (
+    " measures n = count(time), gap = max(time) - min(time), r = 2 / first(s0).x, y = last(y), x0 = s0.x"
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(patterns(any_class=True), frames())
+def test_measures_are_the_same_on_every_path(text: str, frame: pd.DataFrame) -> None:
+    """Vectorised, fused (kernels queue the detections, the loop measures them) and traced (the
+    matcher's measuring context): the same detections, measures and recorded errors."""
+    head, rest = text.split("\n", 1)
+    text = head + MEASURES + "\n" + rest
+    events = frame_to_events(frame)
+    runs = []
+    for trace in (False, True):
+        engine = Engine(compile_patterns(text), trace=trace)
+        engine.process_many(events)
+        engine.finish()
+        runs.append((engine.detections, [(f.where, f.kind, f.count, f.first_seq) for f in engine.errors]))
+    replay = replay_frame(compile_patterns(text), frame)
+    runs.append((list(replay.detections), [(f.where, f.kind, f.count, f.first_seq) for f in replay.errors]))
+    assert runs[0] == runs[1] == runs[2]

@@ -38,6 +38,7 @@ from workbench.backends.columnar.prune import (
 from workbench.backends.columnar.vectorplan import engine_reason, vector_detections
 from workbench.engine.detection import Detection
 from workbench.engine.detection import renumber as set_instance
+from workbench.engine.gcpause import gc_paused
 from workbench.engine.matcher import Matcher, Pattern
 from workbench.engine.matchtable import LazyDetections
 from workbench.engine.nfa.graph import Action
@@ -102,7 +103,7 @@ def replay_columns(
     if fast is not None:  # why: every pattern qualifies: numpy found the detections, nothing is fed
         if progress is not None:
             progress(cols.rows, cols.rows)
-        return RunResult(fast, [], [], [], [], 0)
+        return RunResult(_measured(engine, fast), [], [], [], engine.errors, 0)
     rows, renumber = feed_plan(engine, cols)
     # every row when rows is None: that also validates each row, with the row's own message
     events = cols.events() if rows is None else cols.events_at(rows)
@@ -124,6 +125,16 @@ def replay_columns(
         engine.detections, engine.reactions, engine.late, engine.trace_records, engine.errors,
         engine.stats["dropped"],
     )  # fmt: skip
+
+
+def _measured(engine: Engine, found: LazyDetections) -> Sequence[Detection]:
+    """``found`` with the measures of the patterns that have some (in order: a measure's error is
+    recorded as the engine would record it, at the detection's turn); ``found`` itself without any."""
+    measures = {m.name: e for m in engine.matchers if (e := getattr(m, "measures", None)) is not None}
+    if not measures:
+        return found
+    with gc_paused():  # why: a burst of acyclic records (values, detections) over a large live heap
+        return [measures[d.pattern].apply(d) if d.pattern in measures else d for d in found]
 
 
 def _vectorised(engine: Engine, cols: EventColumns, until: int | float | None) -> LazyDetections | None:

@@ -2,9 +2,9 @@
 
 A pattern that the engine runs with its linear plan (:mod:`workbench.engine.nfa.linear`), whose
 stages each take one event with ``next``, ``followed by`` or ``followed by any`` contiguity, with
-``not followed by`` checks between them, exactly vectorisable conditions, no timeouts, measures or
-trace, and skip strategy ``no_skip`` or ``skip past last event`` (then with no ``followed by any``),
-has partial matches whose paths are found by a handful of lookups: from its start row, the stage
+``not followed by`` checks between them, exactly vectorisable conditions, no timeouts or trace,
+and skip strategy ``no_skip`` or ``skip past last event`` (then with no ``followed by any``), has
+partial matches whose paths are found by a handful of lookups: from its start row, the stage
 waiting at position ``p`` of the key's rows is decided by the key's first later row that takes the
 stage, meets a ``not followed by`` check, or (``next``) is simply the next row. So every start's
 fate is a few "next true index" lookups over the rows regrouped by key
@@ -64,8 +64,6 @@ def plan_reason(matcher: Matcher) -> str | None:
         return "not a sequence pattern"
     plan = matcher.plan
     pattern = matcher.pattern
-    if matcher.measures is not None:
-        return "it has measures"
     if pattern.emit_timeouts:
         return "it emits timeouts"
     if isinstance(plan, LoopPlan):

@@ -76,6 +76,9 @@ class NFAMatcher:
         self.on_timer = self.plan.on_timer  # type: ignore[assignment]
         #: adds the pattern's measures to its detections (``None``: the pattern has none)
         self.measures: MeasureEvaluator | None = None
+        #: with measures, the plan's own steps, which emit without them (the engine's fused loop
+        #: adds them to what a kernel or these queue); ``None`` without measures
+        self.plain_steps: dict[str, Callable[..., None]] | None = None
         if pattern.measures:
             self._measure(MeasureEvaluator(pattern.measures, self.faults, subsets=pattern.subsets))
 
@@ -85,18 +88,19 @@ class NFAMatcher:
         self.measures = evaluator
         wrap = MeasuringContext(evaluator)
         process, advance, on_timer = self.process, self.advance, self.on_timer
+        self.plain_steps = {"process": process, "advance": advance, "on_timer": on_timer}
 
         def measured_process(state: PlanState, event: Event, ctx: Context) -> None:
             wrap.inner = ctx
-            process(state, event, wrap)  # type: ignore[arg-type]
+            process(state, event, wrap)
 
         def measured_advance(state: PlanState, t: Time, ctx: Context) -> None:
             wrap.inner = ctx
-            advance(state, t, wrap)  # type: ignore[arg-type]
+            advance(state, t, wrap)
 
         def measured_timer(state: PlanState, time: Time, token: Hashable, ctx: Context) -> None:
             wrap.inner = ctx
-            on_timer(state, time, token, wrap)  # type: ignore[arg-type]
+            on_timer(state, time, token, wrap)
 
         self.process = measured_process
         self.advance = measured_advance
@@ -120,7 +124,7 @@ class NFAMatcher:
 
     def kernel(self, pindex: int) -> Kernel | None:
         """The plan's step as source for the engine's fused loop, if it offers one (and compiled)."""
-        make = getattr(self.plan, "kernel", None) if self.compiled and self.measures is None else None
+        make = getattr(self.plan, "kernel", None) if self.compiled else None
         return None if make is None else make(f"_p{pindex}_")
 
     def new_state(self, key: Hashable) -> PlanState:

@@ -18,15 +18,16 @@ fails is NULL and its error is recorded with the pattern's condition errors.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal, cast
 
-from workbench.engine.detection import DETECTION_COLUMNS, Detection, MeasureValues
+from workbench.engine.detection import DETECTION_COLUMNS, Detection, MeasureValues, Reaction, with_measures
 from workbench.engine.events import Event
 from workbench.engine.expr import Run, as_tree, compile_tree, ir, stages_of
 from workbench.engine.faults import FaultSink
+from workbench.engine.nfa.buffer import Time
 from workbench.errors import PatternError
 
 __all__ = [
@@ -213,28 +214,50 @@ def _subset_problem(name: object, members: tuple[str, ...], stages: Collection[s
 class _MatchFrame:
     """The :class:`~workbench.engine.expr.Frame` of a finished match: each stage's events."""
 
-    __slots__ = ("events", "rows", "stages", "subsets")
+    __slots__ = ("detection", "rows", "stages", "subsets")
 
     def __init__(self, detection: Detection, subsets: Mapping[str, tuple[str, ...]]) -> None:
-        rows = list(zip(detection.channels, detection.events, strict=True))
-        # why: a detection lists its events by stage; a repeated group of stages (``(a next b)
-        # times 2``) takes them out of time order, and the universal variable and subsets read
-        # rows in the order the match took them. Only a time that goes back shows it; without one
-        # the stage order stands (the order taken, equal times under order_by included)
-        if any(e.time < d.time for (_, d), (_, e) in pairwise(rows)):
-            rows.sort(key=lambda row: _row(row[1]))
-        self.rows = rows
-        self.events = [e for _, e in rows]
-        self.stages = detection.by_stage()
+        self.detection = detection
+        # why lazy: a measure reads a stage or two; a long match need not be regrouped whole
+        self.stages: dict[str, list[Event]] = {}
+        self.rows: list[tuple[str, Event]] | None = None  # built when the whole match is read
         self.subsets = subsets
+
+    def stage(self, name: str) -> list[Event]:
+        """The events stage ``name`` took (empty: none, or a stage the match never reached)."""
+        got = self.stages.get(name)
+        if got is None:
+            channels, events = self.detection.channels, self.detection.events
+            n = channels.count(name)
+            start = channels.index(name) if n else 0
+            if channels[start : start + n].count(name) == n:  # why: one run of the stage (the usual
+                got = list(events[start : start + n])  # layout): sliced, no per-event step
+            else:
+                got = [e for c, e in zip(channels, events, strict=True) if c == name]
+            self.stages[name] = got
+        return got
+
+    def _rows(self) -> list[tuple[str, Event]]:
+        rows = self.rows
+        if rows is None:
+            d = self.detection
+            rows = list(zip(d.channels, d.events, strict=True))
+            # why: a detection lists its events by stage; a repeated group of stages (``(a next b)
+            # times 2``) takes them out of time order, and the universal variable and subsets read
+            # rows in the order the match took them. Only a time that goes back shows it; without
+            # one the stage order stands (the order taken, equal times under order_by included)
+            if any(e.time < p.time for (_, p), (_, e) in pairwise(rows)):
+                rows.sort(key=lambda row: _row(row[1]))
+            self.rows = rows
+        return rows
 
     def matched(self, stage: str) -> Sequence[object]:
         if stage == UNIVERSAL:
-            return self.events
+            return [e for _, e in self._rows()]
         members = self.subsets.get(stage)
         if members is None:  # why: a stage (or one the match never reached)
-            return self.stages.get(stage, [])
-        return [e for c, e in self.rows if c in members]
+            return self.stage(stage)
+        return [e for c, e in self._rows() if c in members]
 
     def lookup(self, name: str) -> object:
         raise KeyError(name)
@@ -277,8 +300,8 @@ class MeasureEvaluator:
     def apply(self, detection: Detection) -> Detection:
         """``detection`` with its measures (a match: all; a timeout: those its stages can give)."""
         frame = _MatchFrame(detection, self.subsets)
-        reached = frame.stages.keys()
         timeout = detection.kind != "match"
+        reached = frozenset(detection.channels) if timeout else frozenset()
         values: dict[str, object] = {}
         for name, run, stages in zip(self.names, self.runs, self.stages, strict=True):
             # Why: a timed-out partial match has no value for a stage it never reached
@@ -291,20 +314,58 @@ class MeasureEvaluator:
                 last = detection.events[-1] if detection.events else None
                 self.sink.report(f"measure {name!r}", err, last)
                 values[name] = None
-        return replace(detection, measures=MeasureValues(values, self.kinds, self.exprs))
+        return with_measures(detection, MeasureValues(values, self.kinds, self.exprs))
 
 
 class MeasuringContext:
-    """A matcher context whose ``emit`` adds the measures; everything else is the wrapped context's."""
+    """A matcher context whose ``emit`` adds the measures; everything else is the wrapped context's.
+
+    Why each member is spelled out: a class with ``__getattr__`` pays for a failed lookup and its
+    exception on every delegated read (``ctx.tracing``, ``ctx.key``: several per event).
+    ``__getattr__`` stays only for what a particular driver's context adds.
+    """
 
     __slots__ = ("evaluator", "inner")
 
     def __init__(self, evaluator: MeasureEvaluator) -> None:
         self.evaluator = evaluator
-        self.inner: object = None
+        self.inner: Any = None
 
     def emit(self, detection: Detection) -> None:
-        self.inner.emit(self.evaluator.apply(detection))  # type: ignore[attr-defined]
+        self.inner.emit(self.evaluator.apply(detection))
+
+    key = property(lambda self: self.inner.key)
+    now = property(lambda self: self.inner.now)
+    cause = property(lambda self: self.inner.cause)
+    tracing = property(lambda self: self.inner.tracing)
+    final = property(lambda self: self.inner.final)
+    keystate = property(lambda self: self.inner.keystate)
+    pindex = property(lambda self: self.inner.pindex)
+    pattern = property(lambda self: self.inner.pattern)
+
+    def release_time(self) -> Time:
+        return cast("Time", self.inner.release_time())
+
+    def react(self, reaction: Reaction) -> None:
+        self.inner.react(reaction)
+
+    def schedule(self, time: Time, token: Hashable) -> None:
+        self.inner.schedule(time, token)
+
+    def new_instance(self) -> int:
+        return cast("int", self.inner.new_instance())
+
+    def horizon(self) -> Time:
+        return cast("Time", self.inner.horizon())
+
+    def drop(self, count: int) -> None:
+        self.inner.drop(count)
+
+    def warn_once(self, topic: str, message: str) -> None:
+        self.inner.warn_once(topic, message)
+
+    def trace(self, *args: Any, **kwargs: Any) -> None:
+        self.inner.trace(*args, **kwargs)
 
     def __getattr__(self, name: str) -> object:
         if name == "inner":  # why: unpickling (Flink ships matchers pickled) asks before it is set

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.backends.columnar.test_vectorplan import engine_run
+from tests.backends.columnar.test_vectorplan import engine_run, measured_runs
 from tests.backends.columnar.test_vectorplan import vectorised as chain_vectorised
 from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.replay import replay_frame
@@ -21,7 +21,7 @@ from workbench.engine.nfa.loop import LoopPlan
 from workbench.engine.nfa.matcher import NFAMatcher
 from workbench.engine.runtime import Engine
 from workbench.language import compile_patterns
-from workbench.results import detections_to_frame, frame_to_events
+from workbench.results import detections_to_frame
 
 TYPES = ("a", "b", "c", "d")
 LOOP_CONDITIONS = (
@@ -231,13 +231,5 @@ def test_a_loop_with_measures_is_measured_alike_on_every_path(text: str, frame: 
     """The loop plan's kernel (fused loop), its traced interpreter and the replay give the same
     measured detections and errors."""
     text = text.replace(" no timeouts", " no timeouts measures k = count(b), mean = avg(b.x), r = 1 / a.x", 1)
-    events = frame_to_events(frame)
-    runs = []
-    for trace in (False, True):
-        engine = Engine(compile_patterns(text), trace=trace)
-        engine.process_many(events)
-        engine.finish()
-        runs.append((engine.detections, [(f.where, f.kind, f.count) for f in engine.errors]))
-    replay = replay_frame(compile_patterns(text), frame)
-    runs.append((list(replay.detections), [(f.where, f.kind, f.count) for f in replay.errors]))
-    assert runs[0] == runs[1] == runs[2]
+    fused, traced, replayed = measured_runs(text, frame)
+    assert fused == traced == replayed

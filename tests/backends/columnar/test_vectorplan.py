@@ -319,7 +319,12 @@ def test_measures_are_the_same_on_every_path(text: str, frame: pd.DataFrame) -> 
     """Vectorised, fused (kernels queue the detections, the loop measures them) and traced (the
     matcher's measuring context): the same detections, measures and recorded errors."""
     head, rest = text.split("\n", 1)
-    text = head + MEASURES + "\n" + rest
+    fused, traced, replayed = measured_runs(head + MEASURES + "\n" + rest, frame)
+    assert fused == traced == replayed
+
+
+def measured_runs(text: str, frame: pd.DataFrame) -> list[tuple[list[Detection], list[tuple[object, ...]]]]:
+    """The detections and errors of ``text`` over ``frame``: fused, traced, replayed."""
     events = frame_to_events(frame)
     runs = []
     for trace in (False, True):
@@ -329,4 +334,4 @@ def test_measures_are_the_same_on_every_path(text: str, frame: pd.DataFrame) -> 
         runs.append((engine.detections, [(f.where, f.kind, f.count, f.first_seq) for f in engine.errors]))
     replay = replay_frame(compile_patterns(text), frame)
     runs.append((list(replay.detections), [(f.where, f.kind, f.count, f.first_seq) for f in replay.errors]))
-    assert runs[0] == runs[1] == runs[2]
+    return runs

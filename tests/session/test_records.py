@@ -138,6 +138,8 @@ def test_a_timedelta_value_is_what_a_timedelta_column_holds(delta: datetime.time
 def test_missing_and_other_values() -> None:
     assert plain_value(pd.NaT) is None
     assert plain_value(np.datetime64("NaT")) is None
+    assert plain_value(np.timedelta64("NaT")) is None
+    assert plain_value(np.datetime64("300000-01-01")) == 9_404_918_380_800_000  # beyond pandas' dates
     assert plain_value(datetime.date(1970, 1, 2)) == 86_400_000
     assert [plain_value(v) for v in ("x", 1, 1.5, None, [1])] == ["x", 1, 1.5, None, [1]]
     assert plain_record({"type": "a", "fields": {"at": datetime.date(1970, 1, 1)}}) == {

@@ -41,8 +41,9 @@ def plain_value(value: object) -> object:
     kind = _kind(value)
     if kind is None:
         return value
-    value = _python(value)
-    if value is None or value != value:  # why: NaT is missing, as in a DataFrame's datetime column
+    if type(value).__module__ == "numpy":
+        return _numpy_ms(value, kind)
+    if value != value:  # why: NaT is missing, as in a DataFrame's datetime column
         return None
     if isinstance(value, datetime.datetime):
         return (value - (_NAIVE_EPOCH if value.tzinfo is None else _EPOCH)) // _MS
@@ -50,6 +51,18 @@ def plain_value(value: object) -> object:
         return (datetime.datetime.combine(value, datetime.time()) - _NAIVE_EPOCH) // _MS
     assert isinstance(value, datetime.timedelta)
     return value // _MS
+
+
+def _numpy_ms(value: object, kind: str) -> int | None:
+    """A numpy ``datetime64`` (naive: UTC wall time) or ``timedelta64`` in milliseconds, floored as
+    a DataFrame column's are (any year numpy holds; ``None`` for NaT)."""
+    import numpy as np
+
+    given = cast("Any", value)
+    if np.isnat(given):
+        return None
+    unit = "datetime64[ms]" if kind == "time" else "timedelta64[ms]"
+    return int(given.astype(unit).astype(np.int64))
 
 
 def plain_record(raw: Mapping[str, object]) -> dict[str, object]:
@@ -97,7 +110,7 @@ def records_format(items: Iterable[object], time: str | None = None) -> TimeForm
             if kind == "duration":
                 durations[name] = None
             else:
-                zone = getattr(_python(value), "tzinfo", None)
+                zone = getattr(value, "tzinfo", None)  # why: a numpy datetime64 is naive
                 zones.setdefault(name, set()).add(None if zone is None else str(zone))
                 tzinfo.setdefault(name, zone)
     if not zones and not durations:
@@ -115,14 +128,3 @@ def _kind(value: object) -> str | None:
     if isinstance(value, datetime.timedelta):  # a pd.Timedelta too
         return "duration"
     return _NUMPY_KINDS.get(type(value).__name__) if type(value).__module__ == "numpy" else None
-
-
-def _python(value: object) -> object:
-    """A numpy ``datetime64``/``timedelta64`` as pandas' Timestamp/Timedelta (``NaT`` for a missing
-    one); any other value as it is."""
-    if type(value).__module__ != "numpy":
-        return value
-    import pandas as pd
-
-    given = cast("Any", value)  # why: a numpy datetime64 or timedelta64 (checked by name)
-    return pd.Timestamp(given) if type(value).__name__ == "datetime64" else pd.Timedelta(given)

@@ -112,6 +112,6 @@ def register(classes: Iterable[type]) -> None:
 def register_engine() -> None:
     """Register every such class of :mod:`workbench.engine` and the keyed driver's record (once)."""
     from workbench.backends.keyed import KeyRecord
-    from workbench.engine.snapshot import _classes  # the engine's own class table
+    from workbench.engine.snapclasses import _classes  # the engine's own class table
 
     register([*_classes().values(), KeyRecord])

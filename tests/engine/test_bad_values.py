@@ -188,3 +188,12 @@ def test_a_str_subclass_type_is_its_text(built: bool) -> None:
     assert all(type(x.type) is str for x in found[0].events)
     with pytest.raises(EventError, match="event type must be a string"):
         e.process({"type": 5, "time": 3, "key": "k"})
+
+
+@pytest.mark.parametrize(
+    ("text", "hinted"), [("2026-01-01T08:00:00", True), ("2026-01-01", True), ("soon", False)]
+)
+def test_a_time_written_as_text_is_refused_and_a_date_says_how_to_read_it(text: str, hinted: bool) -> None:
+    with pytest.raises(EventError, match="time must be a number of milliseconds") as err:
+        Engine([]).process({"type": "a", "time": text})
+    assert ("--time-unit date" in str(err.value)) is hinted

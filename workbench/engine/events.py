@@ -8,6 +8,7 @@ shared buffer and the trace.
 
 from __future__ import annotations
 
+import datetime
 import math
 import numbers
 from collections.abc import Hashable, Iterator, Mapping
@@ -95,10 +96,22 @@ def time_problem(value: object) -> tuple[int | float, str | None]:
         elif isinstance(value, numbers.Real):  # why: np.float32 widens exactly
             value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0, f"time must be a number of milliseconds, got {type(value).__name__} {value!r}"
+        problem = f"time must be a number of milliseconds, got {type(value).__name__} {value!r}"
+        if isinstance(value, str) and _is_date_text(value):
+            problem += " (a date as text: read it as a date first, e.g. pd.to_datetime, or --time-unit date)"
+        return 0, problem
     if isinstance(value, float) and not math.isfinite(value):
         return value, f"time must be finite, got {value!r}"
     return value, None
+
+
+def _is_date_text(text: str) -> bool:
+    """Whether ``text`` is an ISO 8601 date or date and time."""
+    try:
+        datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def _check_time(value: object, position: int | None, name: str = "time") -> int | float:

@@ -213,3 +213,25 @@ def test_fields_finer_than_a_millisecond_get_a_note_naming_the_first() -> None:
     assert fine_fields_note(frame.drop(columns=["at"]), None) is None  # the time has its own note
     assert [n[:13] for n in input_notes(frame, None, None)] == ["column 'time'", "column 'at' h"]
     assert fine_fields_note(pd.DataFrame({"time": [1], "w": pd.to_timedelta(["1us"])}), None) is not None
+
+
+def test_an_elapsed_time_column_comes_back_as_timedeltas() -> None:
+    session = CepSession()
+    session.define(
+        "sequence s partition by order measures took = last(b).time - first(a).time, at = first(a).time\n"
+        "    begin a: created\n    followed by b: shipped within 2h\n"
+    )
+    frame = pd.DataFrame(
+        {"time": pd.to_timedelta(["1h", "2h", "5h"]), "type": ["created", "shipped", "shipped"], "order": 1}
+    )
+    out = _detections(session, frame).iloc[0]
+    assert (out["first_time"], out["last_time"], out["emit_time"]) == (
+        pd.Timedelta(hours=1),
+        pd.Timedelta(hours=2),
+        pd.Timedelta(hours=2),
+    )
+    assert (out["took"], out["at"]) == (pd.Timedelta(hours=1), pd.Timedelta(hours=1))
+    assert session.times.elapsed
+    assert session.times_of(["s"]).elapsed
+    assert Shown(session.times).time(3_600_000) == "0 days 01:00:00.000"
+    assert session.times.dated() == ()  # not dates: timestamp(...) comparisons are not for them

@@ -5,8 +5,10 @@ from __future__ import annotations
 import itertools
 import re
 
+import pandas as pd
+
 from workbench.session.session import CepSession
-from workbench.session.times import NUMBERS
+from workbench.session.times import NUMBERS, TimeFormat
 from workbench.widgets import Timeline
 
 TEXT = """
@@ -52,3 +54,15 @@ def test_step_buttons_are_never_squeezed_and_control_rows_wrap() -> None:
     rows = [c for c in tl.widget.children if tl.back in getattr(c, "children", ())]
     assert rows
     assert rows[0].layout.flex_flow == "row wrap"
+
+
+def test_an_elapsed_time_axis_is_never_read_as_dates() -> None:
+    s = CepSession()
+    s.define("sequence s begin a: x")
+    frame = pd.DataFrame({"time": pd.to_timedelta(["400D", "401D"]), "type": "x"})  # 3.5e10 ms and up
+    done = s.replay(["s"], frame)
+    assert s.times == TimeFormat(elapsed=True)
+    tl = Timeline(done.outcome.trace, done.outcome.detections, times=s.times)
+    assert tl.axis_dates() is False
+    assert Timeline(times=NUMBERS).axis_dates() is None
+    assert tl.time_label.value == "<b>t = 401 days 00:00:00.000</b>"

@@ -316,11 +316,11 @@ class CepSession(SessionViews):
             )
 
     def times_of(self, names: Sequence[str]) -> TimeFormat:
-        """How the last runs of ``names`` show times (dates when any of them read datetimes, else
-        the datetime and timedelta fields of any of them)."""
+        """How the last runs of ``names`` show times (dates or elapsed times when any of them read
+        them, else the datetime and timedelta fields of any of them)."""
         formats = [self.runs[n].times for n in names if n in self.runs]
         fielded = next((f for f in formats if f.fields or f.durations), NUMBERS)
-        return next((f for f in formats if f.dates), fielded)
+        return next((f for f in formats if f.shown), fielded)
 
     def partition_groups(
         self, names: Sequence[str], key: KeyFields | None

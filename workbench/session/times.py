@@ -17,6 +17,7 @@ Timestamp('2024-01-01 01:00:05+0100', tz='Europe/Paris')
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 import warnings
@@ -53,18 +54,29 @@ class TimeFormat:
     with its zone: a measure that picks one (``first(a).opened``) is shown as a date too, and a
     difference of two such as a duration. ``durations`` are the input's timedelta columns (integer
     milliseconds in the engine): they, and measures that pick or add them, come back as Timedeltas.
+    ``elapsed``: the time column held timedeltas (time since some start): times come back as
+    Timedeltas, as they went in.
     """
 
     dates: bool = False
     tz: datetime.tzinfo | str | None = None
     fields: tuple[tuple[str, datetime.tzinfo | str | None], ...] = ()
     durations: tuple[str, ...] = ()
+    elapsed: bool = False
+
+    @property
+    def shown(self) -> bool:
+        """Whether engine times read as something else than numbers (dates, or elapsed times)."""
+        return self.dates or self.elapsed
 
     @classmethod
     def of_column(cls, column: pd.Series) -> TimeFormat:
-        """The format of a time column: dates (with the column's zone) for datetimes, else numbers."""
+        """The format of a time column: dates (with the column's zone) for datetimes, elapsed times
+        for timedeltas, else numbers."""
         import pandas as pd
 
+        if pd.api.types.is_timedelta64_dtype(column.dtype):
+            return cls(elapsed=True)
         dated = datetimes(column)  # why: datetimes in another form are datetime64 in the engine
         if dated is None:
             return NUMBERS
@@ -92,14 +104,14 @@ class TimeFormat:
             for c, column in columns.items()
             if c != name and pd.api.types.is_timedelta64_dtype(column.dtype)
         )
-        return cls(base.dates, base.tz, fields, durations) if fields or durations else base
+        return dataclasses.replace(base, fields=fields, durations=durations) if fields or durations else base
 
     def with_input(self, other: TimeFormat) -> TimeFormat:
         """This format (a live feed's clock) with the datetime and timedelta fields of ``other`` (an
         input fed to it) added: a feed learns its fields' kinds as batches arrive."""
         fields = dict(self.fields) | dict(other.fields)
         durations = dict.fromkeys(self.durations) | dict.fromkeys(other.durations)
-        return TimeFormat(self.dates, self.tz, tuple(fields.items()), tuple(durations))
+        return dataclasses.replace(self, fields=tuple(fields.items()), durations=tuple(durations))
 
     def dated(self) -> tuple[str, ...]:
         """The attributes that hold datetimes of this input: its datetime fields, and ``time`` and
@@ -117,6 +129,8 @@ class TimeFormat:
 
     def text(self, t: float) -> str:
         """``t`` for people: the number as it is, or the date and time to the millisecond."""
+        if self.elapsed and math.isfinite(t):
+            return _elapsed_text(t)
         if not self.dates or not math.isfinite(t):
             return str(t)
         return self.timestamp(t).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
@@ -126,6 +140,8 @@ class TimeFormat:
         import pandas as pd
 
         s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype="float64")
+        if self.elapsed:
+            return pd.to_timedelta(pd.to_numeric(s, errors="coerce"), unit="ms")
         if not self.dates:
             return s
         ms = pd.to_numeric(s, errors="coerce").astype("float64")
@@ -146,10 +162,10 @@ class TimeFormat:
         that are differences of times as Timedeltas (a copy); ``frame`` itself for numbers."""
         import pandas as pd
 
-        if not self.dates and not self.fields and not self.durations:
+        if not self.shown and not self.fields and not self.durations:
             return frame
         out = frame.copy()
-        for c in columns if self.dates else ():
+        for c in columns if self.shown else ():
             if c in out.columns:
                 out[c] = self.series(out[c])
         for c, (kind, zone) in self._measures(frame).items():
@@ -163,11 +179,11 @@ class TimeFormat:
 
     def events(self, frame: pd.DataFrame) -> pd.DataFrame:
         """An events frame (``time`` and one column per field) with its datetimes back as dates."""
-        if not self.dates and not self.fields and not self.durations:
+        if not self.shown and not self.fields and not self.durations:
             return frame
         import pandas as pd
 
-        out = self.frame(frame, ("time",)) if self.dates else frame.copy()
+        out = self.frame(frame, ("time",)) if self.shown else frame.copy()
         for name, tz in self.fields:
             if name in out.columns:
                 out[name] = TimeFormat(True, tz).series(out[name])
@@ -188,10 +204,10 @@ class TimeFormat:
         from workbench.engine.nfa.measures import TIME_ATTRS, measure_kind
 
         zones = {name: TimeFormat(True, tz) for name, tz in self.fields}
-        if self.dates:
+        if self.shown:
             zones.update(dict.fromkeys(TIME_ATTRS, self))
         out: dict[str, tuple[str, TimeFormat]] = {}
-        if self.dates:
+        if self.shown:
             out.update((c, ("time", self)) for c in frame.attrs.get("time_columns", ()))
             out.update((c, ("duration", self)) for c in frame.attrs.get("duration_columns", ()))
         for name, text in frame.attrs.get("measure_exprs", {}).items():
@@ -201,10 +217,25 @@ class TimeFormat:
                 continue
             read = [n.name for n in walk(expr) if isinstance(n, Attr) and n.name in zones]
             kind = measure_kind(expr, zones.keys(), self.durations)
-            if kind == "duration" and not self.dates and measure_kind(expr, {*zones, *TIME_ATTRS}) == "time":
+            if kind == "duration" and not self.shown and measure_kind(expr, {*zones, *TIME_ATTRS}) == "time":
                 kind = "time"  # why: a number time plus a duration is a time, shown as the number it is
             out[name] = (kind, zones[read[0]] if read else self)
         return out
+
+
+def _elapsed_text(t: float) -> str:
+    """An elapsed time in milliseconds as a duration to the millisecond.
+
+    >>> _elapsed_text(93_605_250), _elapsed_text(3_600_000)
+    ('1 days 02:00:05.250', '0 days 01:00:00.000')
+    """
+    import pandas as pd
+
+    try:
+        text = str(pd.Timedelta(round(t * 1000), unit="us"))
+    except (OverflowError, ValueError):  # why: beyond pandas' ±292 years: the number as it is
+        return str(t)
+    return (text if "." in text else text + ".000000")[:-3]  # why: pandas drops a zero fraction
 
 
 #: the largest time in milliseconds a microsecond Timestamp holds (with a margin for rounding)

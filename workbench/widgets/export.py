@@ -46,7 +46,7 @@ def standalone_figure(tl: Timeline, title: str) -> figure:
         title=title,
         cursor=None,
         extent=x_extent(lo, hi),
-        dates=True if tl.times.dates else None,  # None: guess from the numbers (epoch ms)
+        dates=tl.axis_dates(),
     )
     show_used_entries(fig, view)
     return fig

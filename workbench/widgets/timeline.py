@@ -124,7 +124,7 @@ class Timeline(LiveMode):
             "highlight": ColumnDataSource({"row": [], "time": []}),
         }
         self.figure, self._span, self._y_range = build_figure(
-            [], self.sources, width=width, title=title, cursor=None, dates=self._dates()
+            [], self.sources, width=width, title=title, cursor=None, dates=self.axis_dates()
         )
         self._sent = SentView(self.sources, self.figure, self._y_range, self.deltas)
         self.sources["detections"].selected.on_change("indices", self._on_tap)
@@ -241,8 +241,10 @@ class Timeline(LiveMode):
             return times[-1]
         return times[min(int(self.slider.value), len(times) - 1)]
 
-    def _dates(self) -> bool | None:
-        return True if self.times.dates else None  # None: guess from the numbers (epoch ms)
+    def axis_dates(self) -> bool | None:
+        """Whether the time axis shows dates: the input's were (elapsed times never are; ``None``:
+        guess from the numbers, epoch ms)."""
+        return True if self.times.dates else False if self.times.elapsed else None
 
     def view(self) -> View:
         """The model's view at the cursor with the current filters, page and limits."""
@@ -341,7 +343,7 @@ class Timeline(LiveMode):
             x_range = self.figure.x_range
             assert isinstance(x_range, Range1d)  # build_figure makes it one
             x_range.start, x_range.end = extent
-            time_axis(self.figure, extent[0], self._dates())
+            time_axis(self.figure, extent[0], self.axis_dates())
 
     def _sync_pages(self, view: View) -> None:
         """The rows slider and its label follow the view's page."""

@@ -235,3 +235,13 @@ def test_an_elapsed_time_column_comes_back_as_timedeltas() -> None:
     assert session.times_of(["s"]).elapsed
     assert Shown(session.times).time(3_600_000) == "0 days 01:00:00.000"
     assert session.times.dated() == ()  # not dates: timestamp(...) comparisons are not for them
+
+
+def test_a_tuple_of_mappings_shows_its_dates_too() -> None:
+    session = CepSession()
+    session.define(PATTERN)
+    rows = _rows(
+        _naive(2026, 1, 1, 9), datetime.timedelta(minutes=5), (_naive(2026, 1, 1, 8), _naive(2026, 1, 1, 9))
+    )
+    out = _detections(session, tuple(rows))
+    assert out["first_time"].tolist() == [pd.Timestamp("2026-01-01 08:00")]

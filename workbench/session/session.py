@@ -213,7 +213,9 @@ class CepSession(SessionViews):
         elif isinstance(data, Iterator):
             data = list(data)  # read once: each partition group loads the events again
         # why: the run shows its input's dates as dates (a DataFrame's columns, or event mappings')
-        self.times = records_format(data, time) if isinstance(data, list) else TimeFormat.of_input(data, time)
+        self.times = (
+            records_format(data, time) if isinstance(data, list | tuple) else TimeFormat.of_input(data, time)
+        )
         outcomes: list[RunOutcome] = []
         types: frozenset[str] = frozenset()
         fields: frozenset[str] = frozenset()

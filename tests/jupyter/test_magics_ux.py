@@ -64,7 +64,7 @@ def test_missing_partition_key_column(ip: Any) -> None:
 def test_missing_partition_key_in_a_list_of_events(ip: Any) -> None:
     ip.user_ns["rows"] = [{"type": "login", "time": 0, "x": 1}]
     err = cell_error(ip, "%cep run s --on rows")
-    assert "no event has the partition key field 'user'" in str(err)
+    assert "the events have no partition key column 'user'" in str(err)
 
 
 def test_on_names_an_unknown_variable(ip: Any) -> None:

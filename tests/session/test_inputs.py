@@ -77,8 +77,11 @@ def test_a_missing_partition_value_names_the_event_of_a_list() -> None:
         {"type": "b", "time": 2, "k": math.nan},
         {"type": "b", "time": 3},
     ]
-    with pytest.raises(EventError, match="event 1 has no value for the partition key field 'k'"):
+    with pytest.raises(
+        EventError, match=r"event #1, field 'k': row 1 .* no value in the partition key"
+    ) as err:
         replay(events)
+    assert (err.value.position, err.value.field) == (1, "k")
 
 
 def test_allowed_missing_partition_values_share_one_null_key() -> None:

@@ -9,15 +9,18 @@ with a datetime time column (its clock stamps the events) and reads its datetime
 from __future__ import annotations
 
 import datetime
+import math
 
 import hypothesis.strategies as st
 import numpy as np
 import pandas as pd
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 
 from workbench.backends.columnar.frame import convert_column
 from workbench.engine.expr import parse_expr
 from workbench.engine.nfa.measures import measure_kind
+from workbench.errors import EventError
 from workbench.session.datetimes import datetimes
 from workbench.session.notes import fine_fields_note, input_notes
 from workbench.session.records import plain_record, plain_value, records_format
@@ -77,11 +80,45 @@ def test_mappings_with_zoned_datetimes_are_the_same_moments() -> None:
     rows = _rows(
         datetime.datetime(2026, 1, 1, 10, tzinfo=PARIS),  # 09:00 UTC, after 08:00
         np.timedelta64(2, "m"),
-        (pd.Timestamp("2026-01-01 09:00", tz=PARIS), np.datetime64("2026-01-01T09:00")),
+        (pd.Timestamp("2026-01-01 09:00", tz=PARIS), datetime.datetime(2026, 1, 1, 11, tzinfo=PARIS)),
     )
     out = _detections(session, rows)
     assert out["opened"].tolist() == [pd.Timestamp("2026-01-01 10:00", tz=PARIS)]
     assert out["wait"].tolist() == [pd.Timedelta(minutes=2)]
+    assert out["first_time"].tolist() == [pd.Timestamp("2026-01-01 09:00", tz=PARIS)]
+
+
+def test_a_time_mixing_naive_and_zoned_datetimes_is_refused_as_in_a_dataframe() -> None:
+    session = CepSession()
+    session.define(PATTERN)
+    rows = _rows(
+        _naive(2026, 1, 1, 9), 1, (pd.Timestamp("2026-01-01 09:00", tz=PARIS), _naive(2026, 1, 1, 9))
+    )
+    with pytest.raises(EventError, match=r"row 1 .*time must be a number"):
+        session.replay(["s"], rows)
+    with pytest.raises(EventError, match=r"row 1 .*time must be a number"):
+        session.replay(["s"], pd.DataFrame(rows))
+
+
+def test_flat_mappings_replay_as_their_table_and_nested_ones_item_by_item() -> None:
+    """A list of flat dicts is the DataFrame of its fields (the same detections, column by column);
+    events with a ``fields`` mapping, or built events, are read one by one, with the same result."""
+    session = CepSession()
+    session.define(PATTERN)
+    rows = _rows(
+        _naive(2026, 1, 1, 9), datetime.timedelta(minutes=5), (_naive(2026, 1, 1, 8), _naive(2026, 1, 1, 9))
+    )
+    nested = [
+        {
+            "type": r["type"],
+            "time": r["time"],
+            "fields": {k: v for k, v in r.items() if k not in ("type", "time")},
+        }
+        for r in rows
+    ]
+    flat, table, one_by_one = (_detections(session, data) for data in (rows, pd.DataFrame(rows), nested))
+    pd.testing.assert_frame_equal(flat, table)
+    pd.testing.assert_frame_equal(flat.drop(columns=["key"]), one_by_one.drop(columns=["key"]))
 
 
 def test_a_timedelta_column_comes_back_as_timedeltas() -> None:
@@ -245,3 +282,63 @@ def test_a_tuple_of_mappings_shows_its_dates_too() -> None:
     )
     out = _detections(session, tuple(rows))
     assert out["first_time"].tolist() == [pd.Timestamp("2026-01-01 08:00")]
+
+
+FIELD = st.one_of(st.none(), st.integers(-3, 3), st.sampled_from([0.5, 2.0, math.nan]), st.just("t"))
+
+
+@st.composite
+def flat_rows(draw: st.DrawFn) -> list[dict[str, object]]:
+    """Flat event dicts with gaps, NULLs, NaN and mixed kinds in a field; keys sometimes missing."""
+    n = draw(st.integers(0, 25))
+    rows, t = [], 0
+    for _ in range(n):
+        t += draw(st.sampled_from((0, 1, 2)))
+        row: dict[str, object] = {"type": draw(st.sampled_from("abc")), "time": t}
+        if draw(st.integers(0, 5)):
+            row["k"] = draw(st.sampled_from(("x", "y")))
+        if draw(st.booleans()):
+            row["v"] = draw(FIELD)
+        rows.append(row)
+    return rows
+
+
+GROUPED = """sequence s partition by k measures total = sum(b.v), first_v = first(a).v
+    begin a: a
+    followed by b: b where b.v > 0 or b.v is None one or more
+    followed by c: c within 6ms
+"""
+
+
+@settings(max_examples=150, deadline=None)
+@given(flat_rows())
+def test_flat_dicts_give_what_the_same_events_read_one_by_one_give(rows: list[dict[str, object]]) -> None:
+    """Read as a table (columns typed only where no value changes) or item by item (a ``fields``
+    mapping each): the same detections, measures and errors."""
+    nested = [
+        {
+            "type": r["type"],
+            "time": r["time"],
+            "fields": {k: v for k, v in r.items() if k not in ("type", "time")},
+        }
+        for r in rows
+    ]
+    got = []
+    for data in (rows, nested):
+        session = CepSession()
+        session.define(GROUPED)
+        try:
+            done = session.replay(["s"], data, allow_missing_key=True)
+        except EventError as err:  # no event has the partition field: refused either way
+            got.append(("refused", err.field))
+            continue
+        got.append(
+            (
+                [
+                    (d.seqs, d.key, d.instance, d.kind, repr(dict(d.measures)))
+                    for d in done.outcome.detections
+                ],
+                [(f.where, f.kind, f.count) for f in done.outcome.errors],
+            )
+        )
+    assert got[0] == got[1]

@@ -10,11 +10,12 @@ that lacks the field stay ints beside NaN, not floats). A byte-order mark is ski
 from __future__ import annotations
 
 import csv
+import datetime
 import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-__all__ = ["SUFFIXES", "read_frame"]
+__all__ = ["SUFFIXES", "read_frame", "records_frame"]
 
 #: the event files :func:`read_frame` reads
 SUFFIXES = (".csv", ".jsonl", ".ndjson", ".json", ".parquet")
@@ -248,6 +249,26 @@ def _kind(value: object) -> str:
     return _JSON_KINDS.get(type(value), "object")
 
 
+def records_frame(items: Sequence[object]) -> pd.DataFrame | None:
+    """Flat event mappings (dicts of named fields, as SQL drivers and JSON give them) as the
+    DataFrame of their fields, typed only where no value changes; ``None`` for anything else (built
+    events, a ``fields`` mapping inside, names that are not text), which is read item by item.
+
+    A table replays column by column (pruned, vectorised): a list of dicts as fast as a DataFrame.
+
+    >>> frame = records_frame([{"type": "a", "time": 1, "n": 2}, {"type": "b", "time": 2}])
+    >>> frame["time"].tolist(), frame["n"].tolist()  # an int beside a gap stays an int
+    ([1, 2], [2, nan])
+    """
+    if not all(type(item) is dict for item in items):
+        return None
+    records = cast("list[Record]", list(items))
+    if any("fields" in r for r in records):
+        return None
+    frame = _records_frame(records)
+    return frame if all(isinstance(c, str) for c in frame.columns) else None
+
+
 def _records_frame(records: list[Record]) -> pd.DataFrame:
     """The DataFrame of ``records``: a column per field, in the order the fields first appear."""
     import pandas as pd
@@ -289,4 +310,7 @@ def _typed(values: list[object], kinds: set[type], complete: bool) -> np.ndarray
         return np.array(values, dtype=np.float64)  # a null, like a gap, is NaN
     if kinds <= {str, type(None)}:
         return pd.Series(values)  # pandas' own text column (NaN in the gaps)
+    durations = {datetime.timedelta, pd.Timedelta, np.timedelta64, type(None)}
+    if kinds and kinds <= durations and kinds != {type(None)}:  # why: durations, as a DataFrame holds them
+        return pd.to_timedelta(pd.Series(values, dtype=object))
     return pd.Series(values, dtype=object)

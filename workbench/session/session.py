@@ -204,6 +204,7 @@ class CepSession(SessionViews):
         ``allow_missing_key`` (then those events share the key ``None``; ``missing_keys`` counts them).
         ``order_by`` (fields, or ``"a,b"``) orders equal-time events (``Engine(order_by=...)``).
         """
+        from workbench.session.files import records_frame
         from workbench.session.inputs import check_out_of_orderness, missing_keys, read_frame
 
         check_out_of_orderness(out_of_orderness)
@@ -212,6 +213,9 @@ class CepSession(SessionViews):
             data = read_frame(data)  # read once for every group
         elif isinstance(data, Iterator):
             data = list(data)  # read once: each partition group loads the events again
+        if isinstance(data, list | tuple):
+            table = records_frame(data)
+            data = data if table is None else table  # why: flat dicts replay as a table does
         # why: the run shows its input's dates as dates (a DataFrame's columns, or event mappings')
         self.times = (
             records_format(data, time) if isinstance(data, list | tuple) else TimeFormat.of_input(data, time)

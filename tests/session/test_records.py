@@ -342,3 +342,9 @@ def test_flat_dicts_give_what_the_same_events_read_one_by_one_give(rows: list[di
             )
         )
     assert got[0] == got[1]
+
+
+def test_a_duration_beyond_what_pandas_holds_is_nat_with_a_warning() -> None:
+    with pytest.warns(RuntimeWarning, match="1 duration"):
+        got = TimeFormat(durations=("wait",)).events(pd.DataFrame({"time": [1, 2], "wait": [1e20, 5]}))
+    assert got["wait"].isna().tolist() == [True, False]

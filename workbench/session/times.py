@@ -141,7 +141,7 @@ class TimeFormat:
 
         s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype="float64")
         if self.elapsed:
-            return pd.to_timedelta(pd.to_numeric(s, errors="coerce"), unit="ms")
+            return timedeltas(s)
         if not self.dates:
             return s
         ms = pd.to_numeric(s, errors="coerce").astype("float64")
@@ -160,7 +160,6 @@ class TimeFormat:
     def frame(self, frame: pd.DataFrame, columns: Iterable[str] = TIME_COLUMNS) -> pd.DataFrame:
         """``frame`` with its time ``columns`` and time-valued measures as Timestamps, and measures
         that are differences of times as Timedeltas (a copy); ``frame`` itself for numbers."""
-        import pandas as pd
 
         if not self.shown and not self.fields and not self.durations:
             return frame
@@ -174,14 +173,13 @@ class TimeFormat:
             if kind == "time":
                 out[c] = zone.series(out[c])
             elif kind == "duration":
-                out[c] = pd.to_timedelta(out[c], unit="ms")
+                out[c] = timedeltas(out[c])
         return out
 
     def events(self, frame: pd.DataFrame) -> pd.DataFrame:
         """An events frame (``time`` and one column per field) with its datetimes back as dates."""
         if not self.shown and not self.fields and not self.durations:
             return frame
-        import pandas as pd
 
         out = self.frame(frame, ("time",)) if self.shown else frame.copy()
         for name, tz in self.fields:
@@ -189,7 +187,7 @@ class TimeFormat:
                 out[name] = TimeFormat(True, tz).series(out[name])
         for name in self.durations:
             if name in out.columns:
-                out[name] = pd.to_timedelta(pd.to_numeric(out[name], errors="coerce"), unit="ms")
+                out[name] = timedeltas(out[name])
         return out
 
     def _measures(self, frame: pd.DataFrame) -> dict[str, tuple[str, TimeFormat]]:
@@ -221,6 +219,28 @@ class TimeFormat:
                 kind = "time"  # why: a number time plus a duration is a time, shown as the number it is
             out[name] = (kind, zones[read[0]] if read else self)
         return out
+
+
+def timedeltas(values: pd.Series) -> pd.Series:
+    """Engine durations (milliseconds) as a Timedelta column; ``NaT`` for a missing one, and, with a
+    warning, for one beyond the ±292 years pandas can hold.
+
+    >>> import pandas as pd
+    >>> timedeltas(pd.Series([1500, None])).tolist()
+    [Timedelta('0 days 00:00:01.500000'), NaT]
+    """
+    import pandas as pd
+
+    ms = pd.to_numeric(values, errors="coerce").astype("float64")
+    far = ms.abs() > _MAX_DATE_MS
+    if far.any():
+        warnings.warn(
+            f"{int(far.sum())} duration(s) beyond what pandas can hold (±292 years) are shown as NaT",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        ms = ms.mask(far)
+    return pd.to_timedelta(ms, unit="ms")
 
 
 def _elapsed_text(t: float) -> str:

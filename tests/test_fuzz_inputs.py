@@ -144,6 +144,8 @@ def replay_frame(events: list[object]) -> None:
         _SESSION.replay(_NAMES, pd.DataFrame(rows), trace=False)
     with only_cep_errors():
         _SESSION.replay(_NAMES, events, trace=False, allow_missing_key=True)
+    with only_cep_errors():  # only dicts: read as the table of their fields
+        _SESSION.replay(_NAMES, rows, trace=False, allow_missing_key=True)
 
 
 @QUICK

@@ -348,3 +348,12 @@ def test_a_duration_beyond_what_pandas_holds_is_nat_with_a_warning() -> None:
     with pytest.warns(RuntimeWarning, match="1 duration"):
         got = TimeFormat(durations=("wait",)).events(pd.DataFrame({"time": [1, 2], "wait": [1e20, 5]}))
     assert got["wait"].isna().tolist() == [True, False]
+
+
+def test_a_duration_beyond_pandas_in_a_list_of_dicts_is_its_milliseconds() -> None:
+    session = CepSession()
+    session.define("sequence s begin a: a where a.w > 5\n    followed by b: b")
+    rows = [{"type": "a", "time": 1, "w": datetime.timedelta(days=999_999_999)}, {"type": "b", "time": 2}]
+    done = session.replay(["s"], rows)
+    assert [d.seqs for d in done.outcome.detections] == [(0, 1)]
+    assert done.outcome.detections[0].events[0]["w"] == 999_999_999 * 86_400_000

@@ -312,5 +312,10 @@ def _typed(values: list[object], kinds: set[type], complete: bool) -> np.ndarray
         return pd.Series(values)  # pandas' own text column (NaN in the gaps)
     durations = {datetime.timedelta, pd.Timedelta, np.timedelta64, type(None)}
     if kinds and kinds <= durations and kinds != {type(None)}:  # why: durations, as a DataFrame holds them
-        return pd.to_timedelta(pd.Series(values, dtype=object))
+        try:
+            return pd.to_timedelta(pd.Series(values, dtype=object))
+        except (ValueError, OverflowError):  # why: beyond pandas' ±292 years: milliseconds, as one by one
+            from workbench.session.records import plain_value
+
+            return pd.Series([plain_value(v) for v in values], dtype=object)
     return pd.Series(values, dtype=object)

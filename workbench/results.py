@@ -155,7 +155,8 @@ def detections_to_frame(detections: Iterable[Detection]) -> pd.DataFrame:
     """
     with gc_paused():  # why: tens of thousands of tuples per column, none in a cycle
         if isinstance(detections, LazyDetections):  # why: its table has the columns, no object is built
-            return _table_frame(detections.table)
+            frame = _table_frame(detections.table)
+            return _add_measures(frame, detections.items()) if detections.measured else frame
         return _detections_frame(list(detections))
 
 

@@ -50,12 +50,16 @@ class LazyDetections(Sequence[Detection]):
     a list, ``+``; pickling gives that plain list.
     """
 
-    __slots__ = ("_build", "_items", "table")
+    __slots__ = ("_build", "_items", "measured", "table")
 
-    def __init__(self, table: MatchTable, build: Callable[[], list[Detection]]) -> None:
+    def __init__(
+        self, table: MatchTable, build: Callable[[], list[Detection]], *, measured: bool = False
+    ) -> None:
         self.table = table
         self._build: Callable[[], list[Detection]] | None = build
         self._items: list[Detection] | None = None
+        #: the detections carry measures the table does not hold (a DataFrame reads them from the items)
+        self.measured = measured
 
     def items(self) -> list[Detection]:
         """The detections as a list (built now if not yet)."""

@@ -14,9 +14,10 @@ from workbench.backends.columnar.frame import EventColumns
 from workbench.backends.columnar.replay import replay_frame
 from workbench.backends.columnar.vectorplan import engine_reason, plan_reason, vector_detections
 from workbench.engine.detection import Detection
+from workbench.engine.matchtable import LazyDetections
 from workbench.engine.runtime import Engine
 from workbench.language import compile_patterns
-from workbench.results import frame_to_events
+from workbench.results import detections_to_frame, frame_to_events
 
 TYPES = ("a", "b", "c", "d")
 CONDITIONS = (
@@ -199,6 +200,9 @@ def test_a_pattern_with_measures_is_vectorised_and_measured_as_the_engine_measur
     slow.process_many(frame_to_events(zero))
     slow.finish()
     assert fast.detections == slow.detections
+    assert isinstance(fast.detections, LazyDetections)
+    assert fast.detections.measured  # its DataFrame: the table's columns, the measures from the items
+    pd.testing.assert_frame_equal(detections_to_frame(fast.detections), detections_to_frame(slow.detections))
     assert [dict(d.measures) for d in fast.detections] == [
         {"n": 1, "gap": 1, "r": None},  # 1 / 0: the error below
         {"n": 1, "gap": 2, "r": None},  # a missing x: NULL, no error
@@ -334,4 +338,6 @@ def measured_runs(text: str, frame: pd.DataFrame) -> list[tuple[list[Detection],
         runs.append((engine.detections, [(f.where, f.kind, f.count, f.first_seq) for f in engine.errors]))
     replay = replay_frame(compile_patterns(text), frame)
     runs.append((list(replay.detections), [(f.where, f.kind, f.count, f.first_seq) for f in replay.errors]))
+    # the replay's DataFrame (from its table, when vectorised) is the one of the engine's detections
+    pd.testing.assert_frame_equal(detections_to_frame(replay.detections), detections_to_frame(runs[0][0]))
     return runs

@@ -127,14 +127,16 @@ def replay_columns(
     )  # fmt: skip
 
 
-def _measured(engine: Engine, found: LazyDetections) -> Sequence[Detection]:
-    """``found`` with the measures of the patterns that have some (in order: a measure's error is
-    recorded as the engine would record it, at the detection's turn); ``found`` itself without any."""
+def _measured(engine: Engine, found: LazyDetections) -> LazyDetections:
+    """``found`` with the measures of the patterns that have some, added now (in order: a measure's
+    error is recorded as the engine would record it, at the detection's turn); the table still gives
+    the other columns of a DataFrame. ``found`` itself without any."""
     measures = {m.name: e for m in engine.matchers if (e := getattr(m, "measures", None)) is not None}
     if not measures:
         return found
     with gc_paused():  # why: a burst of acyclic records (values, detections) over a large live heap
-        return [measures[d.pattern].apply(d) if d.pattern in measures else d for d in found]
+        done = [measures[d.pattern].apply(d) if d.pattern in measures else d for d in found]
+    return LazyDetections(found.table, lambda: done, measured=True)
 
 
 def _vectorised(engine: Engine, cols: EventColumns, until: int | float | None) -> LazyDetections | None:

@@ -218,7 +218,8 @@ class _Writer:
                 idle = kernel.idle  # why: exact once the timer ran (a pending timer keeps the state)
             else:
                 out.add("ctx.key = tkey; ctx.now = tt; ctx.keystate = tks")
-                out.add(f"{c(_plain(m, 'on_timer'))}(st, tt, token, ctx)")
+                # why unmeasured: for a matcher with measures, the lines after the call add them
+                out.add(f"{c(getattr(m, 'unmeasured_on_timer', m.on_timer))}(st, tt, token, ctx)")
             out.add(*measured)
             # why: as the host: an idle state is dropped unless a timer of it is still pending
             out.add(f"if {idle} and not counts.get({pindex}):")
@@ -296,14 +297,6 @@ def _measure(pending: list[object], start: int, apply: Callable[[Detection], Det
         d = pending[i]
         if d.__class__ is Detection:
             pending[i] = apply(d)
-
-
-def _plain(matcher: Matcher, name: str) -> Callable[..., None]:
-    """A matcher's ``process``/``on_timer`` without its measures (which the loop adds: see
-    :meth:`_Writer.measured`), else its own."""
-    plain = getattr(matcher, "plain_steps", None)
-    step: Callable[..., None] = plain[name] if plain is not None else getattr(matcher, name)
-    return step
 
 
 class _Lines:

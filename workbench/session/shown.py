@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from workbench.session.records import plain_value
 from workbench.session.times import NUMBERS, TimeFormat
 
 if TYPE_CHECKING:
@@ -196,11 +197,7 @@ def _ms(zone: TimeFormat | None, value: object) -> object:
         return value
     if moment.tzinfo is None:
         moment = _localize(moment, zone.tz)
-    # why integers: exact for every year a datetime holds (pandas' nanoseconds end in 2262)
-    return (moment - _EPOCH) // datetime.timedelta(milliseconds=1)
-
-
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+    return plain_value(moment)  # why: exact for every year a datetime holds, as a mapping's date is
 
 
 def _localize(moment: datetime.datetime, tz: datetime.tzinfo | str | None) -> datetime.datetime:

@@ -74,11 +74,11 @@ class NFAMatcher:
         self.advance = self.plan.advance  # type: ignore[assignment]
         self.is_idle = self.plan.is_idle  # type: ignore[assignment]
         self.on_timer = self.plan.on_timer  # type: ignore[assignment]
+        #: the plan's own ``on_timer``, which emits without measures: the engine's fused loop calls
+        #: it beside the plan's kernel and adds the measures itself
+        self.unmeasured_on_timer: Callable[..., None] = self.plan.on_timer
         #: adds the pattern's measures to its detections (``None``: the pattern has none)
         self.measures: MeasureEvaluator | None = None
-        #: with measures, the plan's own steps, which emit without them (the engine's fused loop
-        #: adds them to what a kernel or these queue); ``None`` without measures
-        self.plain_steps: dict[str, Callable[..., None]] | None = None
         if pattern.measures:
             self._measure(MeasureEvaluator(pattern.measures, self.faults, subsets=pattern.subsets))
 
@@ -88,7 +88,6 @@ class NFAMatcher:
         self.measures = evaluator
         wrap = MeasuringContext(evaluator)
         process, advance, on_timer = self.process, self.advance, self.on_timer
-        self.plain_steps = {"process": process, "advance": advance, "on_timer": on_timer}
 
         def measured_process(state: PlanState, event: Event, ctx: Context) -> None:
             wrap.inner = ctx

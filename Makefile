@@ -15,7 +15,7 @@ FLINK_STAMP := $(VENV_FLINK)/.installed
 
 EXT := extensions/cep_highlight
 
-$(STAMP): pyproject.toml $(EXT)/package.json $(EXT)/package-lock.json $(EXT)/pyproject.toml $(wildcard $(EXT)/src/*.ts $(EXT)/style/*)
+$(STAMP): pyproject.toml setup.py $(wildcard workbench/engine/*.pyx) $(EXT)/package.json $(EXT)/package-lock.json $(EXT)/pyproject.toml $(wildcard $(EXT)/src/*.ts $(EXT)/style/*)
 	@command -v npm >/dev/null || { echo "make: Node.js >= 20 and npm are needed to build $(EXT)"; exit 1; }
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@echo "setup: installing the workbench and its Python dependencies into $(VENV) (pip, quiet)"
@@ -58,6 +58,7 @@ test: setup system-deps setup-flink
 	$(BIN)/python -m pytest -q --nbval-lax notebooks/0[1-57]*.ipynb
 	$(BIN)/python -m workbench.conformance -q tests/data/conformance
 	$(BIN)/python -m workbench.conformance -q --via-language tests/data/conformance
+	WORKBENCH_PURE=1 $(BIN)/python -m workbench.conformance -q tests/data/conformance
 	$(MAKE) test-flink
 
 test-flink: setup-flink

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from benchmarks.checksum import Checksum
 from benchmarks.reference import PATTERNS, REFERENCE, SHA256
 from benchmarks.workload import HEADER, WorkloadSpec, write_csv
+from workbench.engine import native
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event
 from workbench.engine.expr import parse_expr
@@ -396,7 +397,8 @@ class Loaded:
         gc.collect()
         gc.freeze()  # the parsed input lives for the whole run: keep the collector from rescanning it
         print(
-            f"# {rows} rows read in {parse_s:.3f} s ({mode} mode); baseline rss {peak_rss_mb():.1f} MB",
+            f"# {rows} rows read in {parse_s:.3f} s ({mode} mode, {native.describe()} core); "
+            f"baseline rss {peak_rss_mb():.1f} MB",
             file=sys.stderr,
         )
         return cls(frame, events, parse_s)

@@ -9,12 +9,13 @@ match or a group that timed out without success).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from workbench.engine.events import Event
+from workbench.engine.native import MODULE
 
 if TYPE_CHECKING:
     from workbench.engine.expr.ir import Node
@@ -154,7 +155,7 @@ _SETTERS = tuple(Detection.__dict__[name].__set__ for name in Detection.__slots_
 _new = object.__new__
 
 
-def new_match(
+def _new_match_python(
     pattern: str, key: Hashable, instance: int, kind: str, time: int | float,
     events: tuple[Event, ...], channels: tuple[str, ...],
 ) -> Detection:  # fmt: skip
@@ -166,7 +167,7 @@ def new_match(
     that assignment is an ``object.__setattr__`` audit event, the mark of a sandbox escape, on
     every detection.)
 
-    >>> new_match("p", "k", 1, "match", 5, (), ()) == Detection("p", "k", 1, "match", 5, (), ())
+    >>> _new_match_python("p", "k", 1, "match", 5, (), ()) == Detection("p", "k", 1, "match", 5, (), ())
     True
     """
     d = _new(Detection)
@@ -183,6 +184,28 @@ def new_match(
     s9(d, {})
     s10(d, NO_MEASURES)
     return d
+
+
+def _bound_new_match() -> Callable[
+    [str, Hashable, int, str, int | float, tuple[Event, ...], tuple[str, ...]], Detection
+]:
+    """The native core's ``new_match`` (the same result, built in C, several times faster), else the
+    pure-Python one (:mod:`workbench.engine.native`)."""
+    native = MODULE
+    if native is None:
+        return _new_match_python
+    try:
+        built: Callable[
+            [str, Hashable, int, str, int | float, tuple[Event, ...], tuple[str, ...]], Detection
+        ] = native.bind_detection(Detection, NO_MEASURES)
+    except TypeError:  # why: a native core built for other Detection slots: the twin still works
+        return _new_match_python
+    return built
+
+
+#: ``Detection(pattern, key, instance, kind, time, events, channels)`` with the default optional
+#: fields, without the frozen dataclass ``__init__`` (see :func:`_new_match_python`, its reference)
+new_match = _bound_new_match()
 
 
 def with_measures(d: Detection, measures: Mapping[str, object]) -> Detection:

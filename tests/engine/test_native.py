@@ -1,0 +1,136 @@
+"""The native core (:mod:`workbench.engine._native`) against its pure-Python twins."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Hashable
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workbench.engine import native
+from workbench.engine.detection import NO_MEASURES, Detection, _new_match_python, new_match
+from workbench.engine.events import Event
+
+ROOT = Path(__file__).resolve().parents[2]
+needs_native = pytest.mark.skipif(native.MODULE is None, reason="the native core is not in use here")
+
+values = st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5))
+events = st.lists(
+    st.builds(Event, st.sampled_from(["a", "b"]), st.integers(0, 9), st.just("k"), st.just({})), max_size=3
+).map(tuple)
+
+
+@pytest.mark.skipif(
+    os.environ.get(native.PURE_ENV, "") not in ("", "0") or shutil.which("cc") is None,
+    reason="pure Python asked for, or no C compiler to build the native core with",
+)
+def test_the_build_made_the_native_core_where_it_can() -> None:
+    # why: a build that silently fell back to pure Python would hide every native test below
+    assert native.MODULE is not None
+    assert native.describe() == "native"
+    assert new_match is not _new_match_python
+
+
+@needs_native
+@given(
+    pattern=st.text(max_size=5), key=values, instance=st.integers(),
+    kind=st.sampled_from(["match", "timeout"]),
+    time=st.one_of(st.integers(), st.floats(allow_nan=False)), evs=events,
+    channels=st.lists(st.text(max_size=3), max_size=3).map(tuple),
+)  # fmt: skip
+def test_new_match_equals_its_twin(
+    pattern: str, key: Hashable, instance: int, kind: str, time: float, evs: tuple[Event, ...],
+    channels: tuple[str, ...],
+) -> None:  # fmt: skip
+    built = new_match(pattern, key, instance, kind, time, evs, channels)
+    twin = _new_match_python(pattern, key, instance, kind, time, evs, channels)
+    assert type(built) is Detection
+    assert built == twin
+    assert repr(built) == repr(twin)
+    assert built == Detection(pattern, key, instance, kind, time, evs, channels)
+    # the same objects, not copies; the defaults as the dataclass gives them
+    assert built.events is evs
+    assert built.channels is channels
+    assert built.key is key
+    assert built.negated == ()
+    assert built.initiator is None
+    assert built.measures is NO_MEASURES
+    assert built.extra == {}
+    assert built.extra is not new_match("p", 1, 1, "match", 0, (), ()).extra
+
+
+@needs_native
+def test_new_match_holds_one_reference_per_slot() -> None:
+    probe = object()
+    before = sys.getrefcount(probe)
+    built = new_match(probe, probe, probe, probe, probe, probe, probe)  # type: ignore[arg-type]
+    assert sys.getrefcount(probe) == before + 7
+    del built
+    assert sys.getrefcount(probe) == before
+
+
+@needs_native
+def test_a_detection_class_with_other_slots_is_refused() -> None:
+    from dataclasses import dataclass
+
+    assert native.MODULE is not None
+
+    @dataclass(frozen=True, slots=True)
+    class Other:
+        pattern: str
+
+    with pytest.raises(TypeError, match="slots"):
+        native.MODULE.bind_detection(Other, NO_MEASURES)
+
+
+@needs_native
+def test_a_detection_is_still_frozen() -> None:
+    import dataclasses
+
+    built = new_match("p", "k", 1, "match", 5, (), ())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.pattern = "q"  # type: ignore[misc]
+
+
+_RUN = """
+import sys
+from benchmarks.patterns import api_patterns
+from benchmarks.checksum import Checksum
+from workbench.engine import Engine, native
+from benchmarks.run import read_events
+events = read_events(sys.argv[1])
+for name, pattern in sorted(api_patterns().items()):
+    engine = Engine([pattern])
+    engine.process_many(events)
+    engine.finish()
+    ck = Checksum()
+    for d in engine.detections:
+        ck.add(d.seqs)
+    print(native.describe(), name, ck.matches, ck.value, sum(d.instance for d in engine.detections))
+"""
+
+
+@needs_native
+def test_every_benchmark_pattern_finds_the_same_with_and_without_the_native_core(tmp_path: Path) -> None:
+    from benchmarks.workload import WorkloadSpec, write_csv
+
+    data = tmp_path / "w.csv"
+    write_csv(WorkloadSpec(n=3000), data)
+    outputs = {}
+    for pure in ("0", "1"):
+        env = {**os.environ, native.PURE_ENV: pure, "PYTHONPATH": str(ROOT)}
+        done = subprocess.run(
+            [sys.executable, "-c", _RUN, str(data)], env=env, capture_output=True, text=True, check=True
+        )
+        outputs[pure] = done.stdout.splitlines()
+    assert [line.split(" ", 1)[0] for line in outputs["0"]] == ["native"] * 8
+    assert [line.split(" ", 1)[0] for line in outputs["1"]] == ["pure"] * 8
+    assert [line.split(" ", 1)[1] for line in outputs["0"]] == [
+        line.split(" ", 1)[1] for line in outputs["1"]
+    ]

@@ -11,8 +11,9 @@ that the slot's member descriptor names, as CPython's own specialised attribute 
 second model of any object exists, so snapshots, traces and explain see the same objects.
 """
 
-from cpython.object cimport PyObject
-from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.object cimport PyObject, PyObject_RichCompare
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
 
 cdef extern from "Python.h":
@@ -82,3 +83,516 @@ def new_match(pattern, key, instance, kind, time, events, channels):
     out = <object>d  # why: a new reference; the allocation's own is released below
     Py_DECREF(out)
     return out
+
+
+# ---------------------------------------------------------------------------------- the loop plan
+#: the slots of nfa.loop.LoopRun in field order, as this file reads and stores them
+_LOOP_RUN_SLOTS = ("start_id", "rid", "code", "start_ts", "prev_ts", "inst", "events", "aggs")
+cdef enum:  # the slot numbers, in _LOOP_RUN_SLOTS order
+    START_ID, RID, CODE, START_TS, PREV_TS, INST, EVENTS, AGGS
+
+cdef object _loop_run = None
+cdef Py_ssize_t _run_offsets[8]
+
+
+
+
+def _offsets_of(cls, names):
+    """The slot offsets of ``cls`` for ``names`` (a ``TypeError`` unless they are its exact slots)."""
+    if not isinstance(cls, type) or tuple(cls.__dict__.get("__slots__", ())) != names:
+        raise TypeError(f"{getattr(cls, '__name__', cls)!r}'s slots are not the ones the native core uses")
+    if cls.__base__ is not object:
+        raise TypeError(f"{cls.__name__} must derive from object alone")
+    out = []
+    for name in names:
+        descriptor = cls.__dict__[name]
+        if type(descriptor).__name__ != "member_descriptor":
+            raise TypeError(f"{cls.__name__}.{name} is not a slot")
+        out.append((<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset)
+    return out
+
+
+def bind_loop_run(cls):
+    """Make the loop step read and build instances of ``cls`` (``nfa.loop.LoopRun``)."""
+    global _loop_run
+    offsets = _offsets_of(cls, _LOOP_RUN_SLOTS)
+    for i in range(8):
+        _run_offsets[i] = offsets[i]
+    _loop_run = cls
+
+
+cdef inline object _get(object run, int i):
+    """Slot ``i`` of the partial match ``run`` (checked: a ``LoopRun`` whose slot is set)."""
+    if type(run) is not _loop_run:
+        raise TypeError(f"a loop plan's state holds {type(run).__name__!r}, not a partial match")
+    cdef PyObject* value = (<PyObject**>((<char*><PyObject*>run) + _run_offsets[i]))[0]
+    if value == NULL:
+        raise AttributeError(f"a partial match has no {_LOOP_RUN_SLOTS[i]!r}")
+    return <object>value
+
+
+cdef inline void _set(object run, int i, object value):
+    """Replace slot ``i`` of ``run`` (already checked by a ``_get`` of the same step)."""
+    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>run) + _run_offsets[i])
+    cdef PyObject* old = slot[0]
+    Py_INCREF(value)
+    slot[0] = <PyObject*>value
+    Py_XDECREF(old)
+
+
+cdef object _new_run(object start_id, object rid, object code, object start_ts, object prev_ts,
+                     object inst, tuple events, tuple aggs):
+    """``LoopRun(start_id, rid, code, start_ts, prev_ts, inst, events, aggs)``."""
+    cdef PyObject* run = PyType_GenericAlloc(_loop_run, 0)
+    _store(run, _run_offsets[START_ID], start_id)
+    _store(run, _run_offsets[RID], rid)
+    _store(run, _run_offsets[CODE], code)
+    _store(run, _run_offsets[START_TS], start_ts)
+    _store(run, _run_offsets[PREV_TS], prev_ts)
+    _store(run, _run_offsets[INST], inst)
+    _store(run, _run_offsets[EVENTS], events)
+    _store(run, _run_offsets[AGGS], aggs)
+    out = <object>run
+    Py_DECREF(out)
+    return out
+
+
+cdef inline tuple _plus(tuple events, object e):
+    """``(*events, e)``."""
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(events), i
+    cdef tuple out = PyTuple_New(n + 1)
+    cdef PyObject* item
+    for i in range(n):
+        item = PyTuple_GET_ITEM(events, i)
+        Py_INCREF(<object>item)
+        PyTuple_SET_ITEM(out, i, <object>item)
+    Py_INCREF(e)
+    PyTuple_SET_ITEM(out, n, e)
+    return out
+
+
+#: how a loop-stage aggregate takes its input (loopgen's inlined updates)
+SUM_OR_AVG, COUNT, OTHER = 0, 1, 2
+
+
+# ------------------------------------------------------------- conditions over a partial match
+# The loop condition, when it reads aggregates, as a tree of nodes: the twin of the inlined source
+# nfa/loopgen.py writes for it (Emitter.gen / Emitter.expr), value for value, NULL (None) rule for
+# NULL rule. Event-only parts are probes, computed once per event by the step's ``probe(e)``. A node
+# that raises makes the step ask the interpreted condition, as the inlined source's ``except`` does.
+
+cdef class Node:
+    """One node of a condition over a partial match: ``value(probes, aggs)``."""
+
+    cdef object value(self, tuple probes, tuple aggs):
+        raise NotImplementedError
+
+
+cdef class Constant(Node):
+    """A literal, or ``True``/``False``."""
+
+    cdef object constant
+
+    def __init__(self, constant):
+        self.constant = constant
+
+    cdef object value(self, tuple probes, tuple aggs):
+        return self.constant
+
+
+cdef class Probe(Node):
+    """An event-only value, computed once per event (its index among the probes)."""
+
+    cdef Py_ssize_t index
+
+    def __init__(self, Py_ssize_t index):
+        self.index = index
+
+    cdef object value(self, tuple probes, tuple aggs):
+        return probes[self.index]
+
+
+cdef class Both(Node):
+    """Python's ``left and right`` (the value of one of them)."""
+
+    cdef Node left, right
+
+    def __init__(self, Node left, Node right):
+        self.left, self.right = left, right
+
+    cdef object value(self, tuple probes, tuple aggs):
+        first = self.left.value(probes, aggs)
+        return self.right.value(probes, aggs) if first else first
+
+
+cdef class Either(Node):
+    """Python's ``left or right``."""
+
+    cdef Node left, right
+
+    def __init__(self, Node left, Node right):
+        self.left, self.right = left, right
+
+    cdef object value(self, tuple probes, tuple aggs):
+        first = self.left.value(probes, aggs)
+        return first if first else self.right.value(probes, aggs)
+
+
+cdef class Negation(Node):
+    """Python's ``not inner``."""
+
+    cdef Node inner
+
+    def __init__(self, Node inner):
+        self.inner = inner
+
+    cdef object value(self, tuple probes, tuple aggs):
+        return not self.inner.value(probes, aggs)
+
+
+cdef class Compare(Node):
+    """``left OP right`` with Python's operator (``op``: a rich comparison code), NULL if either is."""
+
+    cdef Node left, right
+    cdef int op
+
+    def __init__(self, int op, Node left, Node right):
+        self.op, self.left, self.right = op, left, right
+
+    cdef object value(self, tuple probes, tuple aggs):
+        a = self.left.value(probes, aggs)
+        if a is None:
+            return None
+        b = self.right.value(probes, aggs)
+        if b is None:
+            return None
+        return PyObject_RichCompare(a, b, self.op)
+
+
+cdef class Arithmetic(Node):
+    """``function(left, right)`` (the evaluator's own operator function), NULL if either is."""
+
+    cdef Node left, right
+    cdef object function
+
+    def __init__(self, function, Node left, Node right):
+        self.function, self.left, self.right = function, left, right
+
+    cdef object value(self, tuple probes, tuple aggs):
+        a = self.left.value(probes, aggs)
+        if a is None:
+            return None
+        b = self.right.value(probes, aggs)
+        if b is None:
+            return None
+        return self.function(a, b)
+
+
+cdef class Unary(Node):
+    """``not x``, ``-x`` or ``+x``; NULL stays NULL."""
+
+    cdef Node operand
+    cdef str op
+
+    def __init__(self, str op, Node operand):
+        if op not in ("not", "-", "+"):
+            raise ValueError(f"no native unary {op!r}")
+        self.op, self.operand = op, operand
+
+    cdef object value(self, tuple probes, tuple aggs):
+        a = self.operand.value(probes, aggs)
+        if a is None:
+            return None
+        if self.op == "not":
+            return not a
+        return -a if self.op == "-" else +a
+
+
+cdef class IsNull(Node):
+    """``x is None`` (``negated``: ``x is not None``)."""
+
+    cdef Node operand
+    cdef bint negated
+
+    def __init__(self, Node operand, bint negated):
+        self.operand, self.negated = operand, negated
+
+    cdef object value(self, tuple probes, tuple aggs):
+        v = self.operand.value(probes, aggs)
+        return (v is not None) if self.negated else (v is None)
+
+
+#: how an aggregate is read (the inlined source's forms)
+AVG_WITH, GET_WITH, VALUE_WITH, GET = 0, 1, 2, 3
+
+
+cdef class Aggregate(Node):
+    """The value of aggregate ``index`` of the partial match, cleaned as a name reads: ``get()``, or
+    with the event's input ``probe`` added tentatively (``how``: ``AVG_WITH`` inline, else
+    ``get_with`` or ``value_with``)."""
+
+    cdef Py_ssize_t index, probe
+    cdef int how
+    cdef object value_with, clean
+
+    def __init__(self, Py_ssize_t index, int how, Py_ssize_t probe, value_with, clean):
+        self.index, self.how, self.probe = index, how, probe
+        self.value_with, self.clean = value_with, clean
+
+    cdef object value(self, tuple probes, tuple aggs):
+        a = aggs[self.index]
+        if self.how == GET:
+            v = a.get()
+        else:
+            x = probes[self.probe]
+            if self.how == AVG_WITH:
+                v = (a.total + x) / (a.n + 1) if x is not None else a.get()
+            elif self.how == GET_WITH:
+                v = a.get_with(x)
+            else:
+                v = self.value_with(a, x)
+        if type(v) is float and v == v:  # why: a float that is not NaN is its own clean value
+            return v
+        return self.clean(v)
+
+
+cdef class Condition:
+    """The loop condition of a partial match: ``took(run, e, probes)`` natively, asking the
+    interpreted condition (``fallback(run, e)``) when a node raises."""
+
+    cdef Node root
+    cdef object fallback
+
+    def __init__(self, Node root, fallback):
+        self.root, self.fallback = root, fallback
+
+    cdef object took(self, object run, object e, tuple probes):
+        try:
+            aggs = _get(run, AGGS)
+            if type(aggs) is not tuple:
+                raise TypeError("a partial match's aggregates are not a tuple")
+            return self.root.value(probes, <tuple>aggs)
+        except Exception:  # the interpreted condition decides and records the error
+            return self.fallback(run, e)
+
+
+cdef class LoopStep:
+    """The loop plan's ``process(state, e, ctx)``: the generated step of ``nfa/loopgen.py``, native.
+
+    It steps the same ``LoopState`` with the same ``LoopRun`` objects in exactly the same way (run
+    ids, instances, timers, detections, cap). What depends on the pattern's conditions comes from
+    Python functions generated from their IR (``nfa/loopnative.py``): ``probe(e)`` once per event,
+    ``took(run, e, probes)`` per partial match when the loop condition reads aggregates,
+    ``start(e)`` and ``fresh(e)`` for a new partial match.
+    """
+
+    cdef object interp, advance, window, name, chan, wt, wdef, probe, took, start, fresh
+    cdef object ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid
+    cdef object start_wakes, cold_wakes, last_wakes
+    cdef Condition condition
+    cdef bint windowed, capped, last_aggs, took_per_run
+    cdef tuple updates
+
+    def __init__(self, *, interp, advance, window, name, chan, wt, wdef, probe, took, start, fresh,
+                 ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid, start_wakes,
+                 cold_wakes, last_wakes, last_aggs, updates):
+        if _loop_run is None:
+            raise RuntimeError("bind_loop_run() was not called")
+        self.interp, self.advance, self.window, self.name = interp, advance, window, name
+        self.chan, self.wt, self.wdef, self.probe, self.took = chan, wt, wdef, probe, took
+        self.start, self.fresh, self.ctake, self.last_stage, self.n = start, fresh, ctake, last_stage, n
+        self.capfn, self.cap, self.timer, self.detect = capfn, cap, timer, detect
+        self.by_start, self.by_sid = by_start, by_sid
+        self.start_wakes, self.cold_wakes, self.last_wakes = start_wakes, cold_wakes, last_wakes
+        self.windowed = window is not None
+        self.capped = cap is not None
+        self.last_aggs = bool(last_aggs)
+        self.took_per_run = took is not None
+        self.condition = took if isinstance(took, Condition) else None
+        self.updates = tuple(updates)
+
+    cdef inline void _fresh(self, object state, object run, object ctx) except *:
+        """Ask for a timer at the window deadline of the new partial match ``run``."""
+        if not self.windowed:
+            return
+        start_ts = _get(run, START_TS)
+        if _get(run, PREV_TS) == start_ts:
+            deadline = start_ts + self.window
+            if state.scheduled != deadline:
+                state.scheduled = deadline
+                ctx.schedule(deadline, self.timer)
+
+    cdef inline void _update(self, object run, tuple inputs) except *:
+        """The loop stage's aggregates of ``run`` take the event (loopgen's ``_update``)."""
+        cdef Py_ssize_t j
+        cdef tuple spec
+        if not self.updates:
+            return
+        ra = _get(run, AGGS)
+        for j in range(PyTuple_GET_SIZE(self.updates)):
+            spec = <tuple>self.updates[j]
+            x = inputs[j]
+            kind = spec[1]
+            if kind == SUM_OR_AVG:
+                if x is not None:
+                    a = ra[spec[0]]
+                    a.total += x
+                    a.n += 1
+            elif kind == COUNT:
+                if x is not None:
+                    ra[spec[0]].n += 1
+            else:
+                ra[spec[0]].update(x)
+
+    def __call__(self, state, e, ctx):
+        if ctx.tracing:
+            return self.interp(state, e, ctx)
+        t = e.time
+        cdef list hot = state.hot, cold = state.cold, last = state.last
+        window = self.window
+        if self.windowed and (
+            (hot and _get(hot[0], START_TS) + window <= t)
+            or (cold and _get(cold[0], START_TS) + window <= t)
+            or (last and _get(last[0], START_TS) + window <= t)
+        ):
+            self.advance(state, t, ctx)  # why: some partial match's window has passed
+            hot, cold, last = state.hot, state.cold, state.last
+        elif state.time is None or t > state.time:
+            state.time = t
+        typ = e.type
+        cdef bint starts = self.start_wakes is None or typ in self.start_wakes
+        cdef bint vc = bool(cold) and (self.cold_wakes is None or typ in self.cold_wakes)
+        cdef bint vl = bool(last) and (self.last_wakes is None or typ in self.last_wakes)
+        if not hot and not vc and not vl and not starts:
+            return  # why: no partial match can change and the event cannot start one
+        try:
+            probed = self.probe(e)
+        except Exception:  # why: an event-only condition raised: the interpreter records it
+            return self.interp(state, e, ctx)
+        cdef bint lp = probed[0]
+        took_all = probed[1]
+        cdef tuple inputs = probed[2]
+        cdef tuple probes = probed[3]
+        cdef list runs
+        # why the keys: a start event starts one partial match, so the loop's (hot and cold) have
+        # distinct start ids and sort by them alone; those waiting for the last stage share them
+        if vc:
+            if vl:
+                runs = sorted(hot + cold + last, key=self.by_start)
+            else:
+                runs = sorted(hot + cold, key=self.by_sid) if hot else cold
+        elif vl:
+            runs = sorted(hot + last, key=self.by_start) if hot else last
+        else:
+            runs = hot
+        cdef list nh = []
+        cdef list nc = [] if vc else cold
+        cdef list nl = [] if vl else last
+        cdef Py_ssize_t nc0 = len(nc), nl0 = len(nl), i
+        cdef list done = []
+        cdef tuple wk = self.wt.get(typ, self.wdef)
+        cdef long long rid = state.next_rid, r0
+        cdef long code
+        cdef bint took, cs = False
+        cdef tuple taken, ev
+        key = ctx.key
+        name, chan, detect = self.name, self.chan, self.detect
+        try:
+            if runs is last and lp and not self.last_aggs:
+                # why: only the waits for the last stage are visited and the event completes every one
+                rid += len(runs)
+                for run in runs:
+                    ev = _plus(_get(run, EVENTS), e)
+                    done.append(detect(name, key, _get(run, INST), "match", t, ev, chan[len(ev)]))
+                runs = []
+            for i in range(len(runs)):
+                run = runs[i]
+                code = _get(run, CODE)
+                if code == -2:
+                    if lp:
+                        rid += 1
+                        if self.last_aggs:
+                            self.ctake((), self.last_stage, e)
+                        ev = _plus(_get(run, EVENTS), e)
+                        done.append(detect(name, key, _get(run, INST), "match", t, ev, chan[len(ev)]))
+                    else:
+                        nl.append(run)
+                    continue
+                if not wk[code]:  # why: the type cannot change it
+                    (nh if code == 0 else nc).append(run)
+                    continue
+                if self.condition is not None:
+                    took = self.condition.took(run, e, probes)
+                elif self.took_per_run:
+                    took = self.took(run, e, probes)
+                else:
+                    took = took_all
+                if code == 0:  # why: in the loop both branches live (take or skip; leave the loop)
+                    r0 = rid
+                    rid += 2
+                    taken = _get(run, EVENTS)
+                    prev = _get(run, PREV_TS)
+                    if took:
+                        _set(run, RID, r0)
+                        _set(run, PREV_TS, t)
+                        self._update(run, inputs)
+                        _set(run, EVENTS, _plus(taken, e))
+                        nh.append(run)
+                    else:
+                        _set(run, RID, r0)
+                        _set(run, CODE, -1)
+                        nc.append(run)
+                    self._fresh(state, run, ctx)
+                    if lp:
+                        if self.last_aggs:
+                            self.ctake((), self.last_stage, e)
+                        ev = _plus(taken, e)
+                        done.append(detect(name, key, _get(run, INST), "match", t, ev, chan[len(ev)]))
+                    else:
+                        w = _new_run(
+                            _get(run, START_ID), r0 + 1, -2, _get(run, START_TS), prev, _get(run, INST), taken, ()
+                        )
+                        nl.append(w)
+                        self._fresh(state, w, ctx)
+                elif took:  # why: entry states and the gap move one step towards the loop
+                    _set(run, RID, rid)
+                    rid += 1
+                    _set(run, CODE, 0 if code <= 1 else code - 1)
+                    _set(run, PREV_TS, t)
+                    self._update(run, inputs)
+                    _set(run, EVENTS, _plus(_get(run, EVENTS), e))
+                    (nh if code <= 1 else nc).append(run)
+                    self._fresh(state, run, ctx)
+                else:
+                    nc.append(run)
+            # why: successors are appended in visiting order, so nh is sorted, and so is nc when cold
+            # was visited; else nc is the old sorted cold plus sorted successors: compare at the seam
+            cs = (not vc and nc0 and len(nc) != nc0
+                  and _get(nc[nc0 - 1], START_ID) > _get(nc[nc0], START_ID))
+            if starts and self.start(e):
+                inst = ctx.new_instance()
+                r0 = rid
+                rid += 1
+                run = _new_run((t, e.seq), r0, self.n, t, t, inst, (e,), self.fresh(e))
+                if nc and not cs and _get(nc[len(nc) - 1], START_ID) > _get(run, START_ID):
+                    cs = True
+                nc.append(run)
+                self._fresh(state, run, ctx)
+        finally:
+            state.next_rid = rid
+        if cs:
+            nc.sort(key=self.by_sid)
+        # why: see loopgen's template (the waits' order)
+        if vl and not lp:
+            nl.sort(key=self.by_start)
+        elif nl0 and len(nl) != nl0 and _get(nl[nl0 - 1], START_ID) > _get(nl[nl0], START_ID):
+            nl.sort(key=self.by_sid)
+        state.hot = nh
+        state.cold = nc
+        state.last = nl
+        if done:
+            emit = ctx.emit
+            for d in done:
+                emit(d)
+        if self.capped and len(nh) + len(nc) + len(nl) > self.cap:
+            self.capfn(state, ctx, self.cap)

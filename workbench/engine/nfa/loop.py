@@ -36,6 +36,7 @@ from workbench.engine.nfa.conditions import (
 )
 from workbench.engine.nfa.graph import CompiledNFA
 from workbench.engine.nfa.loopgen import generate, loop_kernel
+from workbench.engine.nfa.loopnative import native_step
 from workbench.engine.nfa.pattern import SequencePattern
 from workbench.engine.nfa.runaggs import RunAggregates
 from workbench.engine.nfa.shapes import loop_shape
@@ -164,7 +165,8 @@ class LoopPlan(ChainPlan[LoopState]):
         self.agg_of = tuple(self.aggs.of_stage.get(stage, ()) for stage in self.stages)
         #: stage of each taken event by position (a, b, ..., b, c), grown on demand (``stages_of``)
         self.path_stages: list[str] = [start.stage]
-        self.process = self.interpret if not generated else generate(self)
+        # why native first: the same step, compiled, where the native core is built
+        self.process = self.interpret if not generated else native_step(self) or generate(self)
 
     @classmethod
     def build(

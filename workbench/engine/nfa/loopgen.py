@@ -52,22 +52,34 @@ from workbench.engine.nfa.pattern import AggregateSpec
 if TYPE_CHECKING:
     from workbench.engine.nfa.loop import LoopPlan, LoopState
 
-__all__ = ["generate", "loop_kernel"]
+__all__ = [
+    "Emitter",
+    "Process",
+    "Unsupported",
+    "by_sid",
+    "channels_by_length",
+    "compare_ops_are_plain",
+    "generate",
+    "loop_kernel",
+    "namespace",
+    "start_test",
+    "took_statement",
+]
 
 Process = Callable[["LoopState", Event, Context], None]
 
 #: the order of the loop's partial matches (their start ids are distinct)
-_by_sid = attrgetter("start_id")
+by_sid = attrgetter("start_id")
 _CMP = ("==", "!=", "<", "<=", ">", ">=")
 #: the code of a partial match waiting for the last stage (``loop.LAST``; its wake set is ``wakes[-2]``)
 LAST_CODE = -2
 
 
-class _Unsupported(Exception):
+class Unsupported(Exception):
     """An IR node the emitter does not inline (the condition is then called as the interpreter does)."""
 
 
-class _Emitter(Source):
+class Emitter(Source):
     """The source of one plan's conditions: event-only parts once per event, the rest per partial match.
 
     ``probes`` are the per-event assignments (``name = expression``) evaluated before any partial
@@ -116,12 +128,12 @@ class _Emitter(Source):
             if c.pure is not None:
                 return self.probe(f"{self.const(c.pure)}(e)")  # why: reads only the event, once per event
             if c.tree is None:
-                raise _Unsupported
+                raise Unsupported
             return f"({self.expr(c.tree, c.stage)})"
         if isinstance(c, TypeIn):
             return self.probe(super().gen(c))  # why: reads only the event's type, once per event
         if not isinstance(c, Const | Not | And | Or):
-            raise _Unsupported
+            raise Unsupported
         return super().gen(c)
 
     def wake_test(self, types: frozenset[str] | None) -> str:
@@ -152,7 +164,7 @@ class _Emitter(Source):
             return f"(None if ({a} := {self.expr(node.operand, stage)}) is None else {op}{a})"
         if isinstance(node, ir.IsNull):
             return f"(({self.expr(node.operand, stage)}) is {'not ' if node.negated else ''}None)"
-        raise _Unsupported
+        raise Unsupported
 
     def binary(self, left: ir.Node, right: ir.Node, stage: str, template: str) -> str:
         """``left OP right``, NULL when either side is (the right side is not read after a NULL)."""
@@ -168,7 +180,7 @@ class _Emitter(Source):
         aggs = self.plan.aggs
         i = aggs.index.get(name)
         if i is None:
-            raise _Unsupported  # the interpreter raises the unknown-name error
+            raise Unsupported  # the interpreter raises the unknown-name error
         spec = aggs.specs[i]
         if spec.include_current and stage == spec.stage:
             probe = make_aggregate(spec.function, **dict(spec.params))
@@ -206,7 +218,7 @@ def _field_of_e(e: Event, name: str) -> object:
     return clean(e.fields.get(name))
 
 
-def _compare_ops_are_plain() -> bool:
+def compare_ops_are_plain() -> bool:
     """The emitter writes comparisons as Python operators: true while the evaluator's are."""
     import operator
 
@@ -221,14 +233,14 @@ def _indent(text: str, spaces: int) -> str:
     return "".join(pad + line + "\n" for line in text.splitlines())
 
 
-def _took(plan: LoopPlan, em: _Emitter) -> str:
+def took_statement(plan: LoopPlan, em: Emitter) -> str:
     """The statement that sets ``took`` for the partial match ``run``."""
     take = plan.take_cond
     if not needs_context(take):
         return f"took = {em.probe(em.gen(take))}"  # why: the same for every partial match
     try:
         inline = em.gen(take)
-    except _Unsupported:
+    except Unsupported:
         return "took = _take_pred(e, _LC(_plan, run, e))"
     return (
         "ra = run.aggs\n"
@@ -239,7 +251,7 @@ def _took(plan: LoopPlan, em: _Emitter) -> str:
     )
 
 
-def _start_test(plan: LoopPlan, em: _Emitter) -> str:
+def start_test(plan: LoopPlan, em: Emitter) -> str:
     """Whether the event takes the first stage: inlined when it tests only types (it cannot raise)."""
 
     def plain(c: Cond) -> bool:
@@ -254,12 +266,12 @@ def _start_test(plan: LoopPlan, em: _Emitter) -> str:
 
 def generate(plan: LoopPlan) -> Process:
     """The specialised ``process(state, e, ctx)`` of ``plan`` (same steps as ``plan.interpret``)."""
-    em = _Emitter(plan)
+    em = Emitter(plan)
     try:
         source = _source(plan, em)
-    except _Unsupported:  # an event-only condition of a kind the emitter does not know
+    except Unsupported:  # an event-only condition of a kind the emitter does not know
         return plan.interpret
-    return build_function(source, "process", _namespace(plan, em), f"<loop plan {plan.name!r}>")
+    return build_function(source, "process", namespace(plan, em), f"<loop plan {plan.name!r}>")
 
 
 def _fresh(run: str, window: bool) -> str:
@@ -278,9 +290,9 @@ def _update(plan: LoopPlan, i: int, x: str) -> str:
     return f"ra[{i}].update({x})\n"
 
 
-def _source(plan: LoopPlan, em: _Emitter) -> str:
+def _source(plan: LoopPlan, em: Emitter) -> str:
     # Why the order: the take condition's probes may read aggregate inputs that the updates reuse.
-    took = _took(plan, em) if _compare_ops_are_plain() else "took = _take_pred(e, _LC(_plan, run, e))"
+    took = took_statement(plan, em) if compare_ops_are_plain() else "took = _take_pred(e, _LC(_plan, run, e))"
     lp = em.probe(em.gen(plan.last_cond))
     updates = "".join(_update(plan, i, em.input(i)) for i in plan.agg_of[1])
     update = ("ra = run.aggs\n" + updates) if updates else "pass\n"
@@ -308,7 +320,7 @@ def _source(plan: LoopPlan, em: _Emitter) -> str:
             fresh_w=_indent(_fresh("w", window), 20),
             fresh_start=_indent(_fresh("run", window), 12),
             start_aggs=em.fresh_aggregates(),
-            start_test=_start_test(plan, em),
+            start_test=start_test(plan, em),
             cap=CAP if plan.cap is not None else "",
         )
     )
@@ -328,7 +340,12 @@ class _Channels(dict[int, tuple[str, ...]]):
         return ch
 
 
-def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
+def channels_by_length(plan: LoopPlan) -> _Channels:
+    """The channels of the plan's matches by their number of events, each computed once."""
+    return _Channels(plan.match_channels)
+
+
+def namespace(plan: LoopPlan, em: Emitter) -> dict[str, object]:
     from workbench.engine.nfa.loop import LoopContext, LoopRun
 
     wakes = plan.wakes
@@ -343,7 +360,7 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         "_advance": plan.advance,
         "_W": plan.window,
         "_by_start": by_start,
-        "_by_sid": _by_sid,
+        "_by_sid": by_sid,
         "_wt": {typ: tuple(w is None or typ in w for w in wakes) for typ in known},
         "_wdef": tuple(w is None for w in wakes),
         "_C": plan.stages[2],
@@ -354,7 +371,7 @@ def _namespace(plan: LoopPlan, em: _Emitter) -> dict[str, object]:
         "_take_pred": plan.take_pred,
         "_start_pred": plan.start_pred,
         "_ctake": plan.aggs.take,
-        "_chan": _Channels(plan.match_channels),
+        "_chan": channels_by_length(plan),
         "_Detection": new_match,
         "_name": plan.name,
         "WINDOW_TIMER": WINDOW_TIMER,

@@ -8,12 +8,13 @@ import subprocess
 import sys
 from collections.abc import Hashable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.engine import native
+from workbench.engine import Engine, native
 from workbench.engine.detection import NO_MEASURES, Detection, _new_match_python, new_match
 from workbench.engine.events import Event
 
@@ -134,3 +135,66 @@ def test_every_benchmark_pattern_finds_the_same_with_and_without_the_native_core
     assert [line.split(" ", 1)[1] for line in outputs["0"]] == [
         line.split(" ", 1)[1] for line in outputs["1"]
     ]
+
+
+def _loop_step() -> tuple[Any, Any]:
+    from benchmarks.patterns import api_patterns
+    from workbench.engine.nfa.matcher import NFAMatcher
+
+    matcher = NFAMatcher(api_patterns()["P5"])
+    return matcher, matcher.plan.process
+
+
+@needs_native
+def test_the_loop_step_refuses_a_state_holding_something_else() -> None:
+    from workbench.engine.nfa.loop import LoopState
+
+    matcher, step = _loop_step()
+    assert type(step).__name__ == "LoopStep"
+    engine = Engine([matcher])
+    engine.process(Event("login", 1, "k"))
+    state = engine.state_of("P5", "k")
+    assert isinstance(state, LoopState)
+    state.cold.append(("not", "a", "run"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not a partial match"):
+        engine.process(Event("trade", 2, "k", {"price": 200.0}))
+
+
+class _Context:
+    """A context of another class than the engine's (the native step hands it to its twin)."""
+
+    def __init__(self) -> None:
+        self.tracing, self.key, self.out, self.timers, self.n = False, "k", [], [], 0
+
+    def emit(self, d: Detection) -> None:
+        self.out.append(d)
+
+    def schedule(self, time: float, token: object) -> None:
+        self.timers.append((time, token))
+
+    def new_instance(self) -> int:
+        self.n += 1
+        return self.n
+
+
+@needs_native
+def test_the_loop_step_hands_objects_of_other_classes_to_its_python_twin() -> None:
+    from workbench.engine.nfa.loop import LoopState
+    from workbench.engine.nfa.loopgen import generate
+
+    matcher, step = _loop_step()
+    python = generate(matcher.plan)
+    events = [
+        Event("login", 1, "k", {}, 0),
+        Event("trade", 2, "k", {"price": 200.0}, 1),
+        Event("trade", 3, "k", {"price": 1.0}, 2),
+        Event("logout", 4, "k", {}, 3),
+    ]
+    runs = []
+    for process in (step, python):
+        state, ctx = LoopState(), _Context()
+        for e in events:
+            process(state, e, ctx)
+        runs.append(([d.seqs for d in ctx.out], ctx.timers, state.next_rid, len(state.cold), len(state.last)))
+    assert runs[0] == runs[1]
+    assert runs[0][0] == [(0, 1, 3)]  # the second trade lowers the average below the threshold

@@ -175,6 +175,63 @@ cdef inline tuple _plus(tuple events, object e):
 SUM_OR_AVG, COUNT, OTHER = 0, 1, 2
 
 
+
+# ------------------------------------------------------------------------------ object layouts
+# The native step reads and stores the slots of the engine's own objects at their offsets (found
+# through each class's member descriptors, base classes' slots included), after checking that an
+# object is exactly of the bound class; an object of any other class goes to the Python twin.
+
+cdef object _state_type = None, _event_type = None, _ctx_type = None, _sum_type = None, _avg_type = None
+cdef Py_ssize_t S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED
+cdef Py_ssize_t E_TYPE, E_TIME, E_SEQ
+cdef Py_ssize_t C_TRACING, C_KEY, C_EMIT
+cdef Py_ssize_t A_TOTAL, A_N
+
+
+cdef Py_ssize_t _offset(object cls, str name) except -1:
+    """The offset of slot ``name`` of ``cls`` (its own or a base's), or a ``TypeError``."""
+    descriptor = getattr(cls, name, None)
+    if type(descriptor).__name__ != "member_descriptor" or not isinstance(cls, type):
+        raise TypeError(f"{getattr(cls, '__name__', cls)}.{name} is not a slot")
+    if not issubclass(cls, descriptor.__objclass__):
+        raise TypeError(f"{cls.__name__}.{name} is not a slot of its own or of a base")
+    return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
+
+
+def bind_types(state, event, ctx, sum_, avg):
+    """Bind the classes whose slots the loop step reads: ``LoopState``, ``Event``, ``HostContext``,
+    and the ``Sum`` and ``Avg`` aggregates (a ``TypeError`` when one lacks a slot it reads)."""
+    global _state_type, _event_type, _ctx_type, _sum_type, _avg_type
+    global S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED, E_TYPE, E_TIME, E_SEQ
+    global C_TRACING, C_KEY, C_EMIT, A_TOTAL, A_N
+    S_HOT, S_COLD, S_LAST = _offset(state, "hot"), _offset(state, "cold"), _offset(state, "last")
+    S_TIME, S_NEXT_RID = _offset(state, "time"), _offset(state, "next_rid")
+    S_SCHEDULED = _offset(state, "scheduled")
+    E_TYPE, E_TIME, E_SEQ = _offset(event, "type"), _offset(event, "time"), _offset(event, "seq")
+    C_TRACING, C_KEY, C_EMIT = _offset(ctx, "tracing"), _offset(ctx, "key"), _offset(ctx, "emit")
+    A_TOTAL, A_N = _offset(sum_, "total"), _offset(sum_, "n")
+    if not issubclass(avg, sum_) or _offset(avg, "total") != A_TOTAL or _offset(avg, "n") != A_N:
+        raise TypeError("Avg must keep Sum's slots")
+    _state_type, _event_type, _ctx_type, _sum_type, _avg_type = state, event, ctx, sum_, avg
+
+
+cdef inline object _read(object obj, Py_ssize_t offset):
+    """The slot at ``offset`` of ``obj`` (of a bound class: the caller checked its type)."""
+    cdef PyObject* value = (<PyObject**>((<char*><PyObject*>obj) + offset))[0]
+    if value == NULL:
+        raise AttributeError(f"a {type(obj).__name__} has a slot that is not set")
+    return <object>value
+
+
+cdef inline void _write(object obj, Py_ssize_t offset, object value):
+    """Replace the slot at ``offset`` of ``obj`` (of a bound class: the caller checked its type)."""
+    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>obj) + offset)
+    cdef PyObject* old = slot[0]
+    Py_INCREF(value)
+    slot[0] = <PyObject*>value
+    Py_XDECREF(old)
+
+
 # ------------------------------------------------------------- conditions over a partial match
 # The loop condition, when it reads aggregates, as a tree of nodes: the twin of the inlined source
 # nfa/loopgen.py writes for it (Emitter.gen / Emitter.expr), value for value, NULL (None) rule for
@@ -346,7 +403,12 @@ cdef class Aggregate(Node):
         else:
             x = probes[self.probe]
             if self.how == AVG_WITH:
-                v = (a.total + x) / (a.n + 1) if x is not None else a.get()
+                if x is None:
+                    v = a.get()
+                elif type(a) is _avg_type:  # why: Avg.get_with inline, its slots read directly
+                    v = (_read(a, A_TOTAL) + x) / (_read(a, A_N) + 1)
+                else:
+                    v = (a.total + x) / (a.n + 1)
             elif self.how == GET_WITH:
                 v = a.get_with(x)
             else:
@@ -386,19 +448,21 @@ cdef class LoopStep:
     ``start(e)`` and ``fresh(e)`` for a new partial match.
     """
 
-    cdef object interp, advance, window, name, chan, wt, wdef, probe, took, start, fresh
-    cdef object ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid
+    cdef object interp, window, name, chan, wt, wdef, probe, took, start, fresh
+    cdef object ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid, report
+    cdef object python, python_advance
     cdef object start_wakes, cold_wakes, last_wakes
     cdef Condition condition
-    cdef bint windowed, capped, last_aggs, took_per_run
+    cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts
     cdef tuple updates
 
-    def __init__(self, *, interp, advance, window, name, chan, wt, wdef, probe, took, start, fresh,
+    def __init__(self, *, interp, window, name, chan, wt, wdef, probe, took, start, fresh,
                  ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid, start_wakes,
-                 cold_wakes, last_wakes, last_aggs, updates):
-        if _loop_run is None:
-            raise RuntimeError("bind_loop_run() was not called")
-        self.interp, self.advance, self.window, self.name = interp, advance, window, name
+                 cold_wakes, last_wakes, last_aggs, updates, emit_timeouts, report, python,
+                 python_advance):
+        if _loop_run is None or _state_type is None:
+            raise RuntimeError("bind_loop_run() and bind_types() were not called")
+        self.interp, self.window, self.name = interp, window, name
         self.chan, self.wt, self.wdef, self.probe, self.took = chan, wt, wdef, probe, took
         self.start, self.fresh, self.ctake, self.last_stage, self.n = start, fresh, ctake, last_stage, n
         self.capfn, self.cap, self.timer, self.detect = capfn, cap, timer, detect
@@ -410,6 +474,47 @@ cdef class LoopStep:
         self.took_per_run = took is not None
         self.condition = took if isinstance(took, Condition) else None
         self.updates = tuple(updates)
+        self.emit_timeouts = bool(emit_timeouts)
+        self.report = report
+        self.python, self.python_advance = python, python_advance
+
+    cdef int _advance(self, object state, object t, object ctx) except -1:
+        """``LoopPlan.advance``'s twin: the key's time moves to ``t``; partial matches whose window
+        passed go (``report(expired, ctx)`` times them out or traces them when anything reads them)."""
+        cdef list runs, expired = []
+        cdef Py_ssize_t k, n
+        cdef bint report
+        if type(state) is not _state_type or type(ctx) is not _ctx_type:
+            self.python_advance(state, t, ctx)  # why: objects of other classes: the Python twin
+            return 0
+        now = _read(state, S_TIME)
+        if now is None or t > now:
+            _write(state, S_TIME, t)
+        if not self.windowed:
+            return 0
+        window = self.window
+        report = self.emit_timeouts or _read(ctx, C_TRACING)  # why: else nothing reads the expired
+        for runs in (_read(state, S_HOT), _read(state, S_COLD), _read(state, S_LAST)):
+            k = 0
+            n = len(runs)
+            while k < n and _get(runs[k], START_TS) + window <= t:
+                k += 1
+            if k:
+                if report:
+                    expired.extend(runs[:k])
+                del runs[:k]
+        if expired:
+            expired.sort(key=self.by_start)
+            self.report(expired, ctx)
+        return 0
+
+    def advance(self, state, t, ctx):
+        """``LoopPlan.advance(state, t, ctx)``, natively."""
+        self._advance(state, t, ctx)
+
+    def on_timer(self, state, t, token, ctx):
+        """``LoopPlan.on_timer(state, t, token, ctx)``: a window deadline passed with no event."""
+        self._advance(state, t, ctx)
 
     cdef inline void _fresh(self, object state, object run, object ctx) except *:
         """Ask for a timer at the window deadline of the new partial match ``run``."""
@@ -418,8 +523,8 @@ cdef class LoopStep:
         start_ts = _get(run, START_TS)
         if _get(run, PREV_TS) == start_ts:
             deadline = start_ts + self.window
-            if state.scheduled != deadline:
-                state.scheduled = deadline
+            if _read(state, S_SCHEDULED) != deadline:
+                _write(state, S_SCHEDULED, deadline)
                 ctx.schedule(deadline, self.timer)
 
     cdef inline void _update(self, object run, tuple inputs) except *:
@@ -436,8 +541,12 @@ cdef class LoopStep:
             if kind == SUM_OR_AVG:
                 if x is not None:
                     a = ra[spec[0]]
-                    a.total += x
-                    a.n += 1
+                    if type(a) is _avg_type or type(a) is _sum_type:  # why: Sum.update, its slots directly
+                        _write(a, A_TOTAL, _read(a, A_TOTAL) + x)
+                        _write(a, A_N, _read(a, A_N) + 1)
+                    else:
+                        a.total += x
+                        a.n += 1
             elif kind == COUNT:
                 if x is not None:
                     ra[spec[0]].n += 1
@@ -445,21 +554,25 @@ cdef class LoopStep:
                 ra[spec[0]].update(x)
 
     def __call__(self, state, e, ctx):
-        if ctx.tracing:
+        if type(state) is not _state_type or type(e) is not _event_type or type(ctx) is not _ctx_type:
+            return self.python(state, e, ctx)  # why: objects of other classes: the Python twin
+        if _read(ctx, C_TRACING):
             return self.interp(state, e, ctx)
-        t = e.time
-        cdef list hot = state.hot, cold = state.cold, last = state.last
+        t = _read(e, E_TIME)
+        cdef list hot = _read(state, S_HOT), cold = _read(state, S_COLD), last = _read(state, S_LAST)
         window = self.window
         if self.windowed and (
             (hot and _get(hot[0], START_TS) + window <= t)
             or (cold and _get(cold[0], START_TS) + window <= t)
             or (last and _get(last[0], START_TS) + window <= t)
         ):
-            self.advance(state, t, ctx)  # why: some partial match's window has passed
-            hot, cold, last = state.hot, state.cold, state.last
-        elif state.time is None or t > state.time:
-            state.time = t
-        typ = e.type
+            self._advance(state, t, ctx)  # why: some partial match's window has passed
+            hot, cold, last = _read(state, S_HOT), _read(state, S_COLD), _read(state, S_LAST)
+        else:
+            now = _read(state, S_TIME)
+            if now is None or t > now:
+                _write(state, S_TIME, t)
+        typ = _read(e, E_TYPE)
         cdef bint starts = self.start_wakes is None or typ in self.start_wakes
         cdef bint vc = bool(cold) and (self.cold_wakes is None or typ in self.cold_wakes)
         cdef bint vl = bool(last) and (self.last_wakes is None or typ in self.last_wakes)
@@ -491,11 +604,11 @@ cdef class LoopStep:
         cdef Py_ssize_t nc0 = len(nc), nl0 = len(nl), i
         cdef list done = []
         cdef tuple wk = self.wt.get(typ, self.wdef)
-        cdef long long rid = state.next_rid, r0
+        cdef long long rid = _read(state, S_NEXT_RID), r0
         cdef long code
         cdef bint took, cs = False
         cdef tuple taken, ev
-        key = ctx.key
+        key = _read(ctx, C_KEY)
         name, chan, detect = self.name, self.chan, self.detect
         try:
             if runs is last and lp and not self.last_aggs:
@@ -573,13 +686,13 @@ cdef class LoopStep:
                 inst = ctx.new_instance()
                 r0 = rid
                 rid += 1
-                run = _new_run((t, e.seq), r0, self.n, t, t, inst, (e,), self.fresh(e))
+                run = _new_run((t, _read(e, E_SEQ)), r0, self.n, t, t, inst, (e,), self.fresh(e))
                 if nc and not cs and _get(nc[len(nc) - 1], START_ID) > _get(run, START_ID):
                     cs = True
                 nc.append(run)
                 self._fresh(state, run, ctx)
         finally:
-            state.next_rid = rid
+            _write(state, S_NEXT_RID, rid)
         if cs:
             nc.sort(key=self.by_sid)
         # why: see loopgen's template (the waits' order)
@@ -587,11 +700,11 @@ cdef class LoopStep:
             nl.sort(key=self.by_start)
         elif nl0 and len(nl) != nl0 and _get(nl[nl0 - 1], START_ID) > _get(nl[nl0], START_ID):
             nl.sort(key=self.by_sid)
-        state.hot = nh
-        state.cold = nc
-        state.last = nl
+        _write(state, S_HOT, nh)
+        _write(state, S_COLD, nc)
+        _write(state, S_LAST, nl)
         if done:
-            emit = ctx.emit
+            emit = _read(ctx, C_EMIT)
             for d in done:
                 emit(d)
         if self.capped and len(nh) + len(nc) + len(nl) > self.cap:

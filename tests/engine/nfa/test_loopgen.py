@@ -94,7 +94,14 @@ def interpreted(pattern: SequencePattern) -> NFAMatcher:
     assert isinstance(m.plan, LoopPlan)
     # the plan's own too: the engine's fused loop calls it from the plan's kernel
     m.process = m.plan.process = m.plan.interpret  # type: ignore[assignment]
+    _python_timers(m)
     return m
+
+
+def _python_timers(m: NFAMatcher) -> None:
+    """``m``'s window timers expire as the Python plan does (not as a native step's)."""
+    python = LoopPlan.on_timer.__get__(m.plan)
+    m.on_timer = m.unmeasured_on_timer = m.plan.on_timer = python  # type: ignore[method-assign]
 
 
 def generated_python(pattern: SequencePattern) -> NFAMatcher:
@@ -102,6 +109,7 @@ def generated_python(pattern: SequencePattern) -> NFAMatcher:
     m = NFAMatcher(pattern)
     assert isinstance(m.plan, LoopPlan)
     m.process = m.plan.process = generate(m.plan)  # type: ignore[assignment]
+    _python_timers(m)
     return m
 
 

@@ -166,7 +166,10 @@ class LoopPlan(ChainPlan[LoopState]):
         #: stage of each taken event by position (a, b, ..., b, c), grown on demand (``stages_of``)
         self.path_stages: list[str] = [start.stage]
         # why native first: the same step, compiled, where the native core is built
-        self.process = self.interpret if not generated else native_step(self) or generate(self)
+        native = native_step(self) if generated else None
+        self.process = native if native is not None else generate(self) if generated else self.interpret
+        if native is not None:  # why: a window deadline's timer expires as the native step does
+            self.on_timer = native.on_timer  # type: ignore[method-assign,assignment]
 
     @classmethod
     def build(

@@ -41,18 +41,22 @@ from workbench.engine.nfa.conditions import (
 )
 from workbench.engine.nfa.loopgen import (
     Emitter,
-    Process,
     Unsupported,
     by_sid,
     channels_by_length,
     compare_ops_are_plain,
+    generate,
     namespace,
     start_test,
     took_statement,
 )
 
 if TYPE_CHECKING:
-    from workbench.engine.nfa.loop import LoopPlan
+    from collections.abc import Callable
+
+    from workbench.engine._native import LoopStep
+    from workbench.engine.matcher import Context
+    from workbench.engine.nfa.loop import LoopPlan, LoopRun
 
 __all__ = ["native_step"]
 
@@ -65,11 +69,14 @@ def _bind() -> bool:
     if MODULE is None:
         return False
     if not _bound:
-        from workbench.engine.nfa.loop import LoopRun
+        from workbench.engine.events import Event
+        from workbench.engine.host import HostContext
+        from workbench.engine.nfa.loop import LoopRun, LoopState
 
         try:
             MODULE.bind_loop_run(LoopRun)
-        except TypeError:  # why: a native core built for other LoopRun slots: the Python step works
+            MODULE.bind_types(LoopState, Event, HostContext, Sum, Avg)
+        except TypeError:  # why: a native core built for other slots: the Python step works
             return False
         _bound = True
     return True
@@ -162,7 +169,7 @@ def _indent(text: str) -> str:
     return "".join("    " + line + "\n" for line in text.splitlines())
 
 
-def native_step(plan: LoopPlan) -> Process | None:
+def native_step(plan: LoopPlan) -> LoopStep | None:
     """The native step of ``plan`` (``None``: no native core, or a condition the emitter does not
     write, in which case the caller's Python step decides as it does today)."""
     if not _bind():
@@ -215,9 +222,8 @@ def native_step(plan: LoopPlan) -> Process | None:
         condition = build_function(
             "def took(run, e, pr):\n" + _indent(unpack + took) + "    return took\n", "took", ns, where
         )
-    step: Process = native.LoopStep(
+    step: LoopStep = native.LoopStep(
         interp=plan.interpret,
-        advance=plan.advance,
         window=plan.window,
         name=plan.name,
         chan=channels_by_length(plan),
@@ -241,8 +247,23 @@ def native_step(plan: LoopPlan) -> Process | None:
         last_wakes=plan.wakes[-2],
         last_aggs=bool(plan.agg_of[2]),
         updates=[(i, kind) for i, kind, _ in updates],
+        emit_timeouts=plan.emit_timeouts,
+        report=_reporter(plan),
+        python=generate(plan),  # why: the twin, for objects of other classes (a wrapped context)
+        python_advance=type(plan).advance.__get__(plan),
     )
     return step
+
+
+def _reporter(plan: LoopPlan) -> Callable[[list[LoopRun], Context], None]:
+    """What ``LoopPlan.advance`` does with the partial matches whose window passed (time them out,
+    or trace them), for the native step's own expiry."""
+
+    def report(expired: list[LoopRun], ctx: Context) -> None:
+        assert plan.window is not None
+        plan._time_out(plan._expire(expired, ctx), plan.window, ctx)
+
+    return report
 
 
 #: the interpreted loop condition, asked when a native node raises (it records the error)

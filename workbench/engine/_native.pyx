@@ -183,8 +183,8 @@ SUM_OR_AVG, COUNT, OTHER = 0, 1, 2
 
 cdef object _state_type = None, _event_type = None, _ctx_type = None, _sum_type = None, _avg_type = None
 cdef Py_ssize_t S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED
-cdef Py_ssize_t E_TYPE, E_TIME, E_SEQ
-cdef Py_ssize_t C_TRACING, C_KEY, C_EMIT
+cdef Py_ssize_t E_TYPE, E_TIME, E_SEQ, E_KEY
+cdef Py_ssize_t C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE
 cdef Py_ssize_t A_TOTAL, A_N
 
 
@@ -202,13 +202,15 @@ def bind_types(state, event, ctx, sum_, avg):
     """Bind the classes whose slots the loop step reads: ``LoopState``, ``Event``, ``HostContext``,
     and the ``Sum`` and ``Avg`` aggregates (a ``TypeError`` when one lacks a slot it reads)."""
     global _state_type, _event_type, _ctx_type, _sum_type, _avg_type
-    global S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED, E_TYPE, E_TIME, E_SEQ
-    global C_TRACING, C_KEY, C_EMIT, A_TOTAL, A_N
+    global S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED, E_TYPE, E_TIME, E_SEQ, E_KEY
+    global C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE, A_TOTAL, A_N
     S_HOT, S_COLD, S_LAST = _offset(state, "hot"), _offset(state, "cold"), _offset(state, "last")
     S_TIME, S_NEXT_RID = _offset(state, "time"), _offset(state, "next_rid")
     S_SCHEDULED = _offset(state, "scheduled")
     E_TYPE, E_TIME, E_SEQ = _offset(event, "type"), _offset(event, "time"), _offset(event, "seq")
+    E_KEY = _offset(event, "key")
     C_TRACING, C_KEY, C_EMIT = _offset(ctx, "tracing"), _offset(ctx, "key"), _offset(ctx, "emit")
+    C_NOW, C_KEYSTATE = _offset(ctx, "now"), _offset(ctx, "keystate")
     A_TOTAL, A_N = _offset(sum_, "total"), _offset(sum_, "n")
     if not issubclass(avg, sum_) or _offset(avg, "total") != A_TOTAL or _offset(avg, "n") != A_N:
         raise TypeError("Avg must keep Sum's slots")
@@ -709,3 +711,184 @@ cdef class LoopStep:
                 emit(d)
         if self.capped and len(nh) + len(nc) + len(nl) > self.cap:
             self.capfn(state, ctx, self.cap)
+
+
+# --------------------------------------------------------------------------- the engine's loop
+cdef inline tuple _parts(object e, object event_type):
+    """``(e.time, e.key, e.type)``: the slots directly for an exact ``Event``."""
+    if type(e) is event_type:
+        return _read(e, E_TIME), _read(e, E_KEY), _read(e, E_TYPE)
+    return e.time, e.key, e.type
+
+
+cdef class LoopFeed:
+    """The engine's fused loop (``fused.py``'s ``loop(engine, it, out)``) for an engine whose one
+    pattern runs a native :class:`LoopStep`: the same stamping, clock, due timers, key table,
+    routing, step, idle release and delivery, in the same order, for the same results.
+
+    ``fused.build_loop`` builds it only for that case (one matcher, no measures, no tracing); its
+    pure-Python twin is the generated loop, which the engine runs everywhere else.
+    """
+
+    cdef LoopStep step
+    cdef object name, union, new_state, is_idle, on_timer, stamp, sync, key_state, detection, event
+    cdef object deliver
+    cdef object heappop
+
+    def __init__(self, *, step, name, union, new_state, is_idle, on_timer, stamp, sync, key_state,
+                 detection, event, deliver, heappop):
+        if _state_type is None:
+            raise RuntimeError("bind_types() was not called")
+        self.step, self.name, self.union, self.new_state = step, name, union, new_state
+        self.is_idle = is_idle
+        self.on_timer, self.stamp, self.sync, self.key_state = on_timer, stamp, sync, key_state
+        self.detection, self.event, self.deliver, self.heappop = detection, event, deliver, heappop
+
+    cdef bint _starts(self, object typ):
+        """The kernel's start test (the step's start wakes; ``None``: any type)."""
+        return self.step.start_wakes is None or typ in self.step.start_wakes
+
+    cdef bint _wakes(self, object st, object typ, object t) except -1:
+        """The kernel's guard: whether the step can change the key's state, or only moves its clock."""
+        cdef LoopStep step = self.step
+        cdef list cold, last
+        if _read(st, S_HOT):
+            return True
+        cold = _read(st, S_COLD)
+        if cold and ((step.cold_wakes is None or typ in step.cold_wakes)
+                     or (step.windowed and _get(cold[0], START_TS) + step.window <= t)):
+            return True
+        last = _read(st, S_LAST)
+        if last and ((step.last_wakes is None or typ in step.last_wakes)
+                     or (step.windowed and _get(last[0], START_TS) + step.window <= t)):
+            return True
+        return self._starts(typ)
+
+    cdef bint _idle(self, object st) except -1:
+        """The kernel's idle test: no partial match left."""
+        return not _read(st, S_HOT) and not _read(st, S_COLD) and not _read(st, S_LAST)
+
+    def __call__(self, engine, it, out):
+        clock = engine.event_clock
+        cdef list pending = engine._pending
+        cdef dict keys = engine._keys
+        cdef list timers = engine._timers
+        host_fire = engine.host.fire
+        ctx = engine.host.context
+        if type(ctx) is not _ctx_type:
+            raise TypeError("the engine's context is not the bound HostContext")
+        seen = clock.max_seen
+        wm, closed = clock.watermark
+        lo = wm if wm > seen else seen
+        closed_at = wm if closed and wm >= seen else None
+        pos = clock.next_seq
+        ctx.pindex = 0
+        ctx.pattern = self.name
+        event_type, union, step = self.event, self.union, self.step
+        cdef dict states
+        try:
+            for e in it:
+                p = pos
+                pos = p + 1
+                # why: a stamped event of the usual types needs no validation call (stamp() decides)
+                if type(e) is not event_type or _read(e, E_SEQ) < 0:
+                    e = self.stamp(e, p)
+                t, key, typ = _parts(e, event_type)
+                # why t - t: a NaN or infinite float time (of an event stamped already) is checked too
+                if not ((type(t) is int or (type(t) is float and t - t == 0))
+                        and type(typ) is str
+                        and (type(key) is str or type(key) is int or key is None)):
+                    e = self.stamp(e, p)
+                    # why reread: stamping makes a numpy time a built-in number, a NaN key None
+                    t, key, typ = _parts(e, event_type)
+                if t <= lo and (t < lo or t == closed_at):
+                    return e, p  # why: late or out of order: the engine's general path
+                lo = seen = t
+                if timers and timers[0][0] < t:  # why: timers before t are due (nothing is buffered)
+                    clock.next_seq = pos  # why: _sync inline: a timer may read the clock
+                    clock.max_seen = seen
+                    if (seen, False) > clock.watermark:
+                        clock.watermark = (seen, False)
+                    while timers and timers[0][0] < t:
+                        tt, _, tkey, tp, token = self.heappop(timers)
+                        tks = keys.get(tkey)
+                        if tks is None:
+                            tks = keys[tkey] = self.key_state()
+                        if tp == 0:
+                            counts = tks.timer_counts
+                            counts[0] -= 1
+                            st = tks.states.get(0)
+                            if st is None:
+                                st = tks.states[0] = self.new_state(tkey)
+                            _write(ctx, C_KEY, tkey)
+                            _write(ctx, C_NOW, tt)
+                            _write(ctx, C_KEYSTATE, tks)
+                            self.on_timer(st, tt, token, ctx)
+                            if self._idle_any(st) and not counts.get(0):
+                                counts.pop(0, None)
+                                del tks.states[0]
+                                if ctx.forget:
+                                    ctx.forget_instances(tks, 0)
+                        else:
+                            host_fire(tks, tkey, tt, tp, token)
+                        if not (tks.states or tks.instances or tks.timer_counts):
+                            del keys[tkey]
+                        if pending:  # why: the timer's transitions are complete: the engine delivers
+                            engine._after(tt, out)
+                            pos = clock.next_seq  # why: events fed back by a callback took positions
+                if union is not None and typ not in union:
+                    continue  # why: events no pattern uses only move the clock
+                ks = keys.get(key)
+                if ks is None:
+                    if not self._starts(typ):
+                        continue  # why: no partial match to change and none to start
+                    ks = keys[key] = self.key_state()
+                states = ks.states
+                st = states.get(0)
+                if st is None and self._starts(typ):
+                    st = states[0] = self.new_state(key)
+                if st is not None:
+                    if type(st) is not _state_type:
+                        raise TypeError(f"a loop pattern's state is a {type(st).__name__!r}")
+                    if self._wakes(st, typ, t):
+                        _write(ctx, C_KEY, key)
+                        _write(ctx, C_NOW, t)
+                        _write(ctx, C_KEYSTATE, ks)
+                        step(st, e, ctx)
+                    else:
+                        _write(st, S_TIME, t)
+                    if self._idle(st) and not ks.timer_counts.get(0):
+                        ks.timer_counts.pop(0, None)
+                        del states[0]
+                        if ctx.forget:
+                            ctx.forget_instances(ks, 0)
+                if not states and not ks.instances and not ks.timer_counts:
+                    del keys[key]
+                if pending:  # why: the event's transitions are complete: the engine delivers
+                    # why read here: only an event with outputs needs to know where they go
+                    plain = (engine._on_detection is None and engine.derive is None and engine.collect
+                             and type(engine).deliver is self.deliver)
+                    for d in pending:
+                        if not plain or type(d) is not self.detection or d.extra:
+                            break  # why: a callback, counter, fed event or other output: deliver() does it
+                    else:  # why: only detections that are just collected: deliver()'s work, inline
+                        out += pending
+                        engine.detections += pending
+                        del pending[:]
+                if pending:
+                    self.sync(clock, seen, pos)
+                    if engine._settle(out):  # why: it processed events fed back: reread the clock
+                        seen = clock.max_seen
+                        wm, closed = clock.watermark
+                        lo = wm if wm > seen else seen
+                        closed_at = wm if closed and wm >= seen else None
+                        pos = clock.next_seq
+        finally:
+            self.sync(clock, seen, pos)
+        return None
+
+    cdef bint _idle_any(self, object st) except -1:
+        """The matcher's ``is_idle`` for a timer's state (the kernel's test when it is a loop state)."""
+        if type(st) is _state_type:
+            return self._idle(st)
+        return bool(self.is_idle(st))

@@ -26,6 +26,7 @@ import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from workbench.engine import native
 from workbench.engine.clock import EventClock, stamp
 from workbench.engine.detection import Detection
 from workbench.engine.events import Event, EventLike
@@ -325,8 +326,40 @@ def _kernel(matcher: Matcher, pindex: int) -> Kernel | None:
 
 def build_loop(matchers: Sequence[Matcher], *, tracing: bool) -> Loop:
     """The fused loop of an engine with these matchers (kernels are used only when not tracing)."""
-    loop: Loop = _build(_Writer(matchers, tracing), _LOOP, "loop", "<engine loop>")
+    loop: Loop | None = _native_loop(matchers, tracing)
+    if loop is None:
+        loop = _build(_Writer(matchers, tracing), _LOOP, "loop", "<engine loop>")
     return loop
+
+
+def _native_loop(matchers: Sequence[Matcher], tracing: bool) -> Loop | None:
+    """The native core's twin of the generated loop, for an engine whose one pattern runs a native
+    loop step with the loop plan's kernel and no measures (``None`` otherwise: the generated loop)."""
+    core = native.MODULE
+    if core is None or tracing or len(matchers) != 1:
+        return None
+    m = matchers[0]
+    step = getattr(getattr(m, "plan", None), "process", None)
+    if not isinstance(step, core.LoopStep) or getattr(m, "measures", None) is not None:
+        return None
+    if _kernel(m, 0) is None:  # why: the generated loop would call the matcher, not the plan's kernel
+        return None
+    feed: Loop = core.LoopFeed(
+        step=step,
+        name=m.name,
+        union=m.event_types(),
+        new_state=m.new_state,
+        is_idle=m.is_idle,
+        on_timer=getattr(m, "unmeasured_on_timer", m.on_timer),
+        stamp=stamp,
+        sync=_sync,
+        key_state=KeyState,
+        detection=Detection,
+        event=Event,
+        deliver=Outputs.deliver,
+        heappop=heapq.heappop,
+    )
+    return feed
 
 
 def build_step(matchers: Sequence[Matcher], *, tracing: bool) -> Callable[[Engine], Step]:

@@ -198,3 +198,26 @@ def test_the_loop_step_hands_objects_of_other_classes_to_its_python_twin() -> No
         runs.append(([d.seqs for d in ctx.out], ctx.timers, state.next_rid, len(state.cold), len(state.last)))
     assert runs[0] == runs[1]
     assert runs[0][0] == [(0, 1, 3)]  # the second trade lowers the average below the threshold
+
+
+@needs_native
+def test_native_detections_and_their_event_tuples_are_not_walked_by_the_collector() -> None:
+    import gc
+
+    evs = (Event("a", 1, "k", {}, 0),)
+    built = new_match("p", "k", 1, "match", 5, evs, ("a",))
+    assert not gc.is_tracked(built)
+    assert not gc.is_tracked(evs)
+    assert gc.is_tracked(_new_match_python("p", "k", 1, "match", 5, (Event("a", 1, "k", {}, 0),), ("a",)))
+    matcher, _ = _loop_step()
+    engine = Engine([matcher])
+    events = [
+        Event("login", 1, "k"),
+        Event("trade", 2, "k", {"price": 200.0}),
+        Event("logout", 3, "k"),
+    ]
+    [found] = engine.process_many(events)
+    assert not gc.is_tracked(found)
+    assert not gc.is_tracked(found.events)
+    gc.collect()  # a collection with untracked detections around changes nothing
+    assert found.seqs == (0, 1, 2)

@@ -22,6 +22,7 @@ cdef extern from "Python.h":
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
     PyObject* PyType_GenericAlloc(object cls, Py_ssize_t nitems) except NULL
+    void PyObject_GC_UnTrack(void* obj)
 
 
 #: the slots of Detection in field order, as this file stores them
@@ -82,6 +83,13 @@ def new_match(pattern, key, instance, kind, time, events, channels):
     _store(d, _offsets[10], _no_measures)
     out = <object>d  # why: a new reference; the allocation's own is released below
     Py_DECREF(out)
+    # why untracked: the cyclic collector would walk every detection kept, again at each collection
+    # of its generation (a third of a loop pattern's stream time). A detection and its events tuple
+    # take part in no cycle: their events are frozen; only a mutable field made to refer back to
+    # them later (an event's fields, extra) could close one, and such a cycle is then not collected
+    PyObject_GC_UnTrack(d)
+    if type(events) is tuple:
+        PyObject_GC_UnTrack(<PyObject*>events)
     return out
 
 
@@ -168,6 +176,7 @@ cdef inline tuple _plus(tuple events, object e):
         PyTuple_SET_ITEM(out, i, <object>item)
     Py_INCREF(e)
     PyTuple_SET_ITEM(out, n, e)
+    PyObject_GC_UnTrack(<PyObject*>out)  # why: a tuple of frozen events (see new_match)
     return out
 
 

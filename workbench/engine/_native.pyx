@@ -192,7 +192,7 @@ SUM_OR_AVG, COUNT, OTHER = 0, 1, 2
 
 cdef object _state_type = None, _event_type = None, _ctx_type = None, _sum_type = None, _avg_type = None
 cdef Py_ssize_t S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED
-cdef Py_ssize_t E_TYPE, E_TIME, E_SEQ, E_KEY
+cdef Py_ssize_t E_TYPE, E_TIME, E_SEQ, E_KEY, E_FIELDS
 cdef Py_ssize_t C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE
 cdef Py_ssize_t A_TOTAL, A_N
 
@@ -211,13 +211,13 @@ def bind_types(state, event, ctx, sum_, avg):
     """Bind the classes whose slots the loop step reads: ``LoopState``, ``Event``, ``HostContext``,
     and the ``Sum`` and ``Avg`` aggregates (a ``TypeError`` when one lacks a slot it reads)."""
     global _state_type, _event_type, _ctx_type, _sum_type, _avg_type
-    global S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED, E_TYPE, E_TIME, E_SEQ, E_KEY
+    global S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED, E_TYPE, E_TIME, E_SEQ, E_KEY, E_FIELDS
     global C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE, A_TOTAL, A_N
     S_HOT, S_COLD, S_LAST = _offset(state, "hot"), _offset(state, "cold"), _offset(state, "last")
     S_TIME, S_NEXT_RID = _offset(state, "time"), _offset(state, "next_rid")
     S_SCHEDULED = _offset(state, "scheduled")
     E_TYPE, E_TIME, E_SEQ = _offset(event, "type"), _offset(event, "time"), _offset(event, "seq")
-    E_KEY = _offset(event, "key")
+    E_KEY, E_FIELDS = _offset(event, "key"), _offset(event, "fields")
     C_TRACING, C_KEY, C_EMIT = _offset(ctx, "tracing"), _offset(ctx, "key"), _offset(ctx, "emit")
     C_NOW, C_KEYSTATE = _offset(ctx, "now"), _offset(ctx, "keystate")
     A_TOTAL, A_N = _offset(sum_, "total"), _offset(sum_, "n")
@@ -429,6 +429,91 @@ cdef class Aggregate(Node):
         return self.clean(v)
 
 
+
+# ------------------------------------------------------------------- what an event reads, once
+# The step's event-only values (its probes), natively: the twins of the expressions nfa/loopgen.py's
+# emitter writes into ``probe(e)``, evaluated in the same order; one that raises sends the event to
+# the interpreter, as the Python probe function's raise does.
+
+cdef class Read:
+    """One probe: a value read from the event (``done``: the probes before it)."""
+
+    cdef object read(self, object e, list done):
+        raise NotImplementedError
+
+
+cdef class TypeTest(Read):
+    """``e.type == t`` (one type) or ``e.type in types``."""
+
+    cdef object one
+    cdef frozenset many
+
+    def __init__(self, types):
+        types = frozenset(types)
+        if len(types) == 1:
+            self.one, self.many = next(iter(types)), None
+        else:
+            self.one, self.many = None, types
+
+    cdef object read(self, object e, list done):
+        typ = _read(e, E_TYPE) if type(e) is _event_type else e.type
+        return typ == self.one if self.many is None else typ in self.many
+
+
+cdef class FieldRead(Read):
+    """``e.fields.get(name)``, cleaned as a condition reads it (NaN and NULL-likes are ``None``)."""
+
+    cdef object name, clean
+
+    def __init__(self, name, clean):
+        self.name, self.clean = name, clean
+
+    cdef object read(self, object e, list done):
+        fields = _read(e, E_FIELDS) if type(e) is _event_type else e.fields
+        v = fields.get(self.name)
+        if type(v) is float and v == v:  # why: a float that is not NaN is its own clean value
+            return v
+        return self.clean(v)
+
+
+cdef class CallRead(Read):
+    """``function(e)``, or ``function(e, argument)`` (an event-only condition, an attribute read)."""
+
+    cdef object function, argument
+    cdef bint with_argument
+
+    def __init__(self, function, *argument):
+        self.function = function
+        self.with_argument = len(argument) == 1
+        self.argument = argument[0] if argument else None
+
+    cdef object read(self, object e, list done):
+        return self.function(e, self.argument) if self.with_argument else self.function(e)
+
+
+cdef class EventRead(Read):
+    """The event itself (the input of an aggregate over whole events)."""
+
+    cdef object read(self, object e, list done):
+        return e
+
+
+cdef class Combined(Read):
+    """A condition over earlier probes (``and``, ``or``, ``not``, constants)."""
+
+    cdef Node node
+
+    def __init__(self, Node node):
+        self.node = node
+
+    cdef object read(self, object e, list done):
+        return self.node.value(tuple(done), ())
+
+
+class NotPlain(Exception):
+    """An aggregate input that is no plain number: the event goes to the interpreter."""
+
+
 cdef class Condition:
     """The loop condition of a partial match: ``took(run, e, probes)`` natively, asking the
     interpreted condition (``fallback(run, e)``) when a node raises."""
@@ -449,6 +534,27 @@ cdef class Condition:
             return self.fallback(run, e)
 
 
+cdef tuple _fresh_copies(tuple protos):
+    """A new partial match's aggregates: a copy of each empty prototype (``Sum``/``Avg`` natively,
+    slot for slot as their ``copy()``; any other by its own ``copy()``)."""
+    cdef Py_ssize_t i, n = len(protos)
+    cdef tuple out = PyTuple_New(n)
+    cdef PyObject* a
+    for i in range(n):
+        p = protos[i]
+        if type(p) is _avg_type or type(p) is _sum_type:
+            a = PyType_GenericAlloc(type(p), 0)
+            _store(a, A_TOTAL, _read(p, A_TOTAL))
+            _store(a, A_N, _read(p, A_N))
+            copy = <object>a
+            Py_DECREF(copy)  # why: the allocation's reference (the local holds its own)
+        else:
+            copy = p.copy()
+        Py_INCREF(copy)
+        PyTuple_SET_ITEM(out, i, copy)
+    return out
+
+
 cdef class LoopStep:
     """The loop plan's ``process(state, e, ctx)``: the generated step of ``nfa/loopgen.py``, native.
 
@@ -462,6 +568,9 @@ cdef class LoopStep:
     cdef object interp, window, name, chan, wt, wdef, probe, took, start, fresh
     cdef object ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid, report
     cdef object python, python_advance
+    cdef list reads
+    cdef Py_ssize_t lp_index, took_index
+    cdef tuple input_index, guard_index, protos
     cdef object start_wakes, cold_wakes, last_wakes
     cdef Condition condition
     cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts
@@ -470,7 +579,8 @@ cdef class LoopStep:
     def __init__(self, *, interp, window, name, chan, wt, wdef, probe, took, start, fresh,
                  ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid, start_wakes,
                  cold_wakes, last_wakes, last_aggs, updates, emit_timeouts, report, python,
-                 python_advance):
+                 python_advance, reads=None, lp_index=0, took_index=-1, input_index=(), guard_index=(),
+                 protos=None):
         if _loop_run is None or _state_type is None:
             raise RuntimeError("bind_loop_run() and bind_types() were not called")
         self.interp, self.window, self.name = interp, window, name
@@ -488,6 +598,24 @@ cdef class LoopStep:
         self.emit_timeouts = bool(emit_timeouts)
         self.report = report
         self.python, self.python_advance = python, python_advance
+        self.reads = None if reads is None else list(reads)
+        if self.reads is not None and not all(isinstance(r, Read) for r in self.reads):
+            raise TypeError("reads must be Read objects")
+        self.lp_index, self.took_index = lp_index, took_index
+        self.input_index, self.guard_index = tuple(input_index), tuple(guard_index)
+        self.protos = None if protos is None else tuple(protos)
+
+    cdef tuple _probes(self, object e):
+        """Every probe of the event, in order; then the guards (an input that is no plain number)."""
+        cdef list done = []
+        cdef Read r
+        for r in self.reads:
+            done.append(r.read(e, done))
+        for j in self.guard_index:
+            x = done[j]
+            if not (x is None or type(x) is float or type(x) is int):
+                raise NotPlain(x)
+        return tuple(done)
 
     cdef int _advance(self, object state, object t, object ctx) except -1:
         """``LoopPlan.advance``'s twin: the key's time moves to ``t``; partial matches whose window
@@ -589,14 +717,25 @@ cdef class LoopStep:
         cdef bint vl = bool(last) and (self.last_wakes is None or typ in self.last_wakes)
         if not hot and not vc and not vl and not starts:
             return  # why: no partial match can change and the event cannot start one
-        try:
-            probed = self.probe(e)
-        except Exception:  # why: an event-only condition raised: the interpreter records it
-            return self.interp(state, e, ctx)
-        cdef bint lp = probed[0]
-        took_all = probed[1]
-        cdef tuple inputs = probed[2]
-        cdef tuple probes = probed[3]
+        cdef tuple inputs, probes
+        cdef bint lp
+        if self.reads is not None:
+            try:
+                probes = self._probes(e)
+            except Exception:  # why: an event-only condition raised: the interpreter records it
+                return self.interp(state, e, ctx)
+            lp = probes[self.lp_index]
+            took_all = probes[self.took_index] if self.took_index >= 0 else None
+            inputs = tuple([probes[j] for j in self.input_index])
+        else:
+            try:
+                probed = self.probe(e)
+            except Exception:  # why: an event-only condition raised: the interpreter records it
+                return self.interp(state, e, ctx)
+            lp = probed[0]
+            took_all = probed[1]
+            inputs = probed[2]
+            probes = probed[3]
         cdef list runs
         # why the keys: a start event starts one partial match, so the loop's (hot and cold) have
         # distinct start ids and sort by them alone; those waiting for the last stage share them
@@ -697,7 +836,8 @@ cdef class LoopStep:
                 inst = ctx.new_instance()
                 r0 = rid
                 rid += 1
-                run = _new_run((t, _read(e, E_SEQ)), r0, self.n, t, t, inst, (e,), self.fresh(e))
+                aggs = self.fresh(e) if self.protos is None else _fresh_copies(self.protos)
+                run = _new_run((t, _read(e, E_SEQ)), r0, self.n, t, t, inst, (e,), aggs)
                 if nc and not cs and _get(nc[len(nc) - 1], START_ID) > _get(run, START_ID):
                     cs = True
                 nc.append(run)

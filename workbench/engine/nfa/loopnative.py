@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.engine.aggregates import Avg, Count, Sum, make_aggregate, value_with
 from workbench.engine.detection import new_match
 from workbench.engine.expr import clean, ir
-from workbench.engine.expr.values import ARITH
+from workbench.engine.expr.values import ARITH, EVENT_ATTRIBUTES, field_of
 from workbench.engine.native import MODULE
 from workbench.engine.nfa.chain import WINDOW_TIMER, by_start
 from workbench.engine.nfa.conditions import (
@@ -165,6 +165,75 @@ class _Nodes:
         return n.Aggregate(i, how, x, value_with, clean)
 
 
+class _Probing(Emitter):
+    """The emitter, noting beside each probe it registers what the probe reads, as the native
+    step's :class:`~workbench.engine._native.Read` (``None`` where it does not know)."""
+
+    def __init__(self, plan: LoopPlan, native: ModuleType) -> None:
+        super().__init__(plan)
+        self.n = native
+        self.reads: list[Any] = []
+        self.next_read: Any = None
+        #: the probe node of each condition that got a probe of its own (by ``id``)
+        self.of_cond: dict[int, Any] = {}
+
+    def probe(self, text: str) -> str:
+        name = super().probe(text)
+        self.reads.append(self.next_read)
+        self.next_read = None
+        return name
+
+    def gen(self, c: Cond) -> str:
+        if isinstance(c, Leaf) and c.pure is not None:
+            self.next_read = self.n.CallRead(c.pure)
+        elif isinstance(c, TypeIn):
+            self.next_read = self.n.TypeTest(c.types)
+        else:
+            return super().gen(c)
+        name = super().gen(c)
+        self.of_cond[id(c)] = self.n.Probe(len(self.probes) - 1)
+        return name
+
+    def expr(self, node: ir.Node, stage: str) -> str:
+        if isinstance(node, ir.Attr) and node.obj == ir.Name("e"):
+            n = self.n
+            self.next_read = (
+                n.CallRead(field_of, node.name)
+                if node.name in EVENT_ATTRIBUTES
+                else n.FieldRead(node.name, clean)
+            )
+        return super().expr(node, stage)
+
+    def input(self, i: int) -> str:
+        if i not in self.inputs:
+            field = self.plan.aggs.specs[i].field
+            self.next_read = self.n.EventRead() if field is None else self.n.FieldRead(field, clean)
+        return super().input(i)
+
+    def combined(self, c: Cond) -> Any:
+        """The node of a condition over probes already registered (``Unsupported``: another kind)."""
+        n = self.n
+        node = self.of_cond.get(id(c))
+        if node is not None:
+            return node
+        if isinstance(c, Const):
+            return n.Constant(bool(c.value))
+        if isinstance(c, Not):
+            return n.Negation(self.combined(c.inner))
+        if isinstance(c, And):
+            return n.Both(self.combined(c.left), self.combined(c.right))
+        if isinstance(c, Or):
+            return n.Either(self.combined(c.left), self.combined(c.right))
+        raise Unsupported
+
+    def last_is(self, c: Cond) -> None:
+        """The probe just registered is the condition ``c`` over earlier probes."""
+        try:
+            self.reads[-1] = self.n.Combined(self.combined(c))
+        except Unsupported:
+            self.reads[-1] = None  # why: the Python probe function evaluates them all
+
+
 def _indent(text: str) -> str:
     return "".join("    " + line + "\n" for line in text.splitlines())
 
@@ -176,15 +245,17 @@ def native_step(plan: LoopPlan) -> LoopStep | None:
         return None
     native = MODULE
     assert native is not None
-    per_run = needs_context(plan.take_cond)
     plain = compare_ops_are_plain()
-    em = Emitter(plan)
+    # why not plain too: then the Python step calls the interpreted condition per partial match
+    per_run = needs_context(plan.take_cond) or not plain
+    em = _Probing(plan, native)
     root = None
+    took_index = -1
     if per_run and plain:
         try:
             root = _Nodes(plan, em, native).cond(plan.take_cond)
         except Unsupported:  # why: start again as the Python step does (its inlined or called form)
-            em = Emitter(plan)
+            em = _Probing(plan, native)
     try:
         # why this order: the Python step's (the loop condition's probes, then the last stage's,
         # then the aggregates' inputs), so both evaluate the same expressions in the same order
@@ -192,9 +263,13 @@ def native_step(plan: LoopPlan) -> LoopStep | None:
             took = "took = None\n"
         elif plain:
             took = took_statement(plan, em)
+            if not per_run:
+                em.last_is(plan.take_cond)  # why: took = <the condition's own probe>
+                took_index = len(em.probes) - 1
         else:
             took = "took = _take_pred(e, _LC(_plan, run, e))"
         lp = em.probe(em.gen(plan.last_cond))
+        em.last_is(plan.last_cond)
         updates = [(i, _kind(plan, i), em.input(i)) for i in plan.agg_of[1]]
         start = start_test(plan, em)
         fresh = em.fresh_aggregates()
@@ -213,6 +288,8 @@ def native_step(plan: LoopPlan) -> LoopStep | None:
         + f"    return (lp, took, ({inputs}), ({''.join(f'{n}, ' for n in names)}))\n"
     )
     ns = namespace(plan, em)  # why last: it takes the constants every piece above registered
+    names = [n for n, _ in em.probes]
+    reads = em.reads if all(r is not None for r in em.reads) else None
     where = f"<loop plan {plan.name!r}, native>"
     condition: object = None
     if root is not None:
@@ -251,6 +328,13 @@ def native_step(plan: LoopPlan) -> LoopStep | None:
         report=_reporter(plan),
         python=generate(plan),  # why: the twin, for objects of other classes (a wrapped context)
         python_advance=type(plan).advance.__get__(plan),
+        reads=reads,
+        lp_index=names.index(lp),
+        took_index=took_index,
+        input_index=[names.index(x) for _, _, x in updates],
+        guard_index=[names.index(x) for x in sorted({x for _, _, x in updates})],
+        # why only then: the first stage's own aggregates take the event in fresh(e)
+        protos=None if plan.agg_of[0] else plan.aggs.fresh(),
     )
     return step
 

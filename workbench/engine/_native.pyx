@@ -193,7 +193,8 @@ SUM_OR_AVG, COUNT, OTHER = 0, 1, 2
 cdef object _state_type = None, _event_type = None, _ctx_type = None, _sum_type = None, _avg_type = None
 cdef Py_ssize_t S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED
 cdef Py_ssize_t E_TYPE, E_TIME, E_SEQ, E_KEY, E_FIELDS
-cdef Py_ssize_t C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE
+cdef Py_ssize_t C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE, C_PINDEX, C_BUDGET, C_SINK
+cdef object _sink_schedule = None, _heappush = None
 cdef Py_ssize_t A_TOTAL, A_N
 
 
@@ -212,7 +213,7 @@ def bind_types(state, event, ctx, sum_, avg):
     and the ``Sum`` and ``Avg`` aggregates (a ``TypeError`` when one lacks a slot it reads)."""
     global _state_type, _event_type, _ctx_type, _sum_type, _avg_type
     global S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED, E_TYPE, E_TIME, E_SEQ, E_KEY, E_FIELDS
-    global C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE, A_TOTAL, A_N
+    global C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE, C_PINDEX, C_BUDGET, C_SINK, A_TOTAL, A_N
     S_HOT, S_COLD, S_LAST = _offset(state, "hot"), _offset(state, "cold"), _offset(state, "last")
     S_TIME, S_NEXT_RID = _offset(state, "time"), _offset(state, "next_rid")
     S_SCHEDULED = _offset(state, "scheduled")
@@ -220,10 +221,44 @@ def bind_types(state, event, ctx, sum_, avg):
     E_KEY, E_FIELDS = _offset(event, "key"), _offset(event, "fields")
     C_TRACING, C_KEY, C_EMIT = _offset(ctx, "tracing"), _offset(ctx, "key"), _offset(ctx, "emit")
     C_NOW, C_KEYSTATE = _offset(ctx, "now"), _offset(ctx, "keystate")
+    C_PINDEX, C_BUDGET, C_SINK = _offset(ctx, "pindex"), _offset(ctx, "budget"), _offset(ctx, "sink")
     A_TOTAL, A_N = _offset(sum_, "total"), _offset(sum_, "n")
     if not issubclass(avg, sum_) or _offset(avg, "total") != A_TOTAL or _offset(avg, "n") != A_N:
         raise TypeError("Avg must keep Sum's slots")
     _state_type, _event_type, _ctx_type, _sum_type, _avg_type = state, event, ctx, sum_, avg
+
+
+def bind_timers(sink_schedule, heappush):
+    """Bind the engine's ``Timekeeping.schedule`` (the function the native ``schedule`` stands in
+    for when a context's sink has it) and ``heapq.heappush``."""
+    global _sink_schedule, _heappush
+    _sink_schedule, _heappush = sink_schedule, heappush
+
+
+cdef object _new_instance(object ctx):
+    """``HostContext.new_instance``'s twin (``ctx`` is exactly a bound ``HostContext``)."""
+    instances = _read(ctx, C_KEYSTATE).instances
+    pindex = _read(ctx, C_PINDEX)
+    n = instances.get(pindex)
+    if n is None:  # why: no live counter: count on past every released key's ids
+        n = _read(ctx, C_BUDGET).released.get(pindex, 0)
+    n += 1
+    instances[pindex] = n
+    return n
+
+
+cdef int _schedule(object ctx, object time, object token) except -1:
+    """``HostContext.schedule``'s twin, and the engine's ``Timekeeping.schedule`` when the sink's
+    is that one (``ctx`` is exactly a bound ``HostContext``)."""
+    counts = _read(ctx, C_KEYSTATE).timer_counts
+    pindex = _read(ctx, C_PINDEX)
+    counts[pindex] = counts.get(pindex, 0) + 1
+    sink = _read(ctx, C_SINK)
+    if _sink_schedule is not None and getattr(type(sink), "schedule", None) is _sink_schedule:
+        _heappush(sink._timers, (time, next(sink._timer_seq), _read(ctx, C_KEY), pindex, token))
+    else:
+        sink.schedule(time, _read(ctx, C_KEY), pindex, token)
+    return 0
 
 
 cdef inline object _read(object obj, Py_ssize_t offset):
@@ -438,7 +473,7 @@ cdef class Aggregate(Node):
 cdef class Read:
     """One probe: a value read from the event (``done``: the probes before it)."""
 
-    cdef object read(self, object e, list done):
+    cdef object read(self, object e, tuple done):
         raise NotImplementedError
 
 
@@ -455,7 +490,7 @@ cdef class TypeTest(Read):
         else:
             self.one, self.many = None, types
 
-    cdef object read(self, object e, list done):
+    cdef object read(self, object e, tuple done):
         typ = _read(e, E_TYPE) if type(e) is _event_type else e.type
         return typ == self.one if self.many is None else typ in self.many
 
@@ -468,7 +503,7 @@ cdef class FieldRead(Read):
     def __init__(self, name, clean):
         self.name, self.clean = name, clean
 
-    cdef object read(self, object e, list done):
+    cdef object read(self, object e, tuple done):
         fields = _read(e, E_FIELDS) if type(e) is _event_type else e.fields
         v = fields.get(self.name)
         if type(v) is float and v == v:  # why: a float that is not NaN is its own clean value
@@ -487,14 +522,14 @@ cdef class CallRead(Read):
         self.with_argument = len(argument) == 1
         self.argument = argument[0] if argument else None
 
-    cdef object read(self, object e, list done):
+    cdef object read(self, object e, tuple done):
         return self.function(e, self.argument) if self.with_argument else self.function(e)
 
 
 cdef class EventRead(Read):
     """The event itself (the input of an aggregate over whole events)."""
 
-    cdef object read(self, object e, list done):
+    cdef object read(self, object e, tuple done):
         return e
 
 
@@ -506,8 +541,8 @@ cdef class Combined(Read):
     def __init__(self, Node node):
         self.node = node
 
-    cdef object read(self, object e, list done):
-        return self.node.value(tuple(done), ())
+    cdef object read(self, object e, tuple done):
+        return self.node.value(done, ())
 
 
 class NotPlain(Exception):
@@ -570,7 +605,7 @@ cdef class LoopStep:
     cdef object python, python_advance
     cdef list reads
     cdef Py_ssize_t lp_index, took_index
-    cdef tuple input_index, guard_index, protos
+    cdef tuple input_index, guard_index, protos, in_order
     cdef object start_wakes, cold_wakes, last_wakes
     cdef Condition condition
     cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts
@@ -604,18 +639,26 @@ cdef class LoopStep:
         self.lp_index, self.took_index = lp_index, took_index
         self.input_index, self.guard_index = tuple(input_index), tuple(guard_index)
         self.protos = None if protos is None else tuple(protos)
+        self.in_order = tuple(range(len(self.updates)))
 
     cdef tuple _probes(self, object e):
-        """Every probe of the event, in order; then the guards (an input that is no plain number)."""
-        cdef list done = []
+        """Every probe of the event, in order; then the guards (an input that is no plain number).
+
+        One tuple, filled in order: a probe over earlier ones reads them from it (the slots after
+        the one being read are still empty, and an error frees the tuple as it is)."""
+        cdef Py_ssize_t i, n = len(self.reads)
+        cdef tuple done = PyTuple_New(n)
         cdef Read r
-        for r in self.reads:
-            done.append(r.read(e, done))
+        for i in range(n):
+            r = <Read>self.reads[i]
+            value = r.read(e, done)
+            Py_INCREF(value)
+            PyTuple_SET_ITEM(done, i, value)
         for j in self.guard_index:
             x = done[j]
             if not (x is None or type(x) is float or type(x) is int):
                 raise NotPlain(x)
-        return tuple(done)
+        return done
 
     cdef int _advance(self, object state, object t, object ctx) except -1:
         """``LoopPlan.advance``'s twin: the key's time moves to ``t``; partial matches whose window
@@ -664,10 +707,11 @@ cdef class LoopStep:
             deadline = start_ts + self.window
             if _read(state, S_SCHEDULED) != deadline:
                 _write(state, S_SCHEDULED, deadline)
-                ctx.schedule(deadline, self.timer)
+                _schedule(ctx, deadline, self.timer)
 
-    cdef inline void _update(self, object run, tuple inputs) except *:
-        """The loop stage's aggregates of ``run`` take the event (loopgen's ``_update``)."""
+    cdef inline void _update(self, object run, tuple values, tuple index) except *:
+        """The loop stage's aggregates of ``run`` take the event (loopgen's ``_update``): the ``j``-th
+        takes ``values[index[j]]``."""
         cdef Py_ssize_t j
         cdef tuple spec
         if not self.updates:
@@ -675,7 +719,7 @@ cdef class LoopStep:
         ra = _get(run, AGGS)
         for j in range(PyTuple_GET_SIZE(self.updates)):
             spec = <tuple>self.updates[j]
-            x = inputs[j]
+            x = values[<Py_ssize_t>index[j]]
             kind = spec[1]
             if kind == SUM_OR_AVG:
                 if x is not None:
@@ -717,7 +761,7 @@ cdef class LoopStep:
         cdef bint vl = bool(last) and (self.last_wakes is None or typ in self.last_wakes)
         if not hot and not vc and not vl and not starts:
             return  # why: no partial match can change and the event cannot start one
-        cdef tuple inputs, probes
+        cdef tuple inputs, probes, at
         cdef bint lp
         if self.reads is not None:
             try:
@@ -726,7 +770,7 @@ cdef class LoopStep:
                 return self.interp(state, e, ctx)
             lp = probes[self.lp_index]
             took_all = probes[self.took_index] if self.took_index >= 0 else None
-            inputs = tuple([probes[j] for j in self.input_index])
+            inputs, at = probes, self.input_index
         else:
             try:
                 probed = self.probe(e)
@@ -736,16 +780,24 @@ cdef class LoopStep:
             took_all = probed[1]
             inputs = probed[2]
             probes = probed[3]
+            at = self.in_order
         cdef list runs
         # why the keys: a start event starts one partial match, so the loop's (hot and cold) have
         # distinct start ids and sort by them alone; those waiting for the last stage share them
         if vc:
             if vl:
-                runs = sorted(hot + cold + last, key=self.by_start)
+                runs = hot + cold + last
+                runs.sort(key=self.by_start)
+            elif hot:
+                runs = hot + cold
+                runs.sort(key=self.by_sid)
             else:
-                runs = sorted(hot + cold, key=self.by_sid) if hot else cold
+                runs = cold
+        elif vl and hot:
+            runs = hot + last
+            runs.sort(key=self.by_start)
         elif vl:
-            runs = sorted(hot + last, key=self.by_start) if hot else last
+            runs = last
         else:
             runs = hot
         cdef list nh = []
@@ -798,7 +850,7 @@ cdef class LoopStep:
                     if took:
                         _set(run, RID, r0)
                         _set(run, PREV_TS, t)
-                        self._update(run, inputs)
+                        self._update(run, inputs, at)
                         _set(run, EVENTS, _plus(taken, e))
                         nh.append(run)
                     else:
@@ -822,7 +874,7 @@ cdef class LoopStep:
                     rid += 1
                     _set(run, CODE, 0 if code <= 1 else code - 1)
                     _set(run, PREV_TS, t)
-                    self._update(run, inputs)
+                    self._update(run, inputs, at)
                     _set(run, EVENTS, _plus(_get(run, EVENTS), e))
                     (nh if code <= 1 else nc).append(run)
                     self._fresh(state, run, ctx)
@@ -833,7 +885,7 @@ cdef class LoopStep:
             cs = (not vc and nc0 and len(nc) != nc0
                   and _get(nc[nc0 - 1], START_ID) > _get(nc[nc0], START_ID))
             if starts and self.start(e):
-                inst = ctx.new_instance()
+                inst = _new_instance(ctx)
                 r0 = rid
                 rid += 1
                 aggs = self.fresh(e) if self.protos is None else _fresh_copies(self.protos)
@@ -942,7 +994,10 @@ cdef class LoopFeed:
                 # why: a stamped event of the usual types needs no validation call (stamp() decides)
                 if type(e) is not event_type or _read(e, E_SEQ) < 0:
                     e = self.stamp(e, p)
-                t, key, typ = _parts(e, event_type)
+                if type(e) is event_type:
+                    t, key, typ = _read(e, E_TIME), _read(e, E_KEY), _read(e, E_TYPE)
+                else:
+                    t, key, typ = e.time, e.key, e.type
                 # why t - t: a NaN or infinite float time (of an event stamped already) is checked too
                 if not ((type(t) is int or (type(t) is float and t - t == 0))
                         and type(typ) is str

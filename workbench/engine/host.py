@@ -117,6 +117,8 @@ class HostContext:
     def react(self, reaction: Reaction) -> None:
         self.sink.react(reaction)
 
+    # (the native loop step has twins of schedule and new_instance: _native.pyx's _schedule and
+    # _new_instance; a change here goes there too, and the native-vs-Python tests compare them)
     def schedule(self, time: Time, token: Hashable) -> None:
         counts, pindex = self.keystate.timer_counts, self.pindex
         counts[pindex] = counts.get(pindex, 0) + 1

@@ -351,6 +351,7 @@ def _fed(pattern: SequencePattern, events: list[dict[str, Any]], feed_back: bool
         for part in (events[:half], events[half:]):  # why halves: the states in between count too
             engine.process_many(part)
             states += [_state(s) if isinstance(s, LoopState) else s for s in map(engine.state_of, "pp", "kl")]
+            states.append(sorted(engine._timers))  # the pending timers, their order numbers too
         engine.finish()
     except CepError as err:
         return type(err).__name__, str(err), seen

@@ -69,13 +69,17 @@ def _bind() -> bool:
     if MODULE is None:
         return False
     if not _bound:
+        import heapq
+
         from workbench.engine.events import Event
         from workbench.engine.host import HostContext
         from workbench.engine.nfa.loop import LoopRun, LoopState
+        from workbench.engine.timekeeping import Timekeeping
 
         try:
             MODULE.bind_loop_run(LoopRun)
             MODULE.bind_types(LoopState, Event, HostContext, Sum, Avg)
+            MODULE.bind_timers(Timekeeping.schedule, heapq.heappush)
         except TypeError:  # why: a native core built for other slots: the Python step works
             return False
         _bound = True

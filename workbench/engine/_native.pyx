@@ -67,6 +67,12 @@ def bind_detection(cls, no_measures):
 def new_match(pattern, key, instance, kind, time, events, channels):
     """``Detection(pattern, key, instance, kind, time, events, channels)`` with the default optional
     fields (the twin of ``detection._new_match_python``)."""
+    return _build_match(pattern, key, instance, kind, time, events, channels)
+
+
+cdef object _build_match(object pattern, object key, object instance, object kind, object time,
+                         object events, object channels):
+    """:func:`new_match`, for the native code's own calls."""
     if _detection is None:
         raise RuntimeError("bind_detection() was not called")
     cdef PyObject* d = PyType_GenericAlloc(_detection, 0)
@@ -194,7 +200,8 @@ cdef object _state_type = None, _event_type = None, _ctx_type = None, _sum_type 
 cdef Py_ssize_t S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED
 cdef Py_ssize_t E_TYPE, E_TIME, E_SEQ, E_KEY, E_FIELDS
 cdef Py_ssize_t C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE, C_PINDEX, C_BUDGET, C_SINK
-cdef object _sink_schedule = None, _heappush = None
+cdef object _sink_schedule = None, _heappush = None, _key_state_type = None
+cdef Py_ssize_t K_STATES, K_INSTANCES, K_TIMER_COUNTS
 cdef Py_ssize_t A_TOTAL, A_N
 
 
@@ -226,6 +233,21 @@ def bind_types(state, event, ctx, sum_, avg):
     if not issubclass(avg, sum_) or _offset(avg, "total") != A_TOTAL or _offset(avg, "n") != A_N:
         raise TypeError("Avg must keep Sum's slots")
     _state_type, _event_type, _ctx_type, _sum_type, _avg_type = state, event, ctx, sum_, avg
+
+
+def bind_key_state(cls):
+    """Bind the host's ``KeyState`` (the loop reads its three dicts' slots)."""
+    global _key_state_type, K_STATES, K_INSTANCES, K_TIMER_COUNTS
+    K_STATES, K_INSTANCES = _offset(cls, "states"), _offset(cls, "instances")
+    K_TIMER_COUNTS = _offset(cls, "timer_counts")
+    _key_state_type = cls
+
+
+cdef inline object _ks(object ks, Py_ssize_t offset, str name):
+    """A ``KeyState`` slot: at its offset for an exact ``KeyState``, else by name."""
+    if type(ks) is _key_state_type:
+        return _read(ks, offset)
+    return getattr(ks, name)
 
 
 def bind_timers(sink_schedule, heappush):
@@ -608,7 +630,7 @@ cdef class LoopStep:
     cdef tuple input_index, guard_index, protos, in_order
     cdef object start_wakes, cold_wakes, last_wakes
     cdef Condition condition
-    cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts
+    cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts, native_detect
     cdef tuple updates
 
     def __init__(self, *, interp, window, name, chan, wt, wdef, probe, took, start, fresh,
@@ -631,6 +653,7 @@ cdef class LoopStep:
         self.condition = took if isinstance(took, Condition) else None
         self.updates = tuple(updates)
         self.emit_timeouts = bool(emit_timeouts)
+        self.native_detect = detect is new_match  # why: then the builder is called in C directly
         self.report = report
         self.python, self.python_advance = python, python_advance
         self.reads = None if reads is None else list(reads)
@@ -690,6 +713,13 @@ cdef class LoopStep:
             self.report(expired, ctx)
         return 0
 
+    cdef object _match(self, object key, object inst, object t, tuple events):
+        """The detection of a match of ``events`` (its channels by its length)."""
+        channels = self.chan[len(events)]
+        if self.native_detect:
+            return _build_match(self.name, key, inst, "match", t, events, channels)
+        return self.detect(self.name, key, inst, "match", t, events, channels)
+
     def advance(self, state, t, ctx):
         """``LoopPlan.advance(state, t, ctx)``, natively."""
         self._advance(state, t, ctx)
@@ -737,6 +767,10 @@ cdef class LoopStep:
                 ra[spec[0]].update(x)
 
     def __call__(self, state, e, ctx):
+        return self._process(state, e, ctx)
+
+    cdef object _process(self, object state, object e, object ctx):
+        """The step (``__call__``), for the native loop's own calls."""
         if type(state) is not _state_type or type(e) is not _event_type or type(ctx) is not _ctx_type:
             return self.python(state, e, ctx)  # why: objects of other classes: the Python twin
         if _read(ctx, C_TRACING):
@@ -818,7 +852,7 @@ cdef class LoopStep:
                 rid += len(runs)
                 for run in runs:
                     ev = _plus(_get(run, EVENTS), e)
-                    done.append(detect(name, key, _get(run, INST), "match", t, ev, chan[len(ev)]))
+                    done.append(self._match(key, _get(run, INST), t, ev))
                 runs = []
             for i in range(len(runs)):
                 run = runs[i]
@@ -829,7 +863,7 @@ cdef class LoopStep:
                         if self.last_aggs:
                             self.ctake((), self.last_stage, e)
                         ev = _plus(_get(run, EVENTS), e)
-                        done.append(detect(name, key, _get(run, INST), "match", t, ev, chan[len(ev)]))
+                        done.append(self._match(key, _get(run, INST), t, ev))
                     else:
                         nl.append(run)
                     continue
@@ -862,7 +896,7 @@ cdef class LoopStep:
                         if self.last_aggs:
                             self.ctake((), self.last_stage, e)
                         ev = _plus(taken, e)
-                        done.append(detect(name, key, _get(run, INST), "match", t, ev, chan[len(ev)]))
+                        done.append(self._match(key, _get(run, INST), t, ev))
                     else:
                         w = _new_run(
                             _get(run, START_ID), r0 + 1, -2, _get(run, START_TS), prev, _get(run, INST), taken, ()
@@ -1019,23 +1053,24 @@ cdef class LoopFeed:
                         if tks is None:
                             tks = keys[tkey] = self.key_state()
                         if tp == 0:
-                            counts = tks.timer_counts
+                            counts = _ks(tks, K_TIMER_COUNTS, "timer_counts")
                             counts[0] -= 1
-                            st = tks.states.get(0)
+                            st = _ks(tks, K_STATES, "states").get(0)
                             if st is None:
-                                st = tks.states[0] = self.new_state(tkey)
+                                st = _ks(tks, K_STATES, "states")[0] = self.new_state(tkey)
                             _write(ctx, C_KEY, tkey)
                             _write(ctx, C_NOW, tt)
                             _write(ctx, C_KEYSTATE, tks)
                             self.on_timer(st, tt, token, ctx)
                             if self._idle_any(st) and not counts.get(0):
                                 counts.pop(0, None)
-                                del tks.states[0]
+                                del _ks(tks, K_STATES, "states")[0]
                                 if ctx.forget:
                                     ctx.forget_instances(tks, 0)
                         else:
                             host_fire(tks, tkey, tt, tp, token)
-                        if not (tks.states or tks.instances or tks.timer_counts):
+                        if not (_ks(tks, K_STATES, "states") or _ks(tks, K_INSTANCES, "instances")
+                                or _ks(tks, K_TIMER_COUNTS, "timer_counts")):
                             del keys[tkey]
                         if pending:  # why: the timer's transitions are complete: the engine delivers
                             engine._after(tt, out)
@@ -1047,7 +1082,7 @@ cdef class LoopFeed:
                     if not self._starts(typ):
                         continue  # why: no partial match to change and none to start
                     ks = keys[key] = self.key_state()
-                states = ks.states
+                states = _ks(ks, K_STATES, "states")
                 st = states.get(0)
                 if st is None and self._starts(typ):
                     st = states[0] = self.new_state(key)
@@ -1058,22 +1093,25 @@ cdef class LoopFeed:
                         _write(ctx, C_KEY, key)
                         _write(ctx, C_NOW, t)
                         _write(ctx, C_KEYSTATE, ks)
-                        step(st, e, ctx)
+                        step._process(st, e, ctx)
                     else:
                         _write(st, S_TIME, t)
-                    if self._idle(st) and not ks.timer_counts.get(0):
-                        ks.timer_counts.pop(0, None)
+                    if self._idle(st) and not _ks(ks, K_TIMER_COUNTS, "timer_counts").get(0):
+                        _ks(ks, K_TIMER_COUNTS, "timer_counts").pop(0, None)
                         del states[0]
                         if ctx.forget:
                             ctx.forget_instances(ks, 0)
-                if not states and not ks.instances and not ks.timer_counts:
+                if (not states and not _ks(ks, K_INSTANCES, "instances")
+                        and not _ks(ks, K_TIMER_COUNTS, "timer_counts")):
                     del keys[key]
                 if pending:  # why: the event's transitions are complete: the engine delivers
                     # why read here: only an event with outputs needs to know where they go
                     plain = (engine._on_detection is None and engine.derive is None and engine.collect
                              and type(engine).deliver is self.deliver)
                     for d in pending:
-                        if not plain or type(d) is not self.detection or d.extra:
+                        if not plain or type(d) is not self.detection or (
+                            _read(d, _offsets[9]) if type(d) is _detection else d.extra
+                        ):
                             break  # why: a callback, counter, fed event or other output: deliver() does it
                     else:  # why: only detections that are just collected: deliver()'s work, inline
                         out += pending

@@ -72,7 +72,7 @@ def _bind() -> bool:
         import heapq
 
         from workbench.engine.events import Event
-        from workbench.engine.host import HostContext
+        from workbench.engine.host import HostContext, KeyState
         from workbench.engine.nfa.loop import LoopRun, LoopState
         from workbench.engine.timekeeping import Timekeeping
 
@@ -80,6 +80,7 @@ def _bind() -> bool:
             MODULE.bind_loop_run(LoopRun)
             MODULE.bind_types(LoopState, Event, HostContext, Sum, Avg)
             MODULE.bind_timers(Timekeeping.schedule, heapq.heappush)
+            MODULE.bind_key_state(KeyState)
         except TypeError:  # why: a native core built for other slots: the Python step works
             return False
         _bound = True

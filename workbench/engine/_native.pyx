@@ -49,16 +49,9 @@ def bind_detection(cls, no_measures):
     ``TypeError`` (the caller then keeps the pure-Python ``new_match``).
     """
     global _detection, _no_measures
-    if not isinstance(cls, type) or tuple(cls.__dict__.get("__slots__", ())) != _DETECTION_SLOTS:
-        raise TypeError("Detection's slots are not the ones the native core stores")
-    if cls.__base__ is not object:
-        raise TypeError("Detection must derive from object alone")
-    member = type(cls.__dict__["pattern"])
-    for i, name in enumerate(_DETECTION_SLOTS):
-        descriptor = cls.__dict__[name]
-        if type(descriptor) is not member or type(descriptor).__name__ != "member_descriptor":
-            raise TypeError(f"Detection.{name} is not a slot")
-        _offsets[i] = (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
+    offsets = _exact_offsets(cls, _DETECTION_SLOTS)
+    for i in range(11):
+        _offsets[i] = offsets[i]
     _detection = cls
     _no_measures = no_measures
     return new_match
@@ -109,27 +102,10 @@ cdef object _loop_run = None
 cdef Py_ssize_t _run_offsets[8]
 
 
-
-
-def _offsets_of(cls, names):
-    """The slot offsets of ``cls`` for ``names`` (a ``TypeError`` unless they are its exact slots)."""
-    if not isinstance(cls, type) or tuple(cls.__dict__.get("__slots__", ())) != names:
-        raise TypeError(f"{getattr(cls, '__name__', cls)!r}'s slots are not the ones the native core uses")
-    if cls.__base__ is not object:
-        raise TypeError(f"{cls.__name__} must derive from object alone")
-    out = []
-    for name in names:
-        descriptor = cls.__dict__[name]
-        if type(descriptor).__name__ != "member_descriptor":
-            raise TypeError(f"{cls.__name__}.{name} is not a slot")
-        out.append((<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset)
-    return out
-
-
 def bind_loop_run(cls):
     """Make the loop step read and build instances of ``cls`` (``nfa.loop.LoopRun``)."""
     global _loop_run
-    offsets = _offsets_of(cls, _LOOP_RUN_SLOTS)
+    offsets = _exact_offsets(cls, _LOOP_RUN_SLOTS)
     for i in range(8):
         _run_offsets[i] = offsets[i]
     _loop_run = cls
@@ -213,6 +189,15 @@ cdef Py_ssize_t _offset(object cls, str name) except -1:
     if not issubclass(cls, descriptor.__objclass__):
         raise TypeError(f"{cls.__name__}.{name} is not a slot of its own or of a base")
     return (<PyMemberDescrObject*><PyObject*>descriptor).d_member.offset
+
+
+def _exact_offsets(cls, names):
+    """The offsets of ``names``, which must be exactly the slots ``cls`` declares (on ``object``)."""
+    if not isinstance(cls, type) or tuple(cls.__dict__.get("__slots__", ())) != names:
+        raise TypeError(f"{getattr(cls, '__name__', cls)!r}'s slots are not the ones the native core uses")
+    if cls.__base__ is not object:
+        raise TypeError(f"{cls.__name__} must derive from object alone")
+    return [_offset(cls, name) for name in names]
 
 
 def bind_types(state, event, ctx, sum_, avg):

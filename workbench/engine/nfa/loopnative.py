@@ -293,7 +293,6 @@ def native_step(plan: LoopPlan) -> LoopStep | None:
         + f"    return (lp, took, ({inputs}), ({''.join(f'{n}, ' for n in names)}))\n"
     )
     ns = namespace(plan, em)  # why last: it takes the constants every piece above registered
-    names = [n for n, _ in em.probes]
     reads = em.reads if all(r is not None for r in em.reads) else None
     where = f"<loop plan {plan.name!r}, native>"
     condition: object = None

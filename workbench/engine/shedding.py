@@ -112,7 +112,7 @@ def _target(matcher: Matcher, state: object) -> tuple[object, object]:
 def live(matcher: Matcher, state: object) -> int:
     """How many partial matches (or group instances) ``state`` holds (0: nothing this budget sheds)."""
     if type(state) is LoopState:  # why first: the budget counts every key's state, often a loop's
-        return len(state.hot) + len(state.cold) + len(state.last)
+        return state.partial_matches
     plan, st = _target(matcher, state)
     if isinstance(st, NFAState):
         return len(st.runs)

@@ -19,6 +19,7 @@ the generated Python step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +53,6 @@ from workbench.engine.nfa.loopgen import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from workbench.engine._native import LoopStep
     from workbench.engine.matcher import Context
     from workbench.engine.nfa.loop import LoopPlan, LoopRun
@@ -101,6 +100,19 @@ def _kind(plan: LoopPlan, i: int) -> int:
 _RICH = {"<": 0, "<=": 1, "==": 2, "!=": 3, ">": 4, ">=": 5}
 
 
+def _junctions(n: ModuleType, c: Cond, leaf: Callable[[Cond], Any]) -> Any:
+    """``c`` as native nodes: constants, ``not``, ``and`` and ``or`` here, any other part by ``leaf``
+    (left to right, as the emitter writes them)."""
+    if isinstance(c, Const):
+        return n.Constant(bool(c.value))
+    if isinstance(c, Not):
+        return n.Negation(_junctions(n, c.inner, leaf))
+    if isinstance(c, And | Or):
+        left, right = _junctions(n, c.left, leaf), _junctions(n, c.right, leaf)
+        return n.Both(left, right) if isinstance(c, And) else n.Either(left, right)
+    return leaf(c)
+
+
 class _Nodes:
     """The loop condition as native nodes: the twin of ``Emitter.gen``/``Emitter.expr``, node for
     node (event-only parts become the emitter's probes, so the step computes them once per event)."""
@@ -116,20 +128,14 @@ class _Nodes:
         return self.n.Probe(self.index(name))
 
     def cond(self, c: Cond) -> Any:
-        if isinstance(c, Leaf):
-            if c.pure is not None or c.tree is None:
-                return self.probe(self.em.gen(c))  # why: reads only the event (or Unsupported)
+        return _junctions(self.n, c, self.leaf)
+
+    def leaf(self, c: Cond) -> Any:
+        """A condition that is no junction: a probe when it reads only the event, else its tree."""
+        if isinstance(c, Leaf) and c.pure is None and c.tree is not None:
             return self.expr(c.tree, c.stage)
-        if isinstance(c, TypeIn):
-            return self.probe(self.em.gen(c))
-        if isinstance(c, Const):
-            return self.n.Constant(bool(c.value))
-        if isinstance(c, Not):
-            return self.n.Negation(self.cond(c.inner))
-        if isinstance(c, And):
-            return self.n.Both(self.cond(c.left), self.cond(c.right))
-        if isinstance(c, Or):
-            return self.n.Either(self.cond(c.left), self.cond(c.right))
+        if isinstance(c, Leaf | TypeIn):
+            return self.probe(self.em.gen(c))  # why: reads only the event (or Unsupported)
         raise Unsupported
 
     def expr(self, node: ir.Node, stage: str) -> Any:
@@ -217,19 +223,13 @@ class _Probing(Emitter):
 
     def combined(self, c: Cond) -> Any:
         """The node of a condition over probes already registered (``Unsupported``: another kind)."""
-        n = self.n
+        return _junctions(self.n, c, self.registered)
+
+    def registered(self, c: Cond) -> Any:
         node = self.of_cond.get(id(c))
-        if node is not None:
-            return node
-        if isinstance(c, Const):
-            return n.Constant(bool(c.value))
-        if isinstance(c, Not):
-            return n.Negation(self.combined(c.inner))
-        if isinstance(c, And):
-            return n.Both(self.combined(c.left), self.combined(c.right))
-        if isinstance(c, Or):
-            return n.Either(self.combined(c.left), self.combined(c.right))
-        raise Unsupported
+        if node is None:
+            raise Unsupported
+        return node
 
     def last_is(self, c: Cond) -> None:
         """The probe just registered is the condition ``c`` over earlier probes."""

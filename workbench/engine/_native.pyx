@@ -11,8 +11,10 @@ that the slot's member descriptor names, as CPython's own specialised attribute 
 second model of any object exists, so snapshots, traces and explain see the same objects.
 """
 
-from cpython.object cimport PyObject, PyObject_RichCompare
+from cpython.object cimport Py_EQ, Py_LT, PyObject, PyObject_RichCompare, PyObject_RichCompareBool
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
+from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
+from cpython.set cimport PySet_Contains
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
 
@@ -23,6 +25,10 @@ cdef extern from "Python.h":
         PyMemberDef* d_member
     PyObject* PyType_GenericAlloc(object cls, Py_ssize_t nitems) except NULL
     void PyObject_GC_UnTrack(void* obj)
+    long long PyLong_AsLongLongAndOverflow(object obj, int* overflow) except? -1
+    double PyFloat_AS_DOUBLE(object obj)
+    bint __builtin_saddll_overflow(long long a, long long b, long long* out)
+    bint __builtin_ssubll_overflow(long long a, long long b, long long* out)
 
 
 #: the slots of Detection in field order, as this file stores them
@@ -147,6 +153,59 @@ cdef object _new_run(object start_id, object rid, object code, object start_ts, 
     return out
 
 
+cdef int _order(object a, object b) except -2:
+    """-1 when ``a < b``; 0 when ``a == b``; 1 otherwise. For two tuples of one length (start ids:
+    a time and an arrival position) item by item, as Python compares tuples (the first items that
+    are not equal decide, by ``<``); for anything else by ``==``, then ``<``."""
+    cdef Py_ssize_t i
+    cdef int eq
+    if type(a) is tuple and type(b) is tuple and PyTuple_GET_SIZE(a) == PyTuple_GET_SIZE(b):
+        for i in range(PyTuple_GET_SIZE(a)):
+            x = <object>PyTuple_GET_ITEM(a, i)
+            y = <object>PyTuple_GET_ITEM(b, i)
+            eq = PyObject_RichCompareBool(x, y, Py_EQ)  # why: an item that is the other is equal
+            if not eq:
+                return -1 if PyObject_RichCompareBool(x, y, Py_LT) else 1
+        return 0
+    if PyObject_RichCompareBool(a, b, Py_EQ):
+        return 0
+    return -1 if PyObject_RichCompareBool(a, b, Py_LT) else 1
+
+
+cdef inline bint _before(object a, object b, bint by_rid) except -1:
+    """Whether partial match ``a`` sorts before ``b`` as their keys compare: ``start_id`` alone, or
+    (``by_rid``) ``(start_id, rid)``."""
+    sa, sb = _get(a, START_ID), _get(b, START_ID)
+    if not by_rid:
+        if type(sa) is tuple and type(sb) is tuple and PyTuple_GET_SIZE(sa) == PyTuple_GET_SIZE(sb):
+            return _order(sa, sb) < 0
+        return sa < sb
+    cdef int c = _order(sa, sb)  # why: a key tuple's items compare by == first, then <
+    return c < 0 if c else _get(a, RID) < _get(b, RID)
+
+
+cdef int _settle(list xs, Py_ssize_t n0, bint by_rid) except -1:
+    """Put ``xs`` in the order a stable sort by start id (then run id, ``by_rid``) gives, when
+    ``xs[:n0]`` is in that order already: each later element moves back to just after the last one
+    that does not sort after it. (A few partial matches join a sorted list: one comparison each
+    when they are in place, a binary search when not, where a sort would compare them all.)"""
+    cdef Py_ssize_t i, lo, hi, mid
+    for i in range(n0 if n0 > 1 else 1, len(xs)):
+        x = xs[i]
+        if not _before(x, xs[i - 1], by_rid):
+            continue  # why: in place, after everything before it
+        lo, hi = 0, i - 1  # why: xs[i - 1] sorts after x; find the first one that does
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _before(x, xs[mid], by_rid):
+                hi = mid
+            else:
+                lo = mid + 1
+        del xs[i]
+        xs.insert(lo, x)
+    return 0
+
+
 cdef inline tuple _plus(tuple events, object e):
     """``(*events, e)``."""
     cdef Py_ssize_t n = PyTuple_GET_SIZE(events), i
@@ -244,7 +303,7 @@ def bind_timers(sink_schedule, heappush):
 
 cdef object _new_instance(object ctx):
     """``HostContext.new_instance``'s twin (``ctx`` is exactly a bound ``HostContext``)."""
-    instances = _read(ctx, C_KEYSTATE).instances
+    cdef dict instances = <dict?>_ks(_read(ctx, C_KEYSTATE), K_INSTANCES, "instances")
     pindex = _read(ctx, C_PINDEX)
     n = instances.get(pindex)
     if n is None:  # why: no live counter: count on past every released key's ids
@@ -257,7 +316,7 @@ cdef object _new_instance(object ctx):
 cdef int _schedule(object ctx, object time, object token) except -1:
     """``HostContext.schedule``'s twin, and the engine's ``Timekeeping.schedule`` when the sink's
     is that one (``ctx`` is exactly a bound ``HostContext``)."""
-    counts = _read(ctx, C_KEYSTATE).timer_counts
+    cdef dict counts = <dict?>_ks(_read(ctx, C_KEYSTATE), K_TIMER_COUNTS, "timer_counts")
     pindex = _read(ctx, C_PINDEX)
     counts[pindex] = counts.get(pindex, 0) + 1
     sink = _read(ctx, C_SINK)
@@ -283,6 +342,55 @@ cdef inline void _write(object obj, Py_ssize_t offset, object value):
     Py_INCREF(value)
     slot[0] = <PyObject*>value
     Py_XDECREF(old)
+
+
+cdef inline bint _passed(object start, object window, object t) except -1:
+    """``start + window <= t``: a window has passed. In C when all three are ints of 64 bits or
+    all three floats (the same IEEE sum and comparison as Python's); else by Python's arithmetic."""
+    cdef long long s, w, now, deadline
+    cdef int o1 = 1, o2 = 1, o3 = 1
+    if type(start) is int and type(window) is int and type(t) is int:
+        s = PyLong_AsLongLongAndOverflow(start, &o1)
+        w = PyLong_AsLongLongAndOverflow(window, &o2)
+        now = PyLong_AsLongLongAndOverflow(t, &o3)
+        # why the overflow tests: a number past 64 bits, or a sum past them, takes Python's way
+        if not (o1 or o2 or o3) and not __builtin_saddll_overflow(s, w, &deadline):
+            return deadline <= now
+    elif type(start) is float and type(window) is float and type(t) is float:
+        return PyFloat_AS_DOUBLE(start) + PyFloat_AS_DOUBLE(window) <= PyFloat_AS_DOUBLE(t)
+    return start + window <= t
+
+
+cdef inline bint _wakes_on(object types, object typ) except -1:
+    """Whether an event of type ``typ`` can change what waits on ``types`` (``None``: any type)."""
+    if types is None:
+        return True
+    if type(types) is frozenset:  # why: the set's own lookup, without the generic ``in``
+        return PySet_Contains(types, typ)
+    return typ in types
+
+
+cdef inline bint _int_limit(object window, object t, long long* limit):
+    """Store ``t - window`` in ``limit`` when both are ints of 64 bits and so is the difference."""
+    cdef int o1 = 1, o2 = 1
+    if type(window) is not int or type(t) is not int:
+        return False
+    w = PyLong_AsLongLongAndOverflow(window, &o1)
+    now = PyLong_AsLongLongAndOverflow(t, &o2)
+    return not (o1 or o2) and not __builtin_ssubll_overflow(now, w, limit)
+
+
+cdef inline bint _passed_by(object start, object window, object t, bint exact, long long limit) except -1:
+    """:func:`_passed` for many partial matches at one ``t``: with ``exact``, ``limit`` is
+    ``t - window`` (from :func:`_int_limit`), and an int ``start`` of 64 bits compares with it in C
+    (for ints, ``start + window <= t`` exactly when ``start <= t - window``)."""
+    cdef int o = 1
+    cdef long long s
+    if exact and type(start) is int:
+        s = PyLong_AsLongLongAndOverflow(start, &o)
+        if not o:
+            return s <= limit
+    return start + window <= t
 
 
 # ------------------------------------------------------------- conditions over a partial match
@@ -434,6 +542,8 @@ cdef class IsNull(Node):
 
 #: how an aggregate is read (the inlined source's forms)
 AVG_WITH, GET_WITH, VALUE_WITH, GET = 0, 1, 2, 3
+#: counts below this convert to a double exactly (2**53)
+cdef long long _EXACT = 9007199254740992
 
 
 cdef class Aggregate(Node):
@@ -450,6 +560,8 @@ cdef class Aggregate(Node):
         self.value_with, self.clean = value_with, clean
 
     cdef object value(self, tuple probes, tuple aggs):
+        cdef long long count
+        cdef int overflow = 0
         a = aggs[self.index]
         if self.how == GET:
             v = a.get()
@@ -459,7 +571,15 @@ cdef class Aggregate(Node):
                 if x is None:
                     v = a.get()
                 elif type(a) is _avg_type:  # why: Avg.get_with inline, its slots read directly
-                    v = (_read(a, A_TOTAL) + x) / (_read(a, A_N) + 1)
+                    total, n = _read(a, A_TOTAL), _read(a, A_N)
+                    count = -1
+                    if type(total) is float and type(x) is float and type(n) is int:
+                        count = PyLong_AsLongLongAndOverflow(n, &overflow)
+                    if 0 <= count < _EXACT and not overflow:
+                        # why: the same IEEE sum and quotient as Python's, without two objects
+                        v = (PyFloat_AS_DOUBLE(total) + PyFloat_AS_DOUBLE(x)) / <double>(count + 1)
+                    else:
+                        v = (total + x) / (n + 1)
                 else:
                     v = (a.total + x) / (a.n + 1)
             elif self.how == GET_WITH:
@@ -512,7 +632,8 @@ cdef class FieldRead(Read):
 
     cdef object read(self, object e, tuple done):
         fields = _read(e, E_FIELDS) if type(e) is _event_type else e.fields
-        v = fields.get(self.name)
+        # why the test: a dict's own get, without looking the method up
+        v = (<dict>fields).get(self.name) if type(fields) is dict else fields.get(self.name)
         if type(v) is float and v == v:  # why: a float that is not NaN is its own clean value
             return v
         return self.clean(v)
@@ -607,7 +728,8 @@ cdef class LoopStep:
     ``start(e)`` and ``fresh(e)`` for a new partial match.
     """
 
-    cdef object interp, window, name, chan, wt, wdef, probe, took, start, fresh
+    cdef object interp, window, name, chan, wdef, probe, took, start, fresh
+    cdef dict wt
     cdef object ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid, report
     cdef object python, python_advance
     cdef list reads
@@ -617,12 +739,16 @@ cdef class LoopStep:
     cdef Condition condition
     cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts, native_detect
     cdef tuple updates
+    cdef Read start_read
+    #: while the native loop runs: the engine's ``emit`` and the list it appends to (see LoopFeed)
+    cdef object sink_emit
+    cdef list sink_list
 
     def __init__(self, *, interp, window, name, chan, wt, wdef, probe, took, start, fresh,
                  ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid, start_wakes,
                  cold_wakes, last_wakes, last_aggs, updates, emit_timeouts, report, python,
                  python_advance, reads=None, lp_index=0, took_index=-1, input_index=(), guard_index=(),
-                 protos=None):
+                 protos=None, start_read=None):
         if _loop_run is None or _state_type is None:
             raise RuntimeError("bind_loop_run() and bind_types() were not called")
         self.interp, self.window, self.name = interp, window, name
@@ -648,6 +774,8 @@ cdef class LoopStep:
         self.input_index, self.guard_index = tuple(input_index), tuple(guard_index)
         self.protos = None if protos is None else tuple(protos)
         self.in_order = tuple(range(len(self.updates)))
+        self.start_read = start_read
+        self.sink_emit, self.sink_list = None, None
 
     cdef tuple _probes(self, object e):
         """Every probe of the event, in order; then the guards (an input that is no plain number).
@@ -673,7 +801,8 @@ cdef class LoopStep:
         passed go (``report(expired, ctx)`` times them out or traces them when anything reads them)."""
         cdef list runs, expired = []
         cdef Py_ssize_t k, n
-        cdef bint report
+        cdef bint report, exact
+        cdef long long limit = 0
         if type(state) is not _state_type or type(ctx) is not _ctx_type:
             self.python_advance(state, t, ctx)  # why: objects of other classes: the Python twin
             return 0
@@ -684,10 +813,11 @@ cdef class LoopStep:
             return 0
         window = self.window
         report = self.emit_timeouts or _read(ctx, C_TRACING)  # why: else nothing reads the expired
+        exact = _int_limit(window, t, &limit)
         for runs in (_read(state, S_HOT), _read(state, S_COLD), _read(state, S_LAST)):
             k = 0
             n = len(runs)
-            while k < n and _get(runs[k], START_TS) + window <= t:
+            while k < n and _passed_by(_get(runs[k], START_TS), window, t, exact, limit):
                 k += 1
             if k:
                 if report:
@@ -713,24 +843,25 @@ cdef class LoopStep:
         """``LoopPlan.on_timer(state, t, token, ctx)``: a window deadline passed with no event."""
         self._advance(state, t, ctx)
 
-    cdef inline void _fresh(self, object state, object run, object ctx) except *:
+    cdef inline int _fresh(self, object state, object run, object ctx) except -1:
         """Ask for a timer at the window deadline of the new partial match ``run``."""
         if not self.windowed:
-            return
+            return 0
         start_ts = _get(run, START_TS)
         if _get(run, PREV_TS) == start_ts:
             deadline = start_ts + self.window
             if _read(state, S_SCHEDULED) != deadline:
                 _write(state, S_SCHEDULED, deadline)
                 _schedule(ctx, deadline, self.timer)
+        return 0
 
-    cdef inline void _update(self, object run, tuple values, tuple index) except *:
+    cdef inline int _update(self, object run, tuple values, tuple index) except -1:
         """The loop stage's aggregates of ``run`` take the event (loopgen's ``_update``): the ``j``-th
         takes ``values[index[j]]``."""
         cdef Py_ssize_t j
         cdef tuple spec
         if not self.updates:
-            return
+            return 0
         ra = _get(run, AGGS)
         for j in range(PyTuple_GET_SIZE(self.updates)):
             spec = <tuple>self.updates[j]
@@ -750,6 +881,7 @@ cdef class LoopStep:
                     ra[spec[0]].n += 1
             else:
                 ra[spec[0]].update(x)
+        return 0
 
     def __call__(self, state, e, ctx):
         return self._process(state, e, ctx)
@@ -763,10 +895,12 @@ cdef class LoopStep:
         t = _read(e, E_TIME)
         cdef list hot = _read(state, S_HOT), cold = _read(state, S_COLD), last = _read(state, S_LAST)
         window = self.window
+        cdef long long limit = 0
+        cdef bint exact = self.windowed and _int_limit(window, t, &limit)
         if self.windowed and (
-            (hot and _get(hot[0], START_TS) + window <= t)
-            or (cold and _get(cold[0], START_TS) + window <= t)
-            or (last and _get(last[0], START_TS) + window <= t)
+            (hot and _passed_by(_get(hot[0], START_TS), window, t, exact, limit))
+            or (cold and _passed_by(_get(cold[0], START_TS), window, t, exact, limit))
+            or (last and _passed_by(_get(last[0], START_TS), window, t, exact, limit))
         ):
             self._advance(state, t, ctx)  # why: some partial match's window has passed
             hot, cold, last = _read(state, S_HOT), _read(state, S_COLD), _read(state, S_LAST)
@@ -775,9 +909,9 @@ cdef class LoopStep:
             if now is None or t > now:
                 _write(state, S_TIME, t)
         typ = _read(e, E_TYPE)
-        cdef bint starts = self.start_wakes is None or typ in self.start_wakes
-        cdef bint vc = bool(cold) and (self.cold_wakes is None or typ in self.cold_wakes)
-        cdef bint vl = bool(last) and (self.last_wakes is None or typ in self.last_wakes)
+        cdef bint starts = _wakes_on(self.start_wakes, typ)
+        cdef bint vc = bool(cold) and _wakes_on(self.cold_wakes, typ)
+        cdef bint vl = bool(last) and _wakes_on(self.last_wakes, typ)
         if not hot and not vc and not vl and not starts:
             return  # why: no partial match can change and the event cannot start one
         cdef tuple inputs, probes, at
@@ -802,19 +936,21 @@ cdef class LoopStep:
             at = self.in_order
         cdef list runs
         # why the keys: a start event starts one partial match, so the loop's (hot and cold) have
-        # distinct start ids and sort by them alone; those waiting for the last stage share them
+        # distinct start ids and sort by them alone; those waiting for the last stage share them.
+        # Each list is sorted and every key is distinct, so inserting one list's partial matches
+        # into another gives the order of the Python step's sort
         if vc:
-            if vl:
-                runs = hot + cold + last
-                runs.sort(key=self.by_start)
-            elif hot:
-                runs = hot + cold
-                runs.sort(key=self.by_sid)
+            if hot:
+                runs = cold + hot  # why this way round: distinct keys, and hot is the shorter
+                _settle(runs, len(cold), False)
             else:
                 runs = cold
+            if vl:  # why: the loop's, now sorted, by start id and run id with the waits
+                runs = last + runs
+                _settle(runs, len(last), True)
         elif vl and hot:
-            runs = hot + last
-            runs.sort(key=self.by_start)
+            runs = last + hot  # why this way round: distinct (start id, run id) keys
+            _settle(runs, len(last), True)
         elif vl:
             runs = last
         else:
@@ -822,8 +958,8 @@ cdef class LoopStep:
         cdef list nh = []
         cdef list nc = [] if vc else cold
         cdef list nl = [] if vl else last
-        cdef Py_ssize_t nc0 = len(nc), nl0 = len(nl), i
-        cdef list done = []
+        cdef Py_ssize_t nc0 = len(nc), nl0 = len(nl), i, sorted_to
+        cdef list done = None  # why None: most events complete nothing (made at the first match)
         cdef tuple wk = self.wt.get(typ, self.wdef)
         cdef long long rid = _read(state, S_NEXT_RID), r0
         cdef long code
@@ -835,6 +971,7 @@ cdef class LoopStep:
             if runs is last and lp and not self.last_aggs:
                 # why: only the waits for the last stage are visited and the event completes every one
                 rid += len(runs)
+                done = []
                 for run in runs:
                     ev = _plus(_get(run, EVENTS), e)
                     done.append(self._match(key, _get(run, INST), t, ev))
@@ -848,6 +985,8 @@ cdef class LoopStep:
                         if self.last_aggs:
                             self.ctake((), self.last_stage, e)
                         ev = _plus(_get(run, EVENTS), e)
+                        if done is None:
+                            done = []
                         done.append(self._match(key, _get(run, INST), t, ev))
                     else:
                         nl.append(run)
@@ -881,6 +1020,8 @@ cdef class LoopStep:
                         if self.last_aggs:
                             self.ctake((), self.last_stage, e)
                         ev = _plus(taken, e)
+                        if done is None:
+                            done = []
                         done.append(self._match(key, _get(run, INST), t, ev))
                     else:
                         w = _new_run(
@@ -903,7 +1044,8 @@ cdef class LoopStep:
             # was visited; else nc is the old sorted cold plus sorted successors: compare at the seam
             cs = (not vc and nc0 and len(nc) != nc0
                   and _get(nc[nc0 - 1], START_ID) > _get(nc[nc0], START_ID))
-            if starts and self.start(e):
+            sorted_to = len(nc) if vc else nc0  # why: nc[:sorted_to] is in order (see above)
+            if starts and (self.start(e) if self.start_read is None else self.start_read.read(e, ())):
                 inst = _new_instance(ctx)
                 r0 = rid
                 rid += 1
@@ -916,19 +1058,22 @@ cdef class LoopStep:
         finally:
             _write(state, S_NEXT_RID, rid)
         if cs:
-            nc.sort(key=self.by_sid)
-        # why: see loopgen's template (the waits' order)
+            _settle(nc, sorted_to, False)
+        # why: see loopgen's template (the waits' order); the old waits nl[:nl0] are in order
         if vl and not lp:
             nl.sort(key=self.by_start)
         elif nl0 and len(nl) != nl0 and _get(nl[nl0 - 1], START_ID) > _get(nl[nl0], START_ID):
-            nl.sort(key=self.by_sid)
+            _settle(nl, nl0, False)
         _write(state, S_HOT, nh)
         _write(state, S_COLD, nc)
         _write(state, S_LAST, nl)
-        if done:
+        if done is not None:
             emit = _read(ctx, C_EMIT)
-            for d in done:
-                emit(d)
+            if emit is self.sink_emit:  # why: the engine's own emit appends to the list the loop gave
+                self.sink_list.extend(done)
+            else:
+                for d in done:
+                    emit(d)
         if self.capped and len(nh) + len(nc) + len(nl) > self.cap:
             self.capfn(state, ctx, self.cap)
 
@@ -952,21 +1097,24 @@ cdef class LoopFeed:
 
     cdef LoopStep step
     cdef object name, union, new_state, is_idle, on_timer, stamp, sync, key_state, detection, event
-    cdef object deliver
+    cdef object deliver, outputs_emit
     cdef object heappop
+    cdef bint step_timer
 
     def __init__(self, *, step, name, union, new_state, is_idle, on_timer, stamp, sync, key_state,
-                 detection, event, deliver, heappop):
+                 detection, event, deliver, heappop, outputs_emit=None):
         if _state_type is None:
             raise RuntimeError("bind_types() was not called")
         self.step, self.name, self.union, self.new_state = step, name, union, new_state
         self.is_idle = is_idle
         self.on_timer, self.stamp, self.sync, self.key_state = on_timer, stamp, sync, key_state
         self.detection, self.event, self.deliver, self.heappop = detection, event, deliver, heappop
+        self.outputs_emit = outputs_emit
+        self.step_timer = on_timer == step.on_timer  # why: then the step's expiry is called in C
 
     cdef bint _starts(self, object typ):
         """The kernel's start test (the step's start wakes; ``None``: any type)."""
-        return self.step.start_wakes is None or typ in self.step.start_wakes
+        return _wakes_on(self.step.start_wakes, typ)
 
     cdef bint _wakes(self, object st, object typ, object t) except -1:
         """The kernel's guard: whether the step can change the key's state, or only moves its clock."""
@@ -975,12 +1123,12 @@ cdef class LoopFeed:
         if _read(st, S_HOT):
             return True
         cold = _read(st, S_COLD)
-        if cold and ((step.cold_wakes is None or typ in step.cold_wakes)
-                     or (step.windowed and _get(cold[0], START_TS) + step.window <= t)):
+        if cold and (_wakes_on(step.cold_wakes, typ)
+                     or (step.windowed and _passed(_get(cold[0], START_TS), step.window, t))):
             return True
         last = _read(st, S_LAST)
-        if last and ((step.last_wakes is None or typ in step.last_wakes)
-                     or (step.windowed and _get(last[0], START_TS) + step.window <= t)):
+        if last and (_wakes_on(step.last_wakes, typ)
+                     or (step.windowed and _passed(_get(last[0], START_TS), step.window, t))):
             return True
         return self._starts(typ)
 
@@ -1005,7 +1153,15 @@ cdef class LoopFeed:
         ctx.pindex = 0
         ctx.pattern = self.name
         event_type, union, step = self.event, self.union, self.step
-        cdef dict states
+        cdef dict states, counts
+        # why: while this loop runs, the step hands its detections straight to the pending list when
+        # the context's emit is the engine's own (which appends them there), without a call each
+        emit = _read(ctx, C_EMIT)
+        saved = step.sink_emit, step.sink_list
+        if (self.outputs_emit is not None and PyMethod_Check(emit)
+                and <object>PyMethod_GET_FUNCTION(emit) is self.outputs_emit
+                and <object>PyMethod_GET_SELF(emit) is engine):
+            step.sink_emit, step.sink_list = emit, pending
         try:
             for e in it:
                 p = pos
@@ -1038,15 +1194,18 @@ cdef class LoopFeed:
                         if tks is None:
                             tks = keys[tkey] = self.key_state()
                         if tp == 0:
-                            counts = _ks(tks, K_TIMER_COUNTS, "timer_counts")
+                            counts = <dict?>_ks(tks, K_TIMER_COUNTS, "timer_counts")
                             counts[0] -= 1
-                            st = _ks(tks, K_STATES, "states").get(0)
+                            st = (<dict?>_ks(tks, K_STATES, "states")).get(0)
                             if st is None:
                                 st = _ks(tks, K_STATES, "states")[0] = self.new_state(tkey)
                             _write(ctx, C_KEY, tkey)
                             _write(ctx, C_NOW, tt)
                             _write(ctx, C_KEYSTATE, tks)
-                            self.on_timer(st, tt, token, ctx)
+                            if self.step_timer:
+                                step._advance(st, tt, ctx)
+                            else:
+                                self.on_timer(st, tt, token, ctx)
                             if self._idle_any(st) and not counts.get(0):
                                 counts.pop(0, None)
                                 del _ks(tks, K_STATES, "states")[0]
@@ -1081,8 +1240,8 @@ cdef class LoopFeed:
                         step._process(st, e, ctx)
                     else:
                         _write(st, S_TIME, t)
-                    if self._idle(st) and not _ks(ks, K_TIMER_COUNTS, "timer_counts").get(0):
-                        _ks(ks, K_TIMER_COUNTS, "timer_counts").pop(0, None)
+                    if self._idle(st) and not (<dict?>_ks(ks, K_TIMER_COUNTS, "timer_counts")).get(0):
+                        (<dict?>_ks(ks, K_TIMER_COUNTS, "timer_counts")).pop(0, None)
                         del states[0]
                         if ctx.forget:
                             ctx.forget_instances(ks, 0)
@@ -1111,6 +1270,7 @@ cdef class LoopFeed:
                         closed_at = wm if closed and wm >= seen else None
                         pos = clock.next_seq
         finally:
+            step.sink_emit, step.sink_list = saved
             self.sync(clock, seen, pos)
         return None
 

@@ -358,6 +358,7 @@ def _native_loop(matchers: Sequence[Matcher], tracing: bool) -> Loop | None:
         event=Event,
         deliver=Outputs.deliver,
         heappop=heapq.heappop,
+        outputs_emit=Outputs.emit,
     )
     return feed
 

@@ -9,6 +9,7 @@ interpreted) the per-key states themselves after every event, with a snapshot re
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pickle
 import warnings
@@ -68,14 +69,15 @@ def gen_patterns() -> st.SearchStrategy[SequencePattern]:
 
 
 @st.composite
-def gen_streams(draw: st.DrawFn, ordered: bool = True) -> list[dict[str, Any]]:
-    """Events with int, float, NaN, None, string and missing fields, in or out of order."""
+def gen_streams(draw: st.DrawFn, ordered: bool = True, base: int | float = 0) -> list[dict[str, Any]]:
+    """Events with int, float, NaN, None, string and missing fields, in or out of order (times from
+    ``base`` on)."""
     out, t = [], 0
     for _ in range(draw(st.integers(0, 40))):
         t = t + draw(st.integers(0, 3)) if ordered else draw(st.integers(0, 30))
         row: dict[str, Any] = {
             "type": draw(st.sampled_from("abcd")),
-            "time": t,
+            "time": base + t,
             "key": draw(st.sampled_from("kl")),
         }
         if draw(st.integers(0, 9)):
@@ -86,6 +88,11 @@ def gen_streams(draw: st.DrawFn, ordered: bool = True) -> list[dict[str, Any]]:
             row["s"] = "x"
         out.append(row)
     return out
+
+
+def gen_streams_from(base: int | float) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """:func:`gen_streams` with times from ``base`` on."""
+    return gen_streams(base=base)
 
 
 def interpreted(pattern: SequencePattern) -> NFAMatcher:
@@ -224,6 +231,28 @@ def test_the_native_step_steps_like_the_generated_python_step(
     assert _run(generated_python(pattern), events, strict=strict, snapshot_at=snapshot_at, after=nat) == want
 
 
+#: first times at which the native step's window arithmetic changes form: ints of 64 bits, sums and
+#: differences past them, ints past them, and floats (with a float window too)
+EDGE_TIMES = [2**62, 2**63 - 30, -(2**63) - 5, 2**64, 0.5, 2.0**60]
+
+
+@pytest.mark.skipif(native.MODULE is None, reason="the native core is not in use here")
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gen_patterns(), st.sampled_from(EDGE_TIMES).flatmap(gen_streams_from), st.booleans())
+def test_the_native_step_keeps_pythons_arithmetic_at_any_time(
+    pattern: SequencePattern, events: list[dict[str, Any]], float_window: bool
+) -> None:
+    """Windows expire at the same events as in Python when times are past 64 bits or floats."""
+    if float_window and pattern.within_ms is not None:
+        pattern = dataclasses.replace(pattern, within_ms=pattern.within_ms + 0.5)
+    nat = NFAMatcher(pattern)
+    python = generated_python(pattern)
+    if python.process is python.plan.interpret:
+        return
+    assert type(nat.process).__name__ == "LoopStep"
+    assert _run(nat, events, states=True) == _run(python, events, states=True)
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(gen_patterns(), gen_streams(), st.booleans())
 def test_generated_code_equals_the_general_nfa(
@@ -295,6 +324,35 @@ def test_waits_of_older_partial_matches_merge_into_the_list_in_order() -> None:
     assert got == want
     assert len(got[0]) > 10  # matches and time-outs of both partial matches
     assert got[0] == _run(NFAMatcher(p, specialise=False), events)[0]
+
+
+@pytest.mark.skipif(native.MODULE is None, reason="the native core is not in use here")
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from("aaabbbbbcd"), min_size=5, max_size=70),
+    st.sampled_from([None, 15, 30]),
+    st.sampled_from(["e.v >= 0", "avg_b > 1", "avg_b < 2 or e.v > 2"]),
+)
+def test_many_overlapping_partial_matches_keep_the_python_steps_order(
+    types: list[str], window: int | None, condition: str
+) -> None:
+    # One key and many overlapping partial matches: long lists, whose new members (an older partial
+    # match's waits, a start) the native step inserts far back, where the Python step re-sorts
+    p = SequencePattern(
+        "p",
+        (
+            Stage("a", types=("a",)),
+            Stage("b", condition, RELAXED, types=("b",), quantifier=Quantifier.one_or_more()),
+            Stage("c", types=("c",)),
+        ),
+        within_ms=window,
+        # (a count's input is the event, which sends each event to the interpreter: none here)
+        aggregates=(AggregateSpec("avg_b", "avg", "b", "v", include_current=True),),
+    )
+    events = [{"type": t, "time": i, "key": "k", "v": i % 4} for i, t in enumerate(types)]
+    nat = NFAMatcher(p)
+    assert type(nat.process).__name__ == "LoopStep"
+    assert _run(nat, events, states=True) == _run(generated_python(p), events, states=True)
 
 
 def _batch(matcher: NFAMatcher, events: list[dict[str, Any]]) -> Any:

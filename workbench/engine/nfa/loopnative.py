@@ -339,6 +339,8 @@ def native_step(plan: LoopPlan) -> LoopStep | None:
         guard_index=[names.index(x) for x in sorted({x for _, _, x in updates})],
         # why only then: the first stage's own aggregates take the event in fresh(e)
         protos=None if plan.agg_of[0] else plan.aggs.fresh(),
+        # why only a type test: the usual start, and then ``start(e)`` is one native membership test
+        start_read=native.TypeTest(plan.start_cond.types) if isinstance(plan.start_cond, TypeIn) else None,
     )
     return step
 

@@ -14,6 +14,7 @@ second model of any object exists, so snapshots, traces and explain see the same
 from cpython.object cimport Py_EQ, Py_LT, PyObject, PyObject_RichCompare, PyObject_RichCompareBool
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
+from cpython.dict cimport PyDict_GetItem
 from cpython.set cimport PySet_Contains
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
@@ -27,7 +28,6 @@ cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* obj)
     long long PyLong_AsLongLongAndOverflow(object obj, int* overflow) except? -1
     double PyFloat_AS_DOUBLE(object obj)
-    bint __builtin_saddll_overflow(long long a, long long b, long long* out)
     bint __builtin_ssubll_overflow(long long a, long long b, long long* out)
 
 
@@ -344,23 +344,6 @@ cdef inline void _write(object obj, Py_ssize_t offset, object value):
     Py_XDECREF(old)
 
 
-cdef inline bint _passed(object start, object window, object t) except -1:
-    """``start + window <= t``: a window has passed. In C when all three are ints of 64 bits or
-    all three floats (the same IEEE sum and comparison as Python's); else by Python's arithmetic."""
-    cdef long long s, w, now, deadline
-    cdef int o1 = 1, o2 = 1, o3 = 1
-    if type(start) is int and type(window) is int and type(t) is int:
-        s = PyLong_AsLongLongAndOverflow(start, &o1)
-        w = PyLong_AsLongLongAndOverflow(window, &o2)
-        now = PyLong_AsLongLongAndOverflow(t, &o3)
-        # why the overflow tests: a number past 64 bits, or a sum past them, takes Python's way
-        if not (o1 or o2 or o3) and not __builtin_saddll_overflow(s, w, &deadline):
-            return deadline <= now
-    elif type(start) is float and type(window) is float and type(t) is float:
-        return PyFloat_AS_DOUBLE(start) + PyFloat_AS_DOUBLE(window) <= PyFloat_AS_DOUBLE(t)
-    return start + window <= t
-
-
 cdef inline bint _wakes_on(object types, object typ) except -1:
     """Whether an event of type ``typ`` can change what waits on ``types`` (``None``: any type)."""
     if types is None:
@@ -370,20 +353,10 @@ cdef inline bint _wakes_on(object types, object typ) except -1:
     return typ in types
 
 
-cdef inline bint _int_limit(object window, object t, long long* limit):
-    """Store ``t - window`` in ``limit`` when both are ints of 64 bits and so is the difference."""
-    cdef int o1 = 1, o2 = 1
-    if type(window) is not int or type(t) is not int:
-        return False
-    w = PyLong_AsLongLongAndOverflow(window, &o1)
-    now = PyLong_AsLongLongAndOverflow(t, &o2)
-    return not (o1 or o2) and not __builtin_ssubll_overflow(now, w, limit)
-
-
 cdef inline bint _passed_by(object start, object window, object t, bint exact, long long limit) except -1:
-    """:func:`_passed` for many partial matches at one ``t``: with ``exact``, ``limit`` is
-    ``t - window`` (from :func:`_int_limit`), and an int ``start`` of 64 bits compares with it in C
-    (for ints, ``start + window <= t`` exactly when ``start <= t - window``)."""
+    """``start + window <= t``: a window has passed. With ``exact``, ``limit`` is ``t - window``
+    (``LoopStep._limit``) and an int ``start`` of 64 bits compares with it in C (for ints,
+    ``start + window <= t`` exactly when ``start <= t - window``); else Python's arithmetic."""
     cdef int o = 1
     cdef long long s
     if exact and type(start) is int:
@@ -619,7 +592,9 @@ cdef class TypeTest(Read):
 
     cdef object read(self, object e, tuple done):
         typ = _read(e, E_TYPE) if type(e) is _event_type else e.type
-        return typ == self.one if self.many is None else typ in self.many
+        if self.many is None:  # why RichCompareBool: an identical string is equal without a compare
+            return True if PyObject_RichCompareBool(typ, self.one, Py_EQ) else False
+        return typ in self.many
 
 
 cdef class FieldRead(Read):
@@ -737,7 +712,8 @@ cdef class LoopStep:
     cdef tuple input_index, guard_index, protos, in_order
     cdef object start_wakes, cold_wakes, last_wakes
     cdef Condition condition
-    cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts, native_detect
+    cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts, native_detect, int_window
+    cdef long long window_ll
     cdef tuple updates
     cdef Read start_read
     #: while the native loop runs: the engine's ``emit`` and the list it appends to (see LoopFeed)
@@ -758,6 +734,10 @@ cdef class LoopStep:
         self.by_start, self.by_sid = by_start, by_sid
         self.start_wakes, self.cold_wakes, self.last_wakes = start_wakes, cold_wakes, last_wakes
         self.windowed = window is not None
+        cdef int overflow = 1
+        if type(window) is int:
+            self.window_ll = PyLong_AsLongLongAndOverflow(window, &overflow)
+        self.int_window = not overflow
         self.capped = cap is not None
         self.last_aggs = bool(last_aggs)
         self.took_per_run = took is not None
@@ -776,6 +756,15 @@ cdef class LoopStep:
         self.in_order = tuple(range(len(self.updates)))
         self.start_read = start_read
         self.sink_emit, self.sink_list = None, None
+
+    cdef inline bint _limit(self, object t, long long* limit):
+        """Store ``t - window`` in ``limit`` when the window and ``t`` are ints of 64 bits and so is
+        the difference (then ``_passed_by`` compares in C)."""
+        cdef int overflow = 1
+        if not self.int_window or type(t) is not int:
+            return False
+        now = PyLong_AsLongLongAndOverflow(t, &overflow)
+        return not overflow and not __builtin_ssubll_overflow(now, self.window_ll, limit)
 
     cdef tuple _probes(self, object e):
         """Every probe of the event, in order; then the guards (an input that is no plain number).
@@ -813,7 +802,7 @@ cdef class LoopStep:
             return 0
         window = self.window
         report = self.emit_timeouts or _read(ctx, C_TRACING)  # why: else nothing reads the expired
-        exact = _int_limit(window, t, &limit)
+        exact = self._limit(t, &limit)
         for runs in (_read(state, S_HOT), _read(state, S_COLD), _read(state, S_LAST)):
             k = 0
             n = len(runs)
@@ -830,7 +819,11 @@ cdef class LoopStep:
 
     cdef object _match(self, object key, object inst, object t, tuple events):
         """The detection of a match of ``events`` (its channels by its length)."""
-        channels = self.chan[len(events)]
+        cdef PyObject* known = NULL
+        n = len(events)
+        if isinstance(self.chan, dict):  # why: the dict's own lookup; a miss computes them by []
+            known = PyDict_GetItem(self.chan, n)
+        channels = <object>known if known != NULL else self.chan[n]
         if self.native_detect:
             return _build_match(self.name, key, inst, "match", t, events, channels)
         return self.detect(self.name, key, inst, "match", t, events, channels)
@@ -896,7 +889,7 @@ cdef class LoopStep:
         cdef list hot = _read(state, S_HOT), cold = _read(state, S_COLD), last = _read(state, S_LAST)
         window = self.window
         cdef long long limit = 0
-        cdef bint exact = self.windowed and _int_limit(window, t, &limit)
+        cdef bint exact = self.windowed and self._limit(t, &limit)
         if self.windowed and (
             (hot and _passed_by(_get(hot[0], START_TS), window, t, exact, limit))
             or (cold and _passed_by(_get(cold[0], START_TS), window, t, exact, limit))
@@ -1120,15 +1113,17 @@ cdef class LoopFeed:
         """The kernel's guard: whether the step can change the key's state, or only moves its clock."""
         cdef LoopStep step = self.step
         cdef list cold, last
+        cdef long long limit = 0
         if _read(st, S_HOT):
             return True
         cold = _read(st, S_COLD)
-        if cold and (_wakes_on(step.cold_wakes, typ)
-                     or (step.windowed and _passed(_get(cold[0], START_TS), step.window, t))):
-            return True
         last = _read(st, S_LAST)
-        if last and (_wakes_on(step.last_wakes, typ)
-                     or (step.windowed and _passed(_get(last[0], START_TS), step.window, t))):
+        cdef bint exact = step.windowed and bool(cold or last) and step._limit(t, &limit)
+        if cold and (_wakes_on(step.cold_wakes, typ) or (
+                step.windowed and _passed_by(_get(cold[0], START_TS), step.window, t, exact, limit))):
+            return True
+        if last and (_wakes_on(step.last_wakes, typ) or (
+                step.windowed and _passed_by(_get(last[0], START_TS), step.window, t, exact, limit))):
             return True
         return self._starts(typ)
 

@@ -221,3 +221,25 @@ def test_native_detections_and_their_event_tuples_are_not_walked_by_the_collecto
     assert not gc.is_tracked(found.events)
     gc.collect()  # a collection with untracked detections around changes nothing
     assert found.seqs == (0, 1, 2)
+
+
+@needs_native
+def test_native_partial_matches_are_not_walked_by_the_collector() -> None:
+    import gc
+
+    matcher, _ = _loop_step()
+    engine = Engine([matcher])
+    engine.process_many(
+        [Event("login", 1, "k"), Event("trade", 2, "k", {"price": 200.0}), Event("view", 3, "k")]
+    )
+    state = engine.state_of("P5", "k")
+    runs = [*state.hot, *state.cold, *state.last]
+    assert len(runs) == 2  # the partial match in the loop, and its wait for a logout
+    for run in runs:
+        assert not gc.is_tracked(run)
+        assert not gc.is_tracked(run.start_id)
+        assert not gc.is_tracked(run.aggs)
+        assert not any(gc.is_tracked(a) for a in run.aggs)
+    gc.collect()  # untracked partial matches live on through a collection
+    [found] = engine.process_many([Event("logout", 4, "k")])
+    assert found.seqs == (0, 1, 3)

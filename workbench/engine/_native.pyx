@@ -150,6 +150,11 @@ cdef object _new_run(object start_id, object rid, object code, object start_ts, 
     _store(run, _run_offsets[AGGS], aggs)
     out = <object>run
     Py_DECREF(out)
+    # why untracked: the collector would walk every live partial match at each collection of its
+    # generation (thousands on a busy key). A partial match holds numbers, a start id, frozen events
+    # and aggregates of numbers: it closes no cycle, unless user code makes an event's fields refer
+    # back to it, and such a cycle would then not be collected (as for detections, new_match)
+    PyObject_GC_UnTrack(run)
     return out
 
 
@@ -321,7 +326,9 @@ cdef int _schedule(object ctx, object time, object token) except -1:
     counts[pindex] = counts.get(pindex, 0) + 1
     sink = _read(ctx, C_SINK)
     if _sink_schedule is not None and getattr(type(sink), "schedule", None) is _sink_schedule:
-        _heappush(sink._timers, (time, next(sink._timer_seq), _read(ctx, C_KEY), pindex, token))
+        timer = (time, next(sink._timer_seq), _read(ctx, C_KEY), pindex, token)
+        PyObject_GC_UnTrack(<PyObject*>timer)  # why: a time, numbers, a key and a token (see _new_run)
+        _heappush(sink._timers, timer)
     else:
         sink.schedule(time, _read(ctx, C_KEY), pindex, token)
     return 0
@@ -678,6 +685,7 @@ cdef tuple _fresh_copies(tuple protos):
     cdef Py_ssize_t i, n = len(protos)
     cdef tuple out = PyTuple_New(n)
     cdef PyObject* a
+    cdef bint plain = True
     for i in range(n):
         p = protos[i]
         if type(p) is _avg_type or type(p) is _sum_type:
@@ -686,10 +694,14 @@ cdef tuple _fresh_copies(tuple protos):
             _store(a, A_N, _read(p, A_N))
             copy = <object>a
             Py_DECREF(copy)  # why: the allocation's reference (the local holds its own)
+            PyObject_GC_UnTrack(a)  # why: two numbers (see _new_run)
         else:
             copy = p.copy()
+            plain = False
         Py_INCREF(copy)
         PyTuple_SET_ITEM(out, i, copy)
+    if plain:
+        PyObject_GC_UnTrack(<PyObject*>out)
     return out
 
 
@@ -1043,7 +1055,11 @@ cdef class LoopStep:
                 r0 = rid
                 rid += 1
                 aggs = self.fresh(e) if self.protos is None else _fresh_copies(self.protos)
-                run = _new_run((t, _read(e, E_SEQ)), r0, self.n, t, t, inst, (e,), aggs)
+                sid = (t, _read(e, E_SEQ))
+                first = (e,)
+                PyObject_GC_UnTrack(<PyObject*>sid)  # why: numbers and a frozen event (see _new_run)
+                PyObject_GC_UnTrack(<PyObject*>first)
+                run = _new_run(sid, r0, self.n, t, t, inst, first, aggs)
                 if nc and not cs and _get(nc[len(nc) - 1], START_ID) > _get(run, START_ID):
                     cs = True
                 nc.append(run)

@@ -142,11 +142,21 @@ def test_the_fused_loop_keeps_no_state_for_events_that_change_nothing() -> None:
 
 
 def _state(state: LoopState | None) -> Any:
-    """Everything a loop state holds, comparable with ``==`` (runs are identity-compared dataclasses)."""
+    """Everything a loop state holds, comparable with ``==`` (runs are identity-compared dataclasses;
+    aggregates are copied, since later events may update them in place)."""
     if state is None:
         return None
     runs = [
-        (r.start_id, r.rid, r.code, r.start_ts, r.prev_ts, r.inst, [e.seq for e in r.events], list(r.aggs))
+        (
+            r.start_id,
+            r.rid,
+            r.code,
+            r.start_ts,
+            r.prev_ts,
+            r.inst,
+            [e.seq for e in r.events],
+            [a.copy() for a in r.aggs],
+        )
         for runs in (state.hot, state.cold, state.last)
         for r in runs
     ]
@@ -331,7 +341,7 @@ def test_waits_of_older_partial_matches_merge_into_the_list_in_order() -> None:
 @given(
     st.lists(st.sampled_from("aaabbbbbcd"), min_size=5, max_size=70),
     st.sampled_from([None, 15, 30]),
-    st.sampled_from(["e.v >= 0", "avg_b > 1", "avg_b < 2 or e.v > 2"]),
+    st.sampled_from(["e.v >= 0", "avg_b > 1", "avg_b < 2 or e.v > 2", "count_b < 4"]),
 )
 def test_many_overlapping_partial_matches_keep_the_python_steps_order(
     types: list[str], window: int | None, condition: str
@@ -346,8 +356,10 @@ def test_many_overlapping_partial_matches_keep_the_python_steps_order(
             Stage("c", types=("c",)),
         ),
         within_ms=window,
-        # (a count's input is the event, which sends each event to the interpreter: none here)
-        aggregates=(AggregateSpec("avg_b", "avg", "b", "v", include_current=True),),
+        aggregates=(
+            AggregateSpec("avg_b", "avg", "b", "v", include_current=True),
+            AggregateSpec("count_b", "count", "b"),  # its input is the event: no plain number
+        ),
     )
     events = [{"type": t, "time": i, "key": "k", "v": i % 4} for i, t in enumerate(types)]
     nat = NFAMatcher(p)

@@ -279,6 +279,13 @@ def _fresh(run: str, window: bool) -> str:
     return FRESH.format(run=run) if window else "pass\n"
 
 
+def _counts_only(plan: LoopPlan, i: int) -> bool:
+    """Whether aggregate ``i`` is a count: it takes any input (the event itself for ``count(b)``)
+    without arithmetic, so its input needs no plain-number guard."""
+    spec = plan.aggs.specs[i]
+    return type(make_aggregate(spec.function, **dict(spec.params))) is Count
+
+
 def _update(plan: LoopPlan, i: int, x: str) -> str:
     """The statement that updates aggregate ``i`` of the partial match's ``ra`` with its input ``x``."""
     spec = plan.aggs.specs[i]
@@ -297,10 +304,10 @@ def _source(plan: LoopPlan, em: Emitter) -> str:
     updates = "".join(_update(plan, i, em.input(i)) for i in plan.agg_of[1])
     update = ("ra = run.aggs\n" + updates) if updates else "pass\n"
     # why: an aggregate input that is no plain number (a text price) goes to the interpreter, which
-    # records it and skips it; the inlined updates add without a check
+    # records it and skips it; the inlined updates add without a check (a count only counts)
     guards = "".join(
         f"if not ({x} is None or {x}.__class__ is _float or {x}.__class__ is _int):\n    raise _Exception\n"
-        for x in sorted({em.input(i) for i in plan.agg_of[1]})
+        for x in sorted({em.input(i) for i in plan.agg_of[1] if not _counts_only(plan, i)})
     )
     window = plan.window is not None
     return (

@@ -280,9 +280,11 @@ def native_step(plan: LoopPlan) -> LoopStep | None:
         fresh = em.fresh_aggregates()
     except Unsupported:
         return None
+    # why not a count's: it takes any input (see loopgen's guards)
+    guarded = sorted({x for _, kind, x in updates if kind != native.COUNT})
     guards = "".join(
         f"if not ({x} is None or {x}.__class__ is _float or {x}.__class__ is _int):\n    raise _Exception\n"
-        for x in sorted({x for _, _, x in updates})
+        for x in guarded
     )
     names = [n for n, _ in em.probes]
     inputs = "".join(f"{x}, " for _, _, x in updates)
@@ -336,7 +338,7 @@ def native_step(plan: LoopPlan) -> LoopStep | None:
         lp_index=names.index(lp),
         took_index=took_index,
         input_index=[names.index(x) for _, _, x in updates],
-        guard_index=[names.index(x) for x in sorted({x for _, _, x in updates})],
+        guard_index=[names.index(x) for x in guarded],
         # why only then: the first stage's own aggregates take the event in fresh(e)
         protos=None if plan.agg_of[0] else plan.aggs.fresh(),
         # why only a type test: the usual start, and then ``start(e)`` is one native membership test

@@ -1261,16 +1261,17 @@ cdef class LoopFeed:
                     del keys[key]
                 if pending:  # why: the event's transitions are complete: the engine delivers
                     # why read here: only an event with outputs needs to know where they go
-                    plain = (engine._on_detection is None and engine.derive is None and engine.collect
+                    plain = (engine._on_detection is None and engine.derive is None
                              and type(engine).deliver is self.deliver)
                     for d in pending:
                         if not plain or type(d) is not self.detection or (
                             _read(d, _offsets[9]) if type(d) is _detection else d.extra
                         ):
                             break  # why: a callback, counter, fed event or other output: deliver() does it
-                    else:  # why: only detections that are just collected: deliver()'s work, inline
+                    else:  # why: only detections that are just collected (or not even that): deliver()'s work, inline
                         out += pending
-                        engine.detections += pending
+                        if engine.collect:
+                            engine.detections += pending
                         del pending[:]
                 if pending:
                     self.sync(clock, seen, pos)

@@ -103,14 +103,14 @@ if timers and timers[0][0] < t:  # why: timers before t are due (nothing is buff
             pos = clock.next_seq  # why: events fed back by a callback took positions
 {route}if pending:  # why: the event's transitions are complete: the engine delivers
     # why read here: only an event with outputs needs to know where they go
-    plain = (engine._on_detection is None and engine.derive is None and engine.collect
-             and engine.__class__.deliver is _deliver)
+    plain = engine._on_detection is None and engine.derive is None and engine.__class__.deliver is _deliver
     for d in pending:
         if not plain or d.__class__ is not _Detection or d.extra:
             break  # why: a callback, counter, fed event or other output: deliver() does it
-    else:  # why: only detections that are just collected: deliver()'s work, inline
+    else:  # why: only detections that are just collected (or not even that): deliver()'s work, inline
         out += pending
-        engine.detections += pending
+        if engine.collect:
+            engine.detections += pending
         pending.clear()
 if pending:
     _sync(clock, seen, pos)

@@ -163,7 +163,7 @@ class Outputs:
         batch = pending[:]
         pending.clear()
         pending.extend(item for item in batch if item.__class__ is Fed)
-        plain = self._on_detection is None and self.derive is None and self.collect
+        plain = self._on_detection is None and self.derive is None
         for item in batch:
             cls = item.__class__
             # Why by class: one queue keeps the order of detections, reactions and trace records
@@ -171,7 +171,7 @@ class Outputs:
                 out.append(item)  # type: ignore[arg-type]
                 if item.extra or not plain:  # type: ignore[union-attr]
                     self.publish(item)  # type: ignore[arg-type]
-                else:  # why: the usual detection (no counter, callback or emit into) is only collected
+                elif self.collect:  # why: the usual detection (no counter, callback or emit into)
                     self.detections.append(item)  # type: ignore[arg-type]
             elif cls is Reaction:
                 self.publish_reaction(item)  # type: ignore[arg-type]

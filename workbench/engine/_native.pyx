@@ -717,7 +717,7 @@ cdef class LoopStep:
 
     cdef object interp, window, name, chan, wdef, probe, took, start, fresh
     cdef dict wt
-    cdef object ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid, report
+    cdef object ctake, last_stage, n, capfn, cap, timer, detect, by_start, report
     cdef object python, python_advance
     cdef list reads
     cdef Py_ssize_t lp_index, took_index
@@ -733,7 +733,7 @@ cdef class LoopStep:
     cdef list sink_list
 
     def __init__(self, *, interp, window, name, chan, wt, wdef, probe, took, start, fresh,
-                 ctake, last_stage, n, capfn, cap, timer, detect, by_start, by_sid, start_wakes,
+                 ctake, last_stage, n, capfn, cap, timer, detect, by_start, start_wakes,
                  cold_wakes, last_wakes, last_aggs, updates, emit_timeouts, report, python,
                  python_advance, reads=None, lp_index=0, took_index=-1, input_index=(), guard_index=(),
                  protos=None, start_read=None):
@@ -743,7 +743,7 @@ cdef class LoopStep:
         self.chan, self.wt, self.wdef, self.probe, self.took = chan, wt, wdef, probe, took
         self.start, self.fresh, self.ctake, self.last_stage, self.n = start, fresh, ctake, last_stage, n
         self.capfn, self.cap, self.timer, self.detect = capfn, cap, timer, detect
-        self.by_start, self.by_sid = by_start, by_sid
+        self.by_start = by_start
         self.start_wakes, self.cold_wakes, self.last_wakes = start_wakes, cold_wakes, last_wakes
         self.windowed = window is not None
         cdef int overflow = 1

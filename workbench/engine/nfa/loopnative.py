@@ -43,7 +43,6 @@ from workbench.engine.nfa.conditions import (
 from workbench.engine.nfa.loopgen import (
     Emitter,
     Unsupported,
-    by_sid,
     channels_by_length,
     compare_ops_are_plain,
     generate,
@@ -324,7 +323,6 @@ def native_step(plan: LoopPlan) -> LoopStep | None:
         timer=WINDOW_TIMER,
         detect=new_match,
         by_start=by_start,
-        by_sid=by_sid,
         start_wakes=plan.start_wakes,
         cold_wakes=plan.cold_wakes,
         last_wakes=plan.wakes[-2],

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from workbench.engine import Engine, native
@@ -243,3 +243,105 @@ def test_native_partial_matches_are_not_walked_by_the_collector() -> None:
     gc.collect()  # untracked partial matches live on through a collection
     [found] = engine.process_many([Event("logout", 4, "k")])
     assert found.seqs == (0, 1, 3)
+
+
+# ------------------------------------------------------------------------------ the timer heap
+class _Odd:
+    """A time of no number type: it compares by its value, through Python."""
+
+    def __init__(self, v: int) -> None:
+        self.v = v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Odd) and self.v == other.v
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, _Odd):
+            return NotImplemented
+        return self.v < other.v
+
+    def __hash__(self) -> int:
+        return hash(self.v)
+
+    def __repr__(self) -> str:
+        return f"_Odd({self.v})"
+
+
+NAN = float("nan")
+times = st.one_of(
+    st.integers(-3, 3),
+    st.integers(2**40, 2**40 + 3),  # two 30-bit digits
+    st.sampled_from([2**62, 2**63 - 1, -(2**63), 2**63, 2**64 + 1, -(2**64)]),  # at and past 64 bits
+    st.sampled_from([0.5, -0.0, 0.0, 1.0, NAN, float("inf")]),
+    st.integers(0, 3).map(_Odd),
+)
+timers = st.tuples(times, st.integers(0, 3), st.sampled_from(["k", "j"]), st.just(0), st.just("w"))
+heap_ops = st.lists(st.one_of(timers, st.none()), max_size=40)  # None: a pop
+
+
+@needs_native
+@given(ops=heap_ops)
+@example(ops=[(NAN, 2, "k", 0, "w"), (NAN, 1, "k", 0, "w"), None])  # one NaN object: equal to itself
+@example(ops=[(2**64, 2, "k", 0, "w"), (2**64 - 1, 1, "k", 0, "w"), (-(2**63), 0, "j", 0, "w"), None, None])
+def test_the_native_timer_heap_moves_items_exactly_as_heapq_does(
+    ops: list[tuple[object, ...] | None],
+) -> None:
+    import heapq
+
+    mine: list[tuple[object, ...]] = []
+    theirs: list[tuple[object, ...]] = []
+    for op in ops:
+        if op is None:
+            if not theirs:
+                with pytest.raises(IndexError):
+                    native.MODULE.heap_pop(mine)
+                continue
+            try:
+                want: object = heapq.heappop(theirs)
+            except TypeError:  # an _Odd beside a number: Python cannot order them
+                with pytest.raises(TypeError):
+                    native.MODULE.heap_pop(mine)
+                return
+            assert native.MODULE.heap_pop(mine) is want
+        else:
+            try:
+                heapq.heappush(theirs, op)
+            except TypeError:
+                with pytest.raises(TypeError):
+                    native.MODULE.heap_push(mine, op)
+                return
+            native.MODULE.heap_push(mine, op)
+        # the same objects in the same places (identity: NaN times are equal to nothing)
+        assert len(mine) == len(theirs)
+        assert all(a is b for a, b in zip(mine, theirs, strict=True))
+
+
+@needs_native
+def test_the_native_timer_heap_refuses_a_list_changed_while_it_compares() -> None:
+    heap: list[object] = []
+
+    class Grows:
+        def __init__(self, v: int) -> None:
+            self.v = v
+
+        def __lt__(self, other: Grows) -> bool:
+            heap.append(Grows(99))
+            return self.v < other.v
+
+    native.MODULE.heap_push(heap, Grows(2))
+    with pytest.raises(RuntimeError, match="changed size"):
+        native.MODULE.heap_push(heap, Grows(1))
+
+
+@needs_native
+def test_the_native_timer_heap_holds_one_reference_per_item() -> None:
+    items = [(t, i, "k", 0, "w") for i, t in enumerate([5, 3, 9, 1, 7, 3, 2**70, 4.5])]
+    before = [sys.getrefcount(x) for x in items]
+    heap: list[tuple[object, ...]] = []
+    for item in items:
+        native.MODULE.heap_push(heap, item)
+    del item
+    popped = [native.MODULE.heap_pop(heap) for _ in items]
+    assert [x[1] for x in popped] == [3, 1, 5, 7, 0, 4, 2, 6]  # by time, then seq
+    del popped
+    assert [sys.getrefcount(x) for x in items] == before

@@ -29,6 +29,13 @@ cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object obj, int* overflow) except? -1
     double PyFloat_AS_DOUBLE(object obj)
     bint __builtin_ssubll_overflow(long long a, long long b, long long* out)
+    ctypedef struct PyListObject:
+        PyObject** ob_item
+    Py_ssize_t PyList_GET_SIZE(object lst)
+    bint PyLong_CheckExact(PyObject* obj)
+    bint PyFloat_CheckExact(PyObject* obj)
+    bint PyTuple_CheckExact(PyObject* obj)
+    int PyList_SetSlice(object lst, Py_ssize_t low, Py_ssize_t high, PyObject* itemlist) except -1
 
 
 #: the slots of Detection in field order, as this file stores them
@@ -226,6 +233,175 @@ cdef inline tuple _plus(tuple events, object e):
     return out
 
 
+# ------------------------------------------------------------------------------ the timer heap
+# ``heapq.heappush``/``heappop``'s twins for the engine's timers, ``(time, seq, key, pindex, token)``:
+# the same algorithm as CPython's ``_heapq`` (the same moves, so the list holds the same arrangement
+# and either can follow the other), with the two leading numbers compared in C. A timer's ``seq`` is
+# unique, so two timers compare by their time and then their seq, as tuples do.
+
+cdef extern from *:
+    """
+    /* The value of an exact int in ``out``; 0 when it needs more than 64 bits. Before Python 3.12,
+       an int of at most two 30-bit digits (a time in ms, a position) is read from its digits. */
+    static inline int wb_as_ll(PyObject* x, long long* out) {
+    #if PY_VERSION_HEX < 0x030C0000 && defined(PyLong_SHIFT) && PyLong_SHIFT == 30
+        const digit* d = ((PyLongObject*)x)->ob_digit;
+        switch (Py_SIZE(x)) {
+            case 0: *out = 0; return 1;
+            case 1: *out = (long long)d[0]; return 1;
+            case -1: *out = -(long long)d[0]; return 1;
+            case 2: *out = (long long)d[0] | ((long long)d[1] << 30); return 1;
+            case -2: *out = -((long long)d[0] | ((long long)d[1] << 30)); return 1;
+        }
+    #endif
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        *out = v;
+        return 1;
+    }
+    """
+    bint _as_ll "wb_as_ll" (PyObject* x, long long* out) noexcept
+
+
+cdef inline int _item_lt(PyObject* x, PyObject* y) noexcept:
+    """How two tuple items compare when C can tell: 1 (``x < y``), 0 (not, and not equal), 2 (equal,
+    so the next items decide); -1 when Python must compare them (other types, ints past 64 bits)."""
+    cdef long long a, b
+    cdef double fa, fb
+    if x == y:
+        return 2  # why: an item that is the other is equal, as a tuple compares (a NaN too)
+    if PyLong_CheckExact(x) and PyLong_CheckExact(y):
+        if not _as_ll(x, &a) or not _as_ll(y, &b):
+            return -1
+        return 2 if a == b else a < b
+    if PyFloat_CheckExact(x) and PyFloat_CheckExact(y):
+        fa, fb = PyFloat_AS_DOUBLE(<object>x), PyFloat_AS_DOUBLE(<object>y)
+        return 2 if fa == fb else fa < fb  # why: not equal (NaN included), so ``<`` decides
+    return -1
+
+
+cdef inline int _lead_lt(PyObject* x, PyObject* y) noexcept:
+    """``x < y`` (1 or 0) for two tuples whose first two items decide it in C (a timer's seq is
+    unique); -1 when Python must compare them."""
+    cdef int lt
+    if not (PyTuple_CheckExact(x) and PyTuple_CheckExact(y)
+            and PyTuple_GET_SIZE(<object>x) >= 2 and PyTuple_GET_SIZE(<object>y) >= 2):
+        return -1
+    lt = _item_lt(PyTuple_GET_ITEM(<object>x, 0), PyTuple_GET_ITEM(<object>y, 0))
+    if lt == 2:  # why: the first items are equal: the second ones decide
+        lt = _item_lt(PyTuple_GET_ITEM(<object>x, 1), PyTuple_GET_ITEM(<object>y, 1))
+    return lt if lt == 0 or lt == 1 else -1
+
+
+cdef inline int _heap_lt(PyObject* x, PyObject* y) except -1:
+    """``x < y`` for two heap items: in C when the leading numbers decide, else by Python."""
+    cdef int lt = _lead_lt(x, y)
+    return lt if lt >= 0 else _python_lt(x, y)
+
+
+cdef int _python_lt(PyObject* x, PyObject* y) except -1:
+    """``x < y`` by Python, the items held while it may run Python code (as ``_heapq`` holds them)."""
+    Py_INCREF(<object>x)
+    Py_INCREF(<object>y)
+    try:
+        return PyObject_RichCompareBool(<object>x, <object>y, Py_LT)
+    finally:
+        Py_DECREF(<object>y)
+        Py_DECREF(<object>x)
+
+
+cdef int _sift_down(list heap, Py_ssize_t startpos, Py_ssize_t pos) except -1:
+    """``_heapq``'s ``siftdown``: the item at ``pos`` moves up towards ``startpos``."""
+    cdef Py_ssize_t size = PyList_GET_SIZE(heap), parentpos
+    cdef PyObject** arr
+    cdef PyObject* newitem
+    cdef PyObject* parent
+    cdef int lt
+    if pos >= size:
+        raise IndexError("index out of range")
+    arr = (<PyListObject*>heap).ob_item
+    newitem = arr[pos]
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = arr[parentpos]
+        lt = _heap_lt(newitem, parent)
+        if size != PyList_GET_SIZE(heap):
+            raise RuntimeError("list changed size during iteration")
+        if not lt:
+            break
+        arr = (<PyListObject*>heap).ob_item
+        parent = arr[parentpos]
+        newitem = arr[pos]
+        arr[parentpos] = newitem
+        arr[pos] = parent
+        pos = parentpos
+    return 0
+
+
+cdef int _sift_up(list heap, Py_ssize_t pos) except -1:
+    """``_heapq``'s ``siftup``: the smaller child moves up to the leaves, then ``_sift_down``."""
+    cdef Py_ssize_t endpos = PyList_GET_SIZE(heap), startpos = pos, limit, childpos
+    cdef PyObject** arr
+    cdef PyObject* a
+    cdef PyObject* b
+    cdef int lt
+    if pos >= endpos:
+        raise IndexError("index out of range")
+    arr = (<PyListObject*>heap).ob_item
+    limit = endpos >> 1
+    while pos < limit:
+        childpos = 2 * pos + 1
+        if childpos + 1 < endpos:
+            a, b = arr[childpos], arr[childpos + 1]
+            lt = _heap_lt(a, b)
+            childpos += lt ^ 1
+            arr = (<PyListObject*>heap).ob_item
+            if endpos != PyList_GET_SIZE(heap):
+                raise RuntimeError("list changed size during iteration")
+        a, b = arr[childpos], arr[pos]
+        arr[childpos] = b
+        arr[pos] = a
+        pos = childpos
+    return _sift_down(heap, startpos, pos)
+
+
+cdef int _heap_push(list heap, object item) except -1:
+    heap.append(item)
+    return _sift_down(heap, 0, PyList_GET_SIZE(heap) - 1)
+
+
+cdef object _heap_pop(list heap):
+    cdef Py_ssize_t n = PyList_GET_SIZE(heap)
+    cdef PyObject** arr
+    if n == 0:
+        raise IndexError("index out of range")
+    last = <object>((<PyListObject*>heap).ob_item[n - 1])
+    PyList_SetSlice(heap, n - 1, n, NULL)
+    if n == 1:
+        return last
+    arr = (<PyListObject*>heap).ob_item
+    top = <object>arr[0]
+    Py_DECREF(top)  # why: the local now owns the list's reference, as ``last`` takes its place
+    Py_INCREF(last)
+    arr[0] = <PyObject*>last
+    _sift_up(heap, 0)
+    return top
+
+
+def heap_push(list heap, item):
+    """``heapq.heappush(heap, item)``, natively (the same arrangement)."""
+    _heap_push(heap, item)
+
+
+def heap_pop(list heap):
+    """``heapq.heappop(heap)``, natively (the same arrangement and item)."""
+    return _heap_pop(heap)
+
+
 #: how a loop-stage aggregate takes its input (loopgen's inlined updates)
 SUM_OR_AVG, COUNT, OTHER = 0, 1, 2
 
@@ -240,7 +416,7 @@ cdef object _state_type = None, _event_type = None, _ctx_type = None, _sum_type 
 cdef Py_ssize_t S_HOT, S_COLD, S_LAST, S_TIME, S_NEXT_RID, S_SCHEDULED
 cdef Py_ssize_t E_TYPE, E_TIME, E_SEQ, E_KEY, E_FIELDS
 cdef Py_ssize_t C_TRACING, C_KEY, C_EMIT, C_NOW, C_KEYSTATE, C_PINDEX, C_BUDGET, C_SINK
-cdef object _sink_schedule = None, _heappush = None, _key_state_type = None
+cdef object _sink_schedule = None, _key_state_type = None
 cdef Py_ssize_t K_STATES, K_INSTANCES, K_TIMER_COUNTS
 cdef Py_ssize_t A_TOTAL, A_N
 
@@ -299,11 +475,11 @@ cdef inline object _ks(object ks, Py_ssize_t offset, str name):
     return getattr(ks, name)
 
 
-def bind_timers(sink_schedule, heappush):
+def bind_timers(sink_schedule):
     """Bind the engine's ``Timekeeping.schedule`` (the function the native ``schedule`` stands in
-    for when a context's sink has it) and ``heapq.heappush``."""
-    global _sink_schedule, _heappush
-    _sink_schedule, _heappush = sink_schedule, heappush
+    for when a context's sink has it)."""
+    global _sink_schedule
+    _sink_schedule = sink_schedule
 
 
 cdef object _new_instance(object ctx):
@@ -328,7 +504,7 @@ cdef int _schedule(object ctx, object time, object token) except -1:
     if _sink_schedule is not None and getattr(type(sink), "schedule", None) is _sink_schedule:
         timer = (time, next(sink._timer_seq), _read(ctx, C_KEY), pindex, token)
         PyObject_GC_UnTrack(<PyObject*>timer)  # why: a time, numbers, a key and a token (see _new_run)
-        _heappush(sink._timers, timer)
+        _heap_push(sink._timers, timer)
     else:
         sink.schedule(time, _read(ctx, C_KEY), pindex, token)
     return 0
@@ -1107,17 +1283,16 @@ cdef class LoopFeed:
     cdef LoopStep step
     cdef object name, union, new_state, is_idle, on_timer, stamp, sync, key_state, detection, event
     cdef object deliver, outputs_emit
-    cdef object heappop
     cdef bint step_timer
 
     def __init__(self, *, step, name, union, new_state, is_idle, on_timer, stamp, sync, key_state,
-                 detection, event, deliver, heappop, outputs_emit=None):
+                 detection, event, deliver, outputs_emit=None):
         if _state_type is None:
             raise RuntimeError("bind_types() was not called")
         self.step, self.name, self.union, self.new_state = step, name, union, new_state
         self.is_idle = is_idle
         self.on_timer, self.stamp, self.sync, self.key_state = on_timer, stamp, sync, key_state
-        self.detection, self.event, self.deliver, self.heappop = detection, event, deliver, heappop
+        self.detection, self.event, self.deliver = detection, event, deliver
         self.outputs_emit = outputs_emit
         self.step_timer = on_timer == step.on_timer  # why: then the step's expiry is called in C
 
@@ -1200,7 +1375,7 @@ cdef class LoopFeed:
                     if (seen, False) > clock.watermark:
                         clock.watermark = (seen, False)
                     while timers and timers[0][0] < t:
-                        tt, _, tkey, tp, token = self.heappop(timers)
+                        tt, _, tkey, tp, token = _heap_pop(timers)
                         tks = keys.get(tkey)
                         if tks is None:
                             tks = keys[tkey] = self.key_state()

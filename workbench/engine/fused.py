@@ -357,7 +357,6 @@ def _native_loop(matchers: Sequence[Matcher], tracing: bool) -> Loop | None:
         detection=Detection,
         event=Event,
         deliver=Outputs.deliver,
-        heappop=heapq.heappop,
         outputs_emit=Outputs.emit,
     )
     return feed

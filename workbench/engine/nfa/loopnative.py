@@ -67,8 +67,6 @@ def _bind() -> bool:
     if MODULE is None:
         return False
     if not _bound:
-        import heapq
-
         from workbench.engine.events import Event
         from workbench.engine.host import HostContext, KeyState
         from workbench.engine.nfa.loop import LoopRun, LoopState
@@ -77,7 +75,7 @@ def _bind() -> bool:
         try:
             MODULE.bind_loop_run(LoopRun)
             MODULE.bind_types(LoopState, Event, HostContext, Sum, Avg)
-            MODULE.bind_timers(Timekeeping.schedule, heapq.heappush)
+            MODULE.bind_timers(Timekeeping.schedule)
             MODULE.bind_key_state(KeyState)
         except TypeError:  # why: a native core built for other slots: the Python step works
             return False

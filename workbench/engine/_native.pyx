@@ -11,7 +11,7 @@ that the slot's member descriptor names, as CPython's own specialised attribute 
 second model of any object exists, so snapshots, traces and explain see the same objects.
 """
 
-from cpython.object cimport Py_EQ, Py_LT, PyObject, PyObject_RichCompare, PyObject_RichCompareBool
+from cpython.object cimport Py_EQ, Py_GE, Py_GT, Py_LE, Py_LT, Py_NE, PyObject, PyObject_RichCompare, PyObject_RichCompareBool
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_SELF
 from cpython.dict cimport PyDict_GetItem
@@ -173,6 +173,11 @@ cdef int _order(object a, object b) except -2:
     cdef int eq
     if type(a) is tuple and type(b) is tuple and PyTuple_GET_SIZE(a) == PyTuple_GET_SIZE(b):
         for i in range(PyTuple_GET_SIZE(a)):
+            eq = _item_lt(PyTuple_GET_ITEM(a, i), PyTuple_GET_ITEM(b, i))
+            if eq == 2:
+                continue  # why: equal numbers (or the same object): the next items decide
+            if eq >= 0:
+                return -1 if eq else 1  # why: two numbers C compared, as Python would
             x = <object>PyTuple_GET_ITEM(a, i)
             y = <object>PyTuple_GET_ITEM(b, i)
             eq = PyObject_RichCompareBool(x, y, Py_EQ)  # why: an item that is the other is equal
@@ -402,8 +407,11 @@ def heap_pop(list heap):
     return _heap_pop(heap)
 
 
-#: how a loop-stage aggregate takes its input (loopgen's inlined updates)
-SUM_OR_AVG, COUNT, OTHER = 0, 1, 2
+cdef enum Takes:  # how a loop-stage aggregate takes its input (loopgen's inlined updates)
+    TAKES_SUM_OR_AVG = 0
+    TAKES_COUNT = 1
+    TAKES_OTHER = 2
+SUM_OR_AVG, COUNT, OTHER = TAKES_SUM_OR_AVG, TAKES_COUNT, TAKES_OTHER  # the same, for Python
 
 
 
@@ -561,17 +569,44 @@ cdef class Node:
     cdef object value(self, tuple probes, tuple aggs):
         raise NotImplementedError
 
+    cdef bint number(self, tuple probes, tuple aggs, double* out) except -1:
+        """Store the value in ``out`` and return True when it is a float that is not NaN (or an int
+        a double holds exactly), computed without an object; False when ``value`` must say."""
+        return False
+
+
+cdef long long _EXACT = 9007199254740992  # 2**53: every int up to it is exactly a double
+
+
+cdef inline bint _exact_double(object v, double* out):
+    """``v`` as a double, when it is a float that is not NaN or an int of at most 53 bits."""
+    cdef long long i
+    if type(v) is float:
+        out[0] = PyFloat_AS_DOUBLE(v)
+        return out[0] == out[0]
+    if type(v) is int and _as_ll(<PyObject*>v, &i) and -_EXACT <= i <= _EXACT:
+        out[0] = <double>i  # why: exact, so it compares with a float as Python compares them
+        return True
+    return False
+
 
 cdef class Constant(Node):
     """A literal, or ``True``/``False``."""
 
     cdef object constant
+    cdef bint is_number
+    cdef double as_double
 
     def __init__(self, constant):
         self.constant = constant
+        self.is_number = _exact_double(constant, &self.as_double)
 
     cdef object value(self, tuple probes, tuple aggs):
         return self.constant
+
+    cdef bint number(self, tuple probes, tuple aggs, double* out) except -1:
+        out[0] = self.as_double
+        return self.is_number
 
 
 cdef class Probe(Node):
@@ -584,6 +619,9 @@ cdef class Probe(Node):
 
     cdef object value(self, tuple probes, tuple aggs):
         return probes[self.index]
+
+    cdef bint number(self, tuple probes, tuple aggs, double* out) except -1:
+        return _exact_double(probes[self.index], out)
 
 
 cdef class Both(Node):
@@ -624,6 +662,24 @@ cdef class Negation(Node):
         return not self.inner.value(probes, aggs)
 
 
+cdef inline object _compared(double x, double y, int op):
+    """``x OP y`` as Python compares two floats that are not NaN."""
+    cdef bint r
+    if op == Py_LT:
+        r = x < y
+    elif op == Py_LE:
+        r = x <= y
+    elif op == Py_EQ:
+        r = x == y
+    elif op == Py_NE:
+        r = x != y
+    elif op == Py_GT:
+        r = x > y
+    else:
+        r = x >= y
+    return True if r else False
+
+
 cdef class Compare(Node):
     """``left OP right`` with Python's operator (``op``: a rich comparison code), NULL if either is."""
 
@@ -634,6 +690,9 @@ cdef class Compare(Node):
         self.op, self.left, self.right = op, left, right
 
     cdef object value(self, tuple probes, tuple aggs):
+        cdef double x, y
+        if self.left.number(probes, aggs, &x) and self.right.number(probes, aggs, &y):
+            return _compared(x, y, self.op)  # why: two plain numbers compare as doubles, no objects
         a = self.left.value(probes, aggs)
         if a is None:
             return None
@@ -696,10 +755,12 @@ cdef class IsNull(Node):
         return (v is not None) if self.negated else (v is None)
 
 
-#: how an aggregate is read (the inlined source's forms)
-AVG_WITH, GET_WITH, VALUE_WITH, GET = 0, 1, 2, 3
-#: counts below this convert to a double exactly (2**53)
-cdef long long _EXACT = 9007199254740992
+cdef enum Reads:  # how an aggregate is read (the inlined source's forms)
+    READS_AVG_WITH = 0
+    READS_GET_WITH = 1
+    READS_VALUE_WITH = 2
+    READS_GET = 3
+AVG_WITH, GET_WITH, VALUE_WITH, GET = READS_AVG_WITH, READS_GET_WITH, READS_VALUE_WITH, READS_GET  # for Python
 
 
 cdef class Aggregate(Node):
@@ -719,11 +780,11 @@ cdef class Aggregate(Node):
         cdef long long count
         cdef int overflow = 0
         a = aggs[self.index]
-        if self.how == GET:
+        if self.how == READS_GET:
             v = a.get()
         else:
             x = probes[self.probe]
-            if self.how == AVG_WITH:
+            if self.how == READS_AVG_WITH:
                 if x is None:
                     v = a.get()
                 elif type(a) is _avg_type:  # why: Avg.get_with inline, its slots read directly
@@ -738,13 +799,32 @@ cdef class Aggregate(Node):
                         v = (total + x) / (n + 1)
                 else:
                     v = (a.total + x) / (a.n + 1)
-            elif self.how == GET_WITH:
+            elif self.how == READS_GET_WITH:
                 v = a.get_with(x)
             else:
                 v = self.value_with(a, x)
         if type(v) is float and v == v:  # why: a float that is not NaN is its own clean value
             return v
         return self.clean(v)
+
+    cdef bint number(self, tuple probes, tuple aggs, double* out) except -1:
+        cdef long long count
+        cdef int overflow = 0
+        if self.how != READS_AVG_WITH:
+            return False
+        x = probes[self.probe]
+        a = aggs[self.index]
+        if type(x) is not float or type(a) is not _avg_type:
+            return False
+        total, n = _read(a, A_TOTAL), _read(a, A_N)
+        if type(total) is not float or type(n) is not int:
+            return False
+        count = PyLong_AsLongLongAndOverflow(n, &overflow)
+        if overflow or not 0 <= count < _EXACT:
+            return False
+        # why: value()'s own IEEE sum and quotient; a NaN is left to value() to clean
+        out[0] = (PyFloat_AS_DOUBLE(total) + PyFloat_AS_DOUBLE(x)) / <double>(count + 1)
+        return out[0] == out[0]
 
 
 
@@ -881,6 +961,18 @@ cdef tuple _fresh_copies(tuple protos):
     return out
 
 
+cdef class Waking:
+    """What an event of one type can change in a loop step's state: whether it can start a partial
+    match, wake those waiting for a loop event (``cold``) or for the last stage (``last``), and, by
+    code, each partial match (``by_code``). One lookup per event, where each test was a set's."""
+
+    cdef readonly bint starts, cold, last
+    cdef readonly tuple by_code
+
+    def __init__(self, bint starts, bint cold, bint last, tuple by_code):
+        self.starts, self.cold, self.last, self.by_code = starts, cold, last, by_code
+
+
 cdef class LoopStep:
     """The loop plan's ``process(state, e, ctx)``: the generated step of ``nfa/loopgen.py``, native.
 
@@ -899,6 +991,8 @@ cdef class LoopStep:
     cdef Py_ssize_t lp_index, took_index
     cdef tuple input_index, guard_index, protos, in_order
     cdef object start_wakes, cold_wakes, last_wakes
+    cdef dict wakings  # event type -> its Waking, for every type a wake set or ``wt`` names
+    cdef Waking other  # the Waking of every other type
     cdef Condition condition
     cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts, native_detect, int_window
     cdef long long window_ll
@@ -921,6 +1015,11 @@ cdef class LoopStep:
         self.capfn, self.cap, self.timer, self.detect = capfn, cap, timer, detect
         self.by_start = by_start
         self.start_wakes, self.cold_wakes, self.last_wakes = start_wakes, cold_wakes, last_wakes
+        named = set(wt)
+        for types in (start_wakes, cold_wakes, last_wakes):
+            named.update(types or ())
+        self.wakings = {typ: self._wakes_of(typ) for typ in named}
+        self.other = Waking(start_wakes is None, cold_wakes is None, last_wakes is None, wdef)
         self.windowed = window is not None
         cdef int overflow = 1
         if type(window) is int:
@@ -944,6 +1043,20 @@ cdef class LoopStep:
         self.in_order = tuple(range(len(self.updates)))
         self.start_read = start_read
         self.sink_emit, self.sink_list = None, None
+
+    def _wakes_of(self, typ):
+        """The :class:`Waking` of event type ``typ``, from the wake sets."""
+        return Waking(_wakes_on(self.start_wakes, typ), _wakes_on(self.cold_wakes, typ),
+                      _wakes_on(self.last_wakes, typ), self.wt.get(typ, self.wdef))
+
+    cdef inline Waking _waking(self, object typ):
+        """The :class:`Waking` of event type ``typ`` (``other`` for a type no set names)."""
+        w = self.wakings.get(typ)
+        return self.other if w is None else <Waking>w
+
+    def waking(self, typ):
+        """The :class:`Waking` of event type ``typ``."""
+        return self._waking(typ)
 
     cdef inline bint _limit(self, object t, long long* limit):
         """Store ``t - window`` in ``limit`` when the window and ``t`` are ints of 64 bits and so is
@@ -1039,7 +1152,8 @@ cdef class LoopStep:
     cdef inline int _update(self, object run, tuple values, tuple index) except -1:
         """The loop stage's aggregates of ``run`` take the event (loopgen's ``_update``): the ``j``-th
         takes ``values[index[j]]``."""
-        cdef Py_ssize_t j
+        cdef Py_ssize_t j, at
+        cdef long kind
         cdef tuple spec
         if not self.updates:
             return 0
@@ -1047,28 +1161,30 @@ cdef class LoopStep:
         for j in range(PyTuple_GET_SIZE(self.updates)):
             spec = <tuple>self.updates[j]
             x = values[<Py_ssize_t>index[j]]
+            at = spec[0]
             kind = spec[1]
-            if kind == SUM_OR_AVG:
+            if kind == TAKES_SUM_OR_AVG:
                 if x is not None:
-                    a = ra[spec[0]]
+                    a = ra[at]
                     if type(a) is _avg_type or type(a) is _sum_type:  # why: Sum.update, its slots directly
                         _write(a, A_TOTAL, _read(a, A_TOTAL) + x)
                         _write(a, A_N, _read(a, A_N) + 1)
                     else:
                         a.total += x
                         a.n += 1
-            elif kind == COUNT:
+            elif kind == TAKES_COUNT:
                 if x is not None:
-                    ra[spec[0]].n += 1
+                    ra[at].n += 1
             else:
-                ra[spec[0]].update(x)
+                ra[at].update(x)
         return 0
 
     def __call__(self, state, e, ctx):
         return self._process(state, e, ctx)
 
-    cdef object _process(self, object state, object e, object ctx):
-        """The step (``__call__``), for the native loop's own calls."""
+    cdef object _process(self, object state, object e, object ctx, Waking waking=None):
+        """The step (``__call__``), for the native loop's own calls (``waking``: the event type's,
+        when the caller looked it up)."""
         if type(state) is not _state_type or type(e) is not _event_type or type(ctx) is not _ctx_type:
             return self.python(state, e, ctx)  # why: objects of other classes: the Python twin
         if _read(ctx, C_TRACING):
@@ -1089,10 +1205,11 @@ cdef class LoopStep:
             now = _read(state, S_TIME)
             if now is None or t > now:
                 _write(state, S_TIME, t)
-        typ = _read(e, E_TYPE)
-        cdef bint starts = _wakes_on(self.start_wakes, typ)
-        cdef bint vc = bool(cold) and _wakes_on(self.cold_wakes, typ)
-        cdef bint vl = bool(last) and _wakes_on(self.last_wakes, typ)
+        if waking is None:
+            waking = self._waking(_read(e, E_TYPE))
+        cdef bint starts = waking.starts
+        cdef bint vc = bool(cold) and waking.cold
+        cdef bint vl = bool(last) and waking.last
         if not hot and not vc and not vl and not starts:
             return  # why: no partial match can change and the event cannot start one
         cdef tuple inputs, probes, at
@@ -1141,7 +1258,7 @@ cdef class LoopStep:
         cdef list nl = [] if vl else last
         cdef Py_ssize_t nc0 = len(nc), nl0 = len(nl), i, sorted_to
         cdef list done = None  # why None: most events complete nothing (made at the first match)
-        cdef tuple wk = self.wt.get(typ, self.wdef)
+        cdef tuple wk = waking.by_code
         cdef long long rid = _read(state, S_NEXT_RID), r0
         cdef long code
         cdef bint took, cs = False
@@ -1281,26 +1398,24 @@ cdef class LoopFeed:
     """
 
     cdef LoopStep step
-    cdef object name, union, new_state, is_idle, on_timer, stamp, sync, key_state, detection, event
+    cdef object name, new_state, is_idle, on_timer, stamp, sync, key_state, detection, event
     cdef object deliver, outputs_emit
     cdef bint step_timer
+    cdef dict used  # each type of ``union`` -> the step's Waking (None: every type is used)
 
     def __init__(self, *, step, name, union, new_state, is_idle, on_timer, stamp, sync, key_state,
                  detection, event, deliver, outputs_emit=None):
         if _state_type is None:
             raise RuntimeError("bind_types() was not called")
-        self.step, self.name, self.union, self.new_state = step, name, union, new_state
+        self.step, self.name, self.new_state = step, name, new_state
         self.is_idle = is_idle
         self.on_timer, self.stamp, self.sync, self.key_state = on_timer, stamp, sync, key_state
         self.detection, self.event, self.deliver = detection, event, deliver
         self.outputs_emit = outputs_emit
         self.step_timer = on_timer == step.on_timer  # why: then the step's expiry is called in C
+        self.used = None if union is None else {typ: step.waking(typ) for typ in union}
 
-    cdef bint _starts(self, object typ):
-        """The kernel's start test (the step's start wakes; ``None``: any type)."""
-        return _wakes_on(self.step.start_wakes, typ)
-
-    cdef bint _wakes(self, object st, object typ, object t) except -1:
+    cdef bint _wakes(self, object st, Waking waking, object t) except -1:
         """The kernel's guard: whether the step can change the key's state, or only moves its clock."""
         cdef LoopStep step = self.step
         cdef list cold, last
@@ -1310,13 +1425,13 @@ cdef class LoopFeed:
         cold = _read(st, S_COLD)
         last = _read(st, S_LAST)
         cdef bint exact = step.windowed and bool(cold or last) and step._limit(t, &limit)
-        if cold and (_wakes_on(step.cold_wakes, typ) or (
+        if cold and (waking.cold or (
                 step.windowed and _passed_by(_get(cold[0], START_TS), step.window, t, exact, limit))):
             return True
-        if last and (_wakes_on(step.last_wakes, typ) or (
+        if last and (waking.last or (
                 step.windowed and _passed_by(_get(last[0], START_TS), step.window, t, exact, limit))):
             return True
-        return self._starts(typ)
+        return waking.starts
 
     cdef bint _idle(self, object st) except -1:
         """The kernel's idle test: no partial match left."""
@@ -1338,8 +1453,10 @@ cdef class LoopFeed:
         pos = clock.next_seq
         ctx.pindex = 0
         ctx.pattern = self.name
-        event_type, union, step = self.event, self.union, self.step
+        event_type, step = self.event, self.step
         cdef dict states, counts
+        cdef dict used = self.used
+        cdef Waking waking
         # why: while this loop runs, the step hands its detections straight to the pending list when
         # the context's emit is the engine's own (which appends them there), without a call each
         emit = _read(ctx, C_EMIT)
@@ -1405,25 +1522,30 @@ cdef class LoopFeed:
                         if pending:  # why: the timer's transitions are complete: the engine delivers
                             engine._after(tt, out)
                             pos = clock.next_seq  # why: events fed back by a callback took positions
-                if union is not None and typ not in union:
-                    continue  # why: events no pattern uses only move the clock
+                if used is None:
+                    waking = step._waking(typ)
+                else:
+                    w = used.get(typ)
+                    if w is None:
+                        continue  # why: events no pattern uses only move the clock
+                    waking = <Waking>w
                 ks = keys.get(key)
                 if ks is None:
-                    if not self._starts(typ):
+                    if not waking.starts:
                         continue  # why: no partial match to change and none to start
                     ks = keys[key] = self.key_state()
                 states = _ks(ks, K_STATES, "states")
                 st = states.get(0)
-                if st is None and self._starts(typ):
+                if st is None and waking.starts:
                     st = states[0] = self.new_state(key)
                 if st is not None:
                     if type(st) is not _state_type:
                         raise TypeError(f"a loop pattern's state is a {type(st).__name__!r}")
-                    if self._wakes(st, typ, t):
+                    if self._wakes(st, waking, t):
                         _write(ctx, C_KEY, key)
                         _write(ctx, C_NOW, t)
                         _write(ctx, C_KEYSTATE, ks)
-                        step._process(st, e, ctx)
+                        step._process(st, e, ctx, waking)
                     else:
                         _write(st, S_TIME, t)
                     if self._idle(st) and not (<dict?>_ks(ks, K_TIMER_COUNTS, "timer_counts")).get(0):

@@ -50,6 +50,12 @@ GEN_CONDITIONS: list[Any] = [
     "e.s > 1",  # an event-only condition that fails
     "count_b // 2 == e.v % 3",
     "avg_b > 1 and e.v < 5",  # a BoolOp: the interpreted condition
+    # compared as doubles natively (float and int constants, an event's number), or not (2**53 + 1)
+    "avg_b >= 2.5",
+    "avg_b == 2.5",
+    "avg_b != 1",
+    "e.v <= avg_b",
+    "avg_b < 9007199254740993",
 ]
 AGGREGATES = (
     AggregateSpec("avg_b", "avg", "b", "v", include_current=True),

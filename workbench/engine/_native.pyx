@@ -126,12 +126,19 @@ def bind_loop_run(cls):
 
 cdef inline object _get(object run, int i):
     """Slot ``i`` of the partial match ``run`` (checked: a ``LoopRun`` whose slot is set)."""
+    cdef PyObject* value
+    if type(run) is _loop_run:
+        value = (<PyObject**>((<char*><PyObject*>run) + _run_offsets[i]))[0]
+        if value != NULL:
+            return <object>value
+    return _not_a_run(run, i)  # why apart: the raising path stays out of every inlined read
+
+
+cdef object _not_a_run(object run, int i):
+    """Raise for ``_get`` (``run`` is no ``LoopRun``, or slot ``i`` is not set)."""
     if type(run) is not _loop_run:
         raise TypeError(f"a loop plan's state holds {type(run).__name__!r}, not a partial match")
-    cdef PyObject* value = (<PyObject**>((<char*><PyObject*>run) + _run_offsets[i]))[0]
-    if value == NULL:
-        raise AttributeError(f"a partial match has no {_LOOP_RUN_SLOTS[i]!r}")
-    return <object>value
+    raise AttributeError(f"a partial match has no {_LOOP_RUN_SLOTS[i]!r}")
 
 
 cdef inline void _set(object run, int i, object value):
@@ -535,6 +542,21 @@ cdef inline void _write(object obj, Py_ssize_t offset, object value):
     Py_XDECREF(old)
 
 
+cdef inline bint _same_time(object a, object b) except -1:
+    """``a == b``: two ints of 64 bits in C, anything else by Python's ``==``."""
+    cdef long long x, y
+    if type(a) is int and type(b) is int and _as_ll(<PyObject*>a, &x) and _as_ll(<PyObject*>b, &y):
+        return x == y
+    return a == b
+
+
+cdef inline bint _none_in(object runs) except -1:
+    """Whether a state's list of partial matches is empty (its length, for a list)."""
+    if type(runs) is list:
+        return PyList_GET_SIZE(runs) == 0
+    return not runs
+
+
 cdef inline bint _wakes_on(object types, object typ) except -1:
     """Whether an event of type ``typ`` can change what waits on ``types`` (``None``: any type)."""
     if types is None:
@@ -548,12 +570,9 @@ cdef inline bint _passed_by(object start, object window, object t, bint exact, l
     """``start + window <= t``: a window has passed. With ``exact``, ``limit`` is ``t - window``
     (``LoopStep._limit``) and an int ``start`` of 64 bits compares with it in C (for ints,
     ``start + window <= t`` exactly when ``start <= t - window``); else Python's arithmetic."""
-    cdef int o = 1
     cdef long long s
-    if exact and type(start) is int:
-        s = PyLong_AsLongLongAndOverflow(start, &o)
-        if not o:
-            return s <= limit
+    if exact and type(start) is int and _as_ll(<PyObject*>start, &s):
+        return s <= limit
     return start + window <= t
 
 
@@ -854,10 +873,17 @@ cdef class TypeTest(Read):
             self.one, self.many = None, types
 
     cdef object read(self, object e, tuple done):
-        typ = _read(e, E_TYPE) if type(e) is _event_type else e.type
+        return self.test(_read(e, E_TYPE) if type(e) is _event_type else e.type)
+
+    cdef object test(self, object typ):
+        """Whether an event of type ``typ`` passes."""
         if self.many is None:  # why RichCompareBool: an identical string is equal without a compare
             return True if PyObject_RichCompareBool(typ, self.one, Py_EQ) else False
         return typ in self.many
+
+    cdef frozenset names(self):
+        """The types that pass."""
+        return frozenset((self.one,)) if self.many is None else self.many
 
 
 cdef class FieldRead(Read):
@@ -964,13 +990,17 @@ cdef tuple _fresh_copies(tuple protos):
 cdef class Waking:
     """What an event of one type can change in a loop step's state: whether it can start a partial
     match, wake those waiting for a loop event (``cold``) or for the last stage (``last``), and, by
-    code, each partial match (``by_code``). One lookup per event, where each test was a set's."""
+    code, each partial match (``by_code``); and what each of the step's type tests says of it
+    (``typed``). One lookup per event, where each test was a set's or a string comparison."""
 
     cdef readonly bint starts, cold, last
     cdef readonly tuple by_code
+    #: per probe of the step: a type test's value for this type, or None (the probe reads the event)
+    cdef readonly tuple typed
 
-    def __init__(self, bint starts, bint cold, bint last, tuple by_code):
+    def __init__(self, bint starts, bint cold, bint last, tuple by_code, tuple typed=()):
         self.starts, self.cold, self.last, self.by_code = starts, cold, last, by_code
+        self.typed = typed
 
 
 cdef class LoopStep:
@@ -1015,11 +1045,6 @@ cdef class LoopStep:
         self.capfn, self.cap, self.timer, self.detect = capfn, cap, timer, detect
         self.by_start = by_start
         self.start_wakes, self.cold_wakes, self.last_wakes = start_wakes, cold_wakes, last_wakes
-        named = set(wt)
-        for types in (start_wakes, cold_wakes, last_wakes):
-            named.update(types or ())
-        self.wakings = {typ: self._wakes_of(typ) for typ in named}
-        self.other = Waking(start_wakes is None, cold_wakes is None, last_wakes is None, wdef)
         self.windowed = window is not None
         cdef int overflow = 1
         if type(window) is int:
@@ -1043,11 +1068,22 @@ cdef class LoopStep:
         self.in_order = tuple(range(len(self.updates)))
         self.start_read = start_read
         self.sink_emit, self.sink_list = None, None
+        named = set(wt)
+        for types in (start_wakes, cold_wakes, last_wakes):
+            named.update(types or ())
+        for r in self.reads or ():
+            if isinstance(r, TypeTest):
+                named.update((<TypeTest>r).names())
+        self.wakings = {typ: self._wakes_of(typ) for typ in named}
+        # why False: a type that no test names fails every type test
+        typed = tuple(False if isinstance(r, TypeTest) else None for r in self.reads or ())
+        self.other = Waking(start_wakes is None, cold_wakes is None, last_wakes is None, wdef, typed)
 
     def _wakes_of(self, typ):
         """The :class:`Waking` of event type ``typ``, from the wake sets."""
+        typed = tuple((<TypeTest>r).test(typ) if isinstance(r, TypeTest) else None for r in self.reads or ())
         return Waking(_wakes_on(self.start_wakes, typ), _wakes_on(self.cold_wakes, typ),
-                      _wakes_on(self.last_wakes, typ), self.wt.get(typ, self.wdef))
+                      _wakes_on(self.last_wakes, typ), self.wt.get(typ, self.wdef), typed)
 
     cdef inline Waking _waking(self, object typ):
         """The :class:`Waking` of event type ``typ`` (``other`` for a type no set names)."""
@@ -1061,23 +1097,28 @@ cdef class LoopStep:
     cdef inline bint _limit(self, object t, long long* limit):
         """Store ``t - window`` in ``limit`` when the window and ``t`` are ints of 64 bits and so is
         the difference (then ``_passed_by`` compares in C)."""
-        cdef int overflow = 1
-        if not self.int_window or type(t) is not int:
+        cdef long long now
+        if not self.int_window or type(t) is not int or not _as_ll(<PyObject*>t, &now):
             return False
-        now = PyLong_AsLongLongAndOverflow(t, &overflow)
-        return not overflow and not __builtin_ssubll_overflow(now, self.window_ll, limit)
+        return not __builtin_ssubll_overflow(now, self.window_ll, limit)
 
-    cdef tuple _probes(self, object e):
-        """Every probe of the event, in order; then the guards (an input that is no plain number).
+    cdef tuple _probes(self, object e, Waking waking):
+        """Every probe of the event, in order (a type test's value from the type's ``waking``); then
+        the guards (an input that is no plain number).
 
         One tuple, filled in order: a probe over earlier ones reads them from it (the slots after
         the one being read are still empty, and an error frees the tuple as it is)."""
-        cdef Py_ssize_t i, n = len(self.reads)
+        cdef Py_ssize_t i, j, n = len(self.reads)
         cdef tuple done = PyTuple_New(n)
+        cdef tuple typed = waking.typed
         cdef Read r
+        if PyTuple_GET_SIZE(typed) != n:
+            raise ValueError("a Waking made for another step")
         for i in range(n):
-            r = <Read>self.reads[i]
-            value = r.read(e, done)
+            value = <object>PyTuple_GET_ITEM(typed, i)
+            if value is None:  # why: not a type test: read the event
+                r = <Read>self.reads[i]
+                value = r.read(e, done)
             Py_INCREF(value)
             PyTuple_SET_ITEM(done, i, value)
         for j in self.guard_index:
@@ -1142,7 +1183,7 @@ cdef class LoopStep:
         if not self.windowed:
             return 0
         start_ts = _get(run, START_TS)
-        if _get(run, PREV_TS) == start_ts:
+        if _same_time(_get(run, PREV_TS), start_ts):
             deadline = start_ts + self.window
             if _read(state, S_SCHEDULED) != deadline:
                 _write(state, S_SCHEDULED, deadline)
@@ -1216,7 +1257,7 @@ cdef class LoopStep:
         cdef bint lp
         if self.reads is not None:
             try:
-                probes = self._probes(e)
+                probes = self._probes(e, waking)
             except Exception:  # why: an event-only condition raised: the interpreter records it
                 return self.interp(state, e, ctx)
             lp = probes[self.lp_index]
@@ -1420,7 +1461,7 @@ cdef class LoopFeed:
         cdef LoopStep step = self.step
         cdef list cold, last
         cdef long long limit = 0
-        if _read(st, S_HOT):
+        if not _none_in(_read(st, S_HOT)):
             return True
         cold = _read(st, S_COLD)
         last = _read(st, S_LAST)
@@ -1435,7 +1476,7 @@ cdef class LoopFeed:
 
     cdef bint _idle(self, object st) except -1:
         """The kernel's idle test: no partial match left."""
-        return not _read(st, S_HOT) and not _read(st, S_COLD) and not _read(st, S_LAST)
+        return _none_in(_read(st, S_HOT)) and _none_in(_read(st, S_COLD)) and _none_in(_read(st, S_LAST))
 
     def __call__(self, engine, it, out):
         clock = engine.event_clock

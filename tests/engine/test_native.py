@@ -245,6 +245,31 @@ def test_native_partial_matches_are_not_walked_by_the_collector() -> None:
     assert found.seqs == (0, 1, 3)
 
 
+@needs_native
+def test_a_snapshot_taken_in_a_callback_leaves_the_native_loops_timers_as_without_it() -> None:
+    """An image replaces the engine's timer counter; the native loop then pushes with the new one."""
+    from workbench.engine import fused
+
+    def feed(snapshots: bool) -> tuple[list[tuple[object, ...]], list[tuple[int, ...]]]:
+        matcher, _ = _loop_step()
+        holder: list[Engine] = []
+        engine = Engine([matcher], on_detection=(lambda d: holder[0].snapshot()) if snapshots else None)
+        holder.append(engine)
+        events = []
+        for r in range(12):  # rounds 20 s apart (the window: 30 s), three keys, prices above 105
+            for j, typ in enumerate(("login", "trade", "trade", "logout")):
+                for k in range(3):
+                    events.append(Event(typ, 20_000 * r + 1_000 * j + k, f"k{k}", {"price": 110.0 + r}))
+        assert type(fused.build_loop([matcher], tracing=False)).__name__ == "LoopFeed"  # the native loop
+        found = engine.process_many(events)
+        return sorted(engine._timers, key=lambda x: x[:2]), [d.seqs for d in found]
+
+    timers, found = feed(snapshots=True)
+    assert found and timers  # the callback ran, and timers are pending
+    assert (timers, found) == feed(snapshots=False)
+    assert len({x[1] for x in timers}) == len(timers)  # every timer's seq is its own
+
+
 # ------------------------------------------------------------------------------ the timer heap
 class _Odd:
     """A time of no number type: it compares by its value, through Python."""

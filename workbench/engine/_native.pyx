@@ -32,6 +32,7 @@ cdef extern from "Python.h":
     ctypedef struct PyListObject:
         PyObject** ob_item
     Py_ssize_t PyList_GET_SIZE(object lst)
+    PyObject* PyList_GET_ITEM(object lst, Py_ssize_t i)
     bint PyLong_CheckExact(PyObject* obj)
     bint PyFloat_CheckExact(PyObject* obj)
     bint PyTuple_CheckExact(PyObject* obj)
@@ -509,12 +510,19 @@ cdef object _new_instance(object ctx):
     return n
 
 
-cdef int _schedule(object ctx, object time, object token) except -1:
-    """``HostContext.schedule``'s twin, and the engine's ``Timekeeping.schedule`` when the sink's
-    is that one (``ctx`` is exactly a bound ``HostContext``)."""
+cdef int _count_timer(object ctx) except -1:
+    """The key counts one more timer of the context's pattern (``HostContext.schedule``'s count)."""
     cdef dict counts = <dict?>_ks(_read(ctx, C_KEYSTATE), K_TIMER_COUNTS, "timer_counts")
     pindex = _read(ctx, C_PINDEX)
     counts[pindex] = counts.get(pindex, 0) + 1
+    return 0
+
+
+cdef int _schedule(object ctx, object time, object token) except -1:
+    """``HostContext.schedule``'s twin, and the engine's ``Timekeeping.schedule`` when the sink's
+    is that one (``ctx`` is exactly a bound ``HostContext``)."""
+    _count_timer(ctx)
+    pindex = _read(ctx, C_PINDEX)
     sink = _read(ctx, C_SINK)
     if _sink_schedule is not None and getattr(type(sink), "schedule", None) is _sink_schedule:
         timer = (time, next(sink._timer_seq), _read(ctx, C_KEY), pindex, token)
@@ -1031,6 +1039,10 @@ cdef class LoopStep:
     #: while the native loop runs: the engine's ``emit`` and the list it appends to (see LoopFeed)
     cdef object sink_emit
     cdef list sink_list
+    cdef list chan_seen  # the channels of a match, by its length (``chan[n]``, kept once read)
+    #: while the native loop runs: the engine (the context's sink), its timer heap and sequence
+    cdef object sink_engine, sink_seq
+    cdef list sink_timers
 
     def __init__(self, *, interp, window, name, chan, wt, wdef, probe, took, start, fresh,
                  ctake, last_stage, n, capfn, cap, timer, detect, by_start, start_wakes,
@@ -1068,6 +1080,8 @@ cdef class LoopStep:
         self.in_order = tuple(range(len(self.updates)))
         self.start_read = start_read
         self.sink_emit, self.sink_list = None, None
+        self.chan_seen = []
+        self.sink_engine, self.sink_seq, self.sink_timers = None, None, None
         named = set(wt)
         for types in (start_wakes, cold_wakes, last_wakes):
             named.update(types or ())
@@ -1161,11 +1175,15 @@ cdef class LoopStep:
 
     cdef object _match(self, object key, object inst, object t, tuple events):
         """The detection of a match of ``events`` (its channels by its length)."""
-        cdef PyObject* known = NULL
-        n = len(events)
-        if isinstance(self.chan, dict):  # why: the dict's own lookup; a miss computes them by []
-            known = PyDict_GetItem(self.chan, n)
-        channels = <object>known if known != NULL else self.chan[n]
+        cdef Py_ssize_t n = PyTuple_GET_SIZE(events)
+        cdef list seen = self.chan_seen
+        if n < PyList_GET_SIZE(seen) and <object>PyList_GET_ITEM(seen, n) is not None:
+            channels = <object>PyList_GET_ITEM(seen, n)  # why: a match of this length had them
+        else:
+            channels = self.chan[n]
+            while PyList_GET_SIZE(seen) <= n:
+                seen.append(None)
+            seen[n] = channels
         if self.native_detect:
             return _build_match(self.name, key, inst, "match", t, events, channels)
         return self.detect(self.name, key, inst, "match", t, events, channels)
@@ -1187,7 +1205,13 @@ cdef class LoopStep:
             deadline = start_ts + self.window
             if _read(state, S_SCHEDULED) != deadline:
                 _write(state, S_SCHEDULED, deadline)
-                _schedule(ctx, deadline, self.timer)
+                if self.sink_timers is not None and _read(ctx, C_SINK) is self.sink_engine:
+                    _count_timer(ctx)  # why: the loop's engine: its heap without looking it up
+                    timer = (deadline, next(self.sink_seq), _read(ctx, C_KEY), _read(ctx, C_PINDEX), self.timer)
+                    PyObject_GC_UnTrack(<PyObject*>timer)  # why: see _schedule
+                    _heap_push(self.sink_timers, timer)
+                else:
+                    _schedule(ctx, deadline, self.timer)
         return 0
 
     cdef inline int _update(self, object run, tuple values, tuple index) except -1:
@@ -1382,7 +1406,7 @@ cdef class LoopStep:
             # why: successors are appended in visiting order, so nh is sorted, and so is nc when cold
             # was visited; else nc is the old sorted cold plus sorted successors: compare at the seam
             cs = (not vc and nc0 and len(nc) != nc0
-                  and _get(nc[nc0 - 1], START_ID) > _get(nc[nc0], START_ID))
+                  and _order(_get(nc[nc0 - 1], START_ID), _get(nc[nc0], START_ID)) > 0)
             sorted_to = len(nc) if vc else nc0  # why: nc[:sorted_to] is in order (see above)
             if starts and (self.start(e) if self.start_read is None else self.start_read.read(e, ())):
                 inst = _new_instance(ctx)
@@ -1394,7 +1418,7 @@ cdef class LoopStep:
                 PyObject_GC_UnTrack(<PyObject*>sid)  # why: numbers and a frozen event (see _new_run)
                 PyObject_GC_UnTrack(<PyObject*>first)
                 run = _new_run(sid, r0, self.n, t, t, inst, first, aggs)
-                if nc and not cs and _get(nc[len(nc) - 1], START_ID) > _get(run, START_ID):
+                if nc and not cs and _order(_get(nc[len(nc) - 1], START_ID), _get(run, START_ID)) > 0:
                     cs = True
                 nc.append(run)
                 self._fresh(state, run, ctx)
@@ -1405,7 +1429,7 @@ cdef class LoopStep:
         # why: see loopgen's template (the waits' order); the old waits nl[:nl0] are in order
         if vl and not lp:
             nl.sort(key=self.by_start)
-        elif nl0 and len(nl) != nl0 and _get(nl[nl0 - 1], START_ID) > _get(nl[nl0], START_ID):
+        elif nl0 and len(nl) != nl0 and _order(_get(nl[nl0 - 1], START_ID), _get(nl[nl0], START_ID)) > 0:
             _settle(nl, nl0, False)
         _write(state, S_HOT, nh)
         _write(state, S_COLD, nc)
@@ -1501,11 +1525,17 @@ cdef class LoopFeed:
         # why: while this loop runs, the step hands its detections straight to the pending list when
         # the context's emit is the engine's own (which appends them there), without a call each
         emit = _read(ctx, C_EMIT)
-        saved = step.sink_emit, step.sink_list
+        saved = step.sink_emit, step.sink_list, step.sink_engine, step.sink_seq, step.sink_timers
         if (self.outputs_emit is not None and PyMethod_Check(emit)
                 and <object>PyMethod_GET_FUNCTION(emit) is self.outputs_emit
                 and <object>PyMethod_GET_SELF(emit) is engine):
             step.sink_emit, step.sink_list = emit, pending
+        # why: the step pushes its timers onto the engine's heap directly when the engine is the sink
+        # and schedules as Timekeeping does (rebound after any callback: an image replaces them)
+        cdef bint own_timers = (_read(ctx, C_SINK) is engine and _sink_schedule is not None
+                                and getattr(type(engine), "schedule", None) is _sink_schedule)
+        if own_timers:
+            step.sink_engine, step.sink_seq, step.sink_timers = engine, engine._timer_seq, timers
         try:
             for e in it:
                 p = pos
@@ -1563,6 +1593,8 @@ cdef class LoopFeed:
                         if pending:  # why: the timer's transitions are complete: the engine delivers
                             engine._after(tt, out)
                             pos = clock.next_seq  # why: events fed back by a callback took positions
+                            if own_timers:
+                                step.sink_seq, step.sink_timers = engine._timer_seq, engine._timers
                 if used is None:
                     waking = step._waking(typ)
                 else:
@@ -1613,14 +1645,17 @@ cdef class LoopFeed:
                         del pending[:]
                 if pending:
                     self.sync(clock, seen, pos)
-                    if engine._settle(out):  # why: it processed events fed back: reread the clock
+                    settled = engine._settle(out)
+                    if own_timers:
+                        step.sink_seq, step.sink_timers = engine._timer_seq, engine._timers
+                    if settled:  # why: it processed events fed back: reread the clock
                         seen = clock.max_seen
                         wm, closed = clock.watermark
                         lo = wm if wm > seen else seen
                         closed_at = wm if closed and wm >= seen else None
                         pos = clock.next_seq
         finally:
-            step.sink_emit, step.sink_list = saved
+            step.sink_emit, step.sink_list, step.sink_engine, step.sink_seq, step.sink_timers = saved
             self.sync(clock, seen, pos)
         return None
 

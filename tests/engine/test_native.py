@@ -270,6 +270,42 @@ def test_a_snapshot_taken_in_a_callback_leaves_the_native_loops_timers_as_withou
     assert len({x[1] for x in timers}) == len(timers)  # every timer's seq is its own
 
 
+def _typed_step() -> Any:
+    """A native loop step whose types are of every string kind (ASCII, Latin-1, two- and four-byte)."""
+    from workbench.engine.nfa import AggregateSpec, Contiguity, Quantifier, SequencePattern, Stage
+    from workbench.engine.nfa.matcher import NFAMatcher
+
+    pattern = SequencePattern(
+        "p",
+        (
+            Stage("a", types=("a", "trädé")),
+            Stage("b", "avg_b > 1", Contiguity.RELAXED, types=("取引",), quantifier=Quantifier.one_or_more()),
+            Stage("c", "e.v > 0", Contiguity.RELAXED, types=("\U0001f4c9", "ab")),
+        ),
+        within_ms=40,
+        aggregates=(AggregateSpec("avg_b", "avg", "b", "v", include_current=True),),
+    )
+    step = NFAMatcher(pattern).plan.process
+    assert type(step).__name__ == "LoopStep"
+    return step
+
+
+TYPE_NAMES = ["a", "ab", "b", "trädé", "trade", "取引", "取", "\U0001f4c9", "\U0001f4c8", "", "a\x00"]
+
+
+@needs_native
+@given(typ=st.one_of(st.sampled_from(TYPE_NAMES), st.text(max_size=3), st.integers(), st.none()))
+def test_a_types_waking_says_what_its_wake_sets_and_type_tests_say(typ: object) -> None:
+    step = _typed_step()
+    # whichever way it is found (a few names by their bytes, or a dict), it is the record of the type
+    got, want = step.waking(typ), step._wakes_of(typ)
+    assert (got.starts, got.cold, got.last, got.by_code, got.typed) == (
+        want.starts, want.cold, want.last, want.by_code, want.typed,
+    )  # fmt: skip
+    if isinstance(typ, str) and typ in ("a", "trädé", "取引", "\U0001f4c9", "ab"):
+        assert got.starts or got.cold or got.last or any(got.by_code)
+
+
 # ------------------------------------------------------------------------------ the timer heap
 class _Odd:
     """A time of no number type: it compares by its value, through Python."""

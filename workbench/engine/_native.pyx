@@ -17,6 +17,8 @@ from cpython.method cimport PyMethod_Check, PyMethod_GET_FUNCTION, PyMethod_GET_
 from cpython.dict cimport PyDict_GetItem
 from cpython.set cimport PySet_Contains
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
+from libc.string cimport memcmp
 
 
 cdef extern from "Python.h":
@@ -278,6 +280,20 @@ cdef extern from *:
     }
     """
     bint _as_ll "wb_as_ll" (PyObject* x, long long* out) noexcept
+
+
+cdef extern from *:
+    """
+    /* Whether a string's characters are in place (always, from Python 3.12). */
+    static inline int wb_text_ready(PyObject* s) {
+    #if PY_VERSION_HEX < 0x030C0000
+        return PyUnicode_IS_READY(s);
+    #else
+        return 1;
+    #endif
+    }
+    """
+    bint _text_ready "wb_text_ready" (object s) noexcept
 
 
 cdef inline int _item_lt(PyObject* x, PyObject* y) noexcept:
@@ -556,6 +572,14 @@ cdef inline bint _same_time(object a, object b) except -1:
     if type(a) is int and type(b) is int and _as_ll(<PyObject*>a, &x) and _as_ll(<PyObject*>b, &y):
         return x == y
     return a == b
+
+
+cdef inline bint _same_text(object a, object b):
+    """``a == b`` for two exact, ready strings: the same length, kind and bytes."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(a)
+    if n != PyUnicode_GET_LENGTH(b) or PyUnicode_KIND(a) != PyUnicode_KIND(b) or not _text_ready(a):
+        return False
+    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), n * PyUnicode_KIND(a)) == 0
 
 
 cdef inline bint _none_in(object runs) except -1:
@@ -1030,6 +1054,7 @@ cdef class LoopStep:
     cdef tuple input_index, guard_index, protos, in_order
     cdef object start_wakes, cold_wakes, last_wakes
     cdef dict wakings  # event type -> its Waking, for every type a wake set or ``wt`` names
+    cdef tuple few, few_wakings  # the same, as two tuples, when they are a few strings (else None)
     cdef Waking other  # the Waking of every other type
     cdef Condition condition
     cdef bint windowed, capped, last_aggs, took_per_run, emit_timeouts, native_detect, int_window
@@ -1089,6 +1114,11 @@ cdef class LoopStep:
             if isinstance(r, TypeTest):
                 named.update((<TypeTest>r).names())
         self.wakings = {typ: self._wakes_of(typ) for typ in named}
+        few = [typ for typ in self.wakings if type(typ) is str and _text_ready(typ)]
+        if len(few) == len(self.wakings) and len(few) <= 8:
+            self.few, self.few_wakings = tuple(few), tuple(self.wakings[typ] for typ in few)
+        else:
+            self.few, self.few_wakings = None, None
         # why False: a type that no test names fails every type test
         typed = tuple(False if isinstance(r, TypeTest) else None for r in self.reads or ())
         self.other = Waking(start_wakes is None, cold_wakes is None, last_wakes is None, wdef, typed)
@@ -1101,6 +1131,14 @@ cdef class LoopStep:
 
     cdef inline Waking _waking(self, object typ):
         """The :class:`Waking` of event type ``typ`` (``other`` for a type no set names)."""
+        cdef Py_ssize_t i
+        if self.few is not None and type(typ) is str and _text_ready(typ):
+            # why: a few names compare by length and bytes faster than a fresh string hashes
+            for i in range(PyTuple_GET_SIZE(self.few)):
+                name = <object>PyTuple_GET_ITEM(self.few, i)
+                if name is typ or _same_text(name, typ):
+                    return <Waking>PyTuple_GET_ITEM(self.few_wakings, i)
+            return self.other
         w = self.wakings.get(typ)
         return self.other if w is None else <Waking>w
 
@@ -1446,6 +1484,17 @@ cdef class LoopStep:
 
 
 # --------------------------------------------------------------------------- the engine's loop
+cdef inline bint _due(list timers, object t) except -1:
+    """Whether the first timer of the heap is before ``t`` (two ints compared in C)."""
+    first = timers[0]
+    cdef int c
+    if type(first) is tuple and PyTuple_GET_SIZE(first) > 0:
+        c = _item_lt(PyTuple_GET_ITEM(first, 0), <PyObject*>t)
+        if c >= 0:
+            return c == 1
+    return first[0] < t
+
+
 cdef inline tuple _parts(object e, object event_type):
     """``(e.time, e.key, e.type)``: the slots directly for an exact ``Event``."""
     if type(e) is event_type:
@@ -1521,6 +1570,8 @@ cdef class LoopFeed:
         event_type, step = self.event, self.step
         cdef dict states, counts
         cdef dict used = self.used
+        cdef int c
+        cdef bint synced
         cdef Waking waking
         # why: while this loop runs, the step hands its detections straight to the pending list when
         # the context's emit is the engine's own (which appends them there), without a call each
@@ -1554,15 +1605,14 @@ cdef class LoopFeed:
                     e = self.stamp(e, p)
                     # why reread: stamping makes a numpy time a built-in number, a NaN key None
                     t, key, typ = _parts(e, event_type)
-                if t <= lo and (t < lo or t == closed_at):
+                c = _item_lt(<PyObject*>t, <PyObject*>lo)  # why: two ints compare in C (-1: by Python)
+                if (t <= lo and (t < lo or t == closed_at)) if c < 0 else (
+                        c == 1 or (c == 2 and t == closed_at)):
                     return e, p  # why: late or out of order: the engine's general path
                 lo = seen = t
-                if timers and timers[0][0] < t:  # why: timers before t are due (nothing is buffered)
-                    clock.next_seq = pos  # why: _sync inline: a timer may read the clock
-                    clock.max_seen = seen
-                    if (seen, False) > clock.watermark:
-                        clock.watermark = (seen, False)
-                    while timers and timers[0][0] < t:
+                if timers and _due(timers, t):  # why: timers before t are due (nothing is buffered)
+                    synced = False  # why: the clock is written back only before something may read it
+                    while timers and _due(timers, t):
                         tt, _, tkey, tp, token = _heap_pop(timers)
                         tks = keys.get(tkey)
                         if tks is None:
@@ -1576,6 +1626,12 @@ cdef class LoopFeed:
                             _write(ctx, C_KEY, tkey)
                             _write(ctx, C_NOW, tt)
                             _write(ctx, C_KEYSTATE, tks)
+                            # why: the step's own expiry reads no clock unless it reports (times out
+                            # or traces) what expires; anything else may read it
+                            if not synced and not (self.step_timer and type(st) is _state_type
+                                                   and not step.emit_timeouts and not _read(ctx, C_TRACING)):
+                                self.sync(clock, seen, pos)
+                                synced = True
                             if self.step_timer:
                                 step._advance(st, tt, ctx)
                             else:
@@ -1586,11 +1642,17 @@ cdef class LoopFeed:
                                 if ctx.forget:
                                     ctx.forget_instances(tks, 0)
                         else:
+                            if not synced:
+                                self.sync(clock, seen, pos)
+                                synced = True
                             host_fire(tks, tkey, tt, tp, token)
                         if not (_ks(tks, K_STATES, "states") or _ks(tks, K_INSTANCES, "instances")
                                 or _ks(tks, K_TIMER_COUNTS, "timer_counts")):
                             del keys[tkey]
                         if pending:  # why: the timer's transitions are complete: the engine delivers
+                            if not synced:
+                                self.sync(clock, seen, pos)
+                                synced = True
                             engine._after(tt, out)
                             pos = clock.next_seq  # why: events fed back by a callback took positions
                             if own_timers:

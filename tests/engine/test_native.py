@@ -271,6 +271,30 @@ def test_a_snapshot_taken_in_a_callback_leaves_the_native_loops_timers_as_withou
     assert len({x[1] for x in timers}) == len(timers)  # every timer's seq is its own
 
 
+@needs_native
+@pytest.mark.parametrize("start", [0, 7, 2**62 - 2, 2**62, 2**64 + 3])
+def test_the_native_loop_numbers_events_on_from_any_position(start: int) -> None:
+    """Positions past 2**62 stay Python ints; below, a C counter: the same numbers either way."""
+    from workbench.engine import fused
+
+    matcher, _ = _loop_step()
+    assert type(fused.build_loop([matcher], tracing=False)).__name__ == "LoopFeed"
+    engine = Engine([matcher])
+    engine.event_clock.next_seq = start
+    events = [
+        Event("login", 1, "k"),
+        Event("trade", 2, "k", {"price": 200.0}),
+        Event("view", 3, "j"),
+        Event("logout", 4, "k"),
+        Event("trade", 2, "k", {"price": 200.0}),  # late: the engine's general path takes it
+        Event("logout", 5, "k"),
+    ]
+    found = engine.process_many(events)
+    assert [d.seqs for d in found] == [(start, start + 1, start + 3)]
+    assert [e.seq for e in engine.late] == [start + 4]
+    assert engine.event_clock.next_seq == start + 6
+
+
 def _typed_step() -> Any:
     """A native loop step whose types are of every string kind (ASCII, Latin-1, two- and four-byte)."""
     from workbench.engine.nfa import AggregateSpec, Contiguity, Quantifier, SequencePattern, Stage

@@ -1484,6 +1484,12 @@ cdef class LoopStep:
 
 
 # --------------------------------------------------------------------------- the engine's loop
+cdef inline bint _boxed(object pos, long long* cpos) except -1:
+    """Whether the position ``pos`` must stay a Python int; else it is stored in ``cpos`` (an int
+    below 2**62, so that counting on never overflows)."""
+    return not (type(pos) is int and _as_ll(<PyObject*>pos, cpos) and 0 <= cpos[0] < (1LL << 62))
+
+
 cdef inline bint _due(list timers, object t) except -1:
     """Whether the first timer of the heap is before ``t`` (two ints compared in C)."""
     first = timers[0]
@@ -1565,6 +1571,10 @@ cdef class LoopFeed:
         lo = wm if wm > seen else seen
         closed_at = wm if closed and wm >= seen else None
         pos = clock.next_seq
+        # why a C counter: a position is a new int object per event; the object is made only when
+        # one is read (stamping, a late event, writing the clock back). ``boxed``: it does not fit
+        cdef long long cpos = 0
+        cdef bint boxed = _boxed(pos, &cpos)
         ctx.pindex = 0
         ctx.pattern = self.name
         event_type, step = self.event, self.step
@@ -1589,11 +1599,14 @@ cdef class LoopFeed:
             step.sink_engine, step.sink_seq, step.sink_timers = engine, engine._timer_seq, timers
         try:
             for e in it:
-                p = pos
-                pos = p + 1
+                if boxed:
+                    p = pos
+                    pos = p + 1
+                else:
+                    cpos += 1
                 # why: a stamped event of the usual types needs no validation call (stamp() decides)
                 if type(e) is not event_type or _read(e, E_SEQ) < 0:
-                    e = self.stamp(e, p)
+                    e = self.stamp(e, p if boxed else cpos - 1)
                 if type(e) is event_type:
                     t, key, typ = _read(e, E_TIME), _read(e, E_KEY), _read(e, E_TYPE)
                 else:
@@ -1602,13 +1615,13 @@ cdef class LoopFeed:
                 if not ((type(t) is int or (type(t) is float and t - t == 0))
                         and type(typ) is str
                         and (type(key) is str or type(key) is int or key is None)):
-                    e = self.stamp(e, p)
+                    e = self.stamp(e, p if boxed else cpos - 1)
                     # why reread: stamping makes a numpy time a built-in number, a NaN key None
                     t, key, typ = _parts(e, event_type)
                 c = _item_lt(<PyObject*>t, <PyObject*>lo)  # why: two ints compare in C (-1: by Python)
                 if (t <= lo and (t < lo or t == closed_at)) if c < 0 else (
                         c == 1 or (c == 2 and t == closed_at)):
-                    return e, p  # why: late or out of order: the engine's general path
+                    return e, (p if boxed else cpos - 1)  # why: late or out of order: the general path
                 lo = seen = t
                 if timers and _due(timers, t):  # why: timers before t are due (nothing is buffered)
                     synced = False  # why: the clock is written back only before something may read it
@@ -1630,7 +1643,7 @@ cdef class LoopFeed:
                             # or traces) what expires; anything else may read it
                             if not synced and not (self.step_timer and type(st) is _state_type
                                                    and not step.emit_timeouts and not _read(ctx, C_TRACING)):
-                                self.sync(clock, seen, pos)
+                                self.sync(clock, seen, pos if boxed else cpos)
                                 synced = True
                             if self.step_timer:
                                 step._advance(st, tt, ctx)
@@ -1643,7 +1656,7 @@ cdef class LoopFeed:
                                     ctx.forget_instances(tks, 0)
                         else:
                             if not synced:
-                                self.sync(clock, seen, pos)
+                                self.sync(clock, seen, pos if boxed else cpos)
                                 synced = True
                             host_fire(tks, tkey, tt, tp, token)
                         if not (_ks(tks, K_STATES, "states") or _ks(tks, K_INSTANCES, "instances")
@@ -1651,10 +1664,11 @@ cdef class LoopFeed:
                             del keys[tkey]
                         if pending:  # why: the timer's transitions are complete: the engine delivers
                             if not synced:
-                                self.sync(clock, seen, pos)
+                                self.sync(clock, seen, pos if boxed else cpos)
                                 synced = True
                             engine._after(tt, out)
                             pos = clock.next_seq  # why: events fed back by a callback took positions
+                            boxed = _boxed(pos, &cpos)
                             if own_timers:
                                 step.sink_seq, step.sink_timers = engine._timer_seq, engine._timers
                 if used is None:
@@ -1706,7 +1720,7 @@ cdef class LoopFeed:
                             engine.detections += pending
                         del pending[:]
                 if pending:
-                    self.sync(clock, seen, pos)
+                    self.sync(clock, seen, pos if boxed else cpos)
                     settled = engine._settle(out)
                     if own_timers:
                         step.sink_seq, step.sink_timers = engine._timer_seq, engine._timers
@@ -1716,9 +1730,10 @@ cdef class LoopFeed:
                         lo = wm if wm > seen else seen
                         closed_at = wm if closed and wm >= seen else None
                         pos = clock.next_seq
+                        boxed = _boxed(pos, &cpos)
         finally:
             step.sink_emit, step.sink_list, step.sink_engine, step.sink_seq, step.sink_timers = saved
-            self.sync(clock, seen, pos)
+            self.sync(clock, seen, pos if boxed else cpos)
         return None
 
     cdef bint _idle_any(self, object st) except -1:

@@ -235,6 +235,7 @@ def test_native_partial_matches_are_not_walked_by_the_collector() -> None:
     state = engine.state_of("P5", "k")
     runs = [*state.hot, *state.cold, *state.last]
     assert len(runs) == 2  # the partial match in the loop, and its wait for a logout
+    assert not gc.is_tracked(state.hot)  # the step's new list (of untracked partial matches)
     for run in runs:
         assert not gc.is_tracked(run)
         assert not gc.is_tracked(run.start_id)

@@ -582,6 +582,17 @@ cdef inline bint _same_text(object a, object b):
     return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), n * PyUnicode_KIND(a)) == 0
 
 
+cdef inline list _run_list():
+    """A new list of a state's partial matches, not tracked by the cyclic collector.
+
+    Why: it holds partial matches, which close no cycle (see _new_run), and it lives until the
+    key's next event; untracked, freeing it does not unlink it from the collector's list (whose
+    neighbours are long cold by then), and no collection walks it."""
+    cdef list out = []
+    PyObject_GC_UnTrack(<PyObject*>out)
+    return out
+
+
 cdef inline bint _none_in(object runs) except -1:
     """Whether a state's list of partial matches is empty (its length, for a list)."""
     if type(runs) is list:
@@ -1356,9 +1367,9 @@ cdef class LoopStep:
             runs = last
         else:
             runs = hot
-        cdef list nh = []
-        cdef list nc = [] if vc else cold
-        cdef list nl = [] if vl else last
+        cdef list nh = _run_list()
+        cdef list nc = _run_list() if vc else cold
+        cdef list nl = _run_list() if vl else last
         cdef Py_ssize_t nc0 = len(nc), nl0 = len(nl), i, sorted_to
         cdef list done = None  # why None: most events complete nothing (made at the first match)
         cdef tuple wk = waking.by_code

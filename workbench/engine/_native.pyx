@@ -534,18 +534,24 @@ cdef int _count_timer(object ctx) except -1:
     return 0
 
 
+cdef inline int _push_timer(list timers, object seq, object ctx, object time, object token) except -1:
+    """``Timekeeping.schedule``'s push: the context's key and pattern get a timer at ``time``, numbered
+    by the engine's counter ``seq``, on the engine's heap ``timers``."""
+    timer = (time, next(seq), _read(ctx, C_KEY), _read(ctx, C_PINDEX), token)
+    PyObject_GC_UnTrack(<PyObject*>timer)  # why: a time, numbers, a key and a token (see _new_run)
+    _heap_push(timers, timer)
+    return 0
+
+
 cdef int _schedule(object ctx, object time, object token) except -1:
     """``HostContext.schedule``'s twin, and the engine's ``Timekeeping.schedule`` when the sink's
     is that one (``ctx`` is exactly a bound ``HostContext``)."""
     _count_timer(ctx)
-    pindex = _read(ctx, C_PINDEX)
     sink = _read(ctx, C_SINK)
     if _sink_schedule is not None and getattr(type(sink), "schedule", None) is _sink_schedule:
-        timer = (time, next(sink._timer_seq), _read(ctx, C_KEY), pindex, token)
-        PyObject_GC_UnTrack(<PyObject*>timer)  # why: a time, numbers, a key and a token (see _new_run)
-        _heap_push(sink._timers, timer)
+        _push_timer(sink._timers, sink._timer_seq, ctx, time, token)
     else:
-        sink.schedule(time, _read(ctx, C_KEY), pindex, token)
+        sink.schedule(time, _read(ctx, C_KEY), _read(ctx, C_PINDEX), token)
     return 0
 
 
@@ -1140,6 +1146,12 @@ cdef class LoopStep:
         return Waking(_wakes_on(self.start_wakes, typ), _wakes_on(self.cold_wakes, typ),
                       _wakes_on(self.last_wakes, typ), self.wt.get(typ, self.wdef), typed)
 
+    cdef inline int _own_timers(self, object engine) except -1:
+        """Push timers onto ``engine``'s heap, numbered by its counter, while the native loop runs
+        (taken again after a callback: an image replaces the counter)."""
+        self.sink_engine, self.sink_seq, self.sink_timers = engine, engine._timer_seq, engine._timers
+        return 0
+
     cdef inline Waking _waking(self, object typ):
         """The :class:`Waking` of event type ``typ`` (``other`` for a type no set names)."""
         cdef Py_ssize_t i
@@ -1256,9 +1268,7 @@ cdef class LoopStep:
                 _write(state, S_SCHEDULED, deadline)
                 if self.sink_timers is not None and _read(ctx, C_SINK) is self.sink_engine:
                     _count_timer(ctx)  # why: the loop's engine: its heap without looking it up
-                    timer = (deadline, next(self.sink_seq), _read(ctx, C_KEY), _read(ctx, C_PINDEX), self.timer)
-                    PyObject_GC_UnTrack(<PyObject*>timer)  # why: see _schedule
-                    _heap_push(self.sink_timers, timer)
+                    _push_timer(self.sink_timers, self.sink_seq, ctx, deadline, self.timer)
                 else:
                     _schedule(ctx, deadline, self.timer)
         return 0
@@ -1607,7 +1617,7 @@ cdef class LoopFeed:
         cdef bint own_timers = (_read(ctx, C_SINK) is engine and _sink_schedule is not None
                                 and getattr(type(engine), "schedule", None) is _sink_schedule)
         if own_timers:
-            step.sink_engine, step.sink_seq, step.sink_timers = engine, engine._timer_seq, timers
+            step._own_timers(engine)
         try:
             for e in it:
                 if boxed:
@@ -1681,7 +1691,7 @@ cdef class LoopFeed:
                             pos = clock.next_seq  # why: events fed back by a callback took positions
                             boxed = _boxed(pos, &cpos)
                             if own_timers:
-                                step.sink_seq, step.sink_timers = engine._timer_seq, engine._timers
+                                step._own_timers(engine)
                 if used is None:
                     waking = step._waking(typ)
                 else:
@@ -1734,7 +1744,7 @@ cdef class LoopFeed:
                     self.sync(clock, seen, pos if boxed else cpos)
                     settled = engine._settle(out)
                     if own_timers:
-                        step.sink_seq, step.sink_timers = engine._timer_seq, engine._timers
+                        step._own_timers(engine)
                     if settled:  # why: it processed events fed back: reread the clock
                         seen = clock.max_seen
                         wm, closed = clock.watermark
